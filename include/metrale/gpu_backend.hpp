@@ -1,0 +1,88 @@
+// The runtime's backend interface, as the launchers see it (the seed's `GpuBackend`,
+// `DevicePtr`, `KernelHandle`). CudaBackend implements it with the CUDA Driver API;
+// tests implement it with a recorder.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace metrale {
+
+// A device address (CUdeviceptr).
+struct DevicePtr {
+  std::uint64_t address = 0;
+  constexpr DevicePtr() = default;
+  constexpr explicit DevicePtr(std::uint64_t a) : address(a) {}
+  friend constexpr DevicePtr operator+(DevicePtr p, std::uint64_t bytes) {
+    return DevicePtr(p.address + bytes);
+  }
+  friend constexpr bool operator==(DevicePtr, DevicePtr) = default;
+};
+
+// A CUDA stream, as the seed passes it (u64; 0 is the legacy default stream).
+using StreamHandle = std::uint64_t;
+
+// Identifies the context a module was loaded in; handles never cross contexts.
+using ContextId = std::uintptr_t;
+
+// A launchable entry of a loaded module. Cheap to copy; valid while the module cache
+// that handed it out lives.
+struct KernelHandle {
+  void* function = nullptr;     // CUfunction
+  ContextId context = 0;        // the context the module lives in
+  const char* name = nullptr;   // entry name, for messages
+};
+
+struct Dim3 {
+  std::uint32_t x = 1, y = 1, z = 1;
+};
+
+// One packed kernel argument: a pointer to the value and its exact size.
+struct KernelArg {
+  const void* value;
+  std::size_t size;
+};
+
+struct LaunchConfig {
+  Dim3 grid;
+  Dim3 block;
+  std::uint32_t shared_bytes = 0;
+  Dim3 cluster{0, 0, 0};                 // x == 0: no cluster launch
+  bool programmatic_dependent = false;   // PDL: may start before the previous kernel ends
+};
+
+// A module loaded into one context.
+class LoadedModule {
+ public:
+  virtual ~LoadedModule() = default;
+  // Throws Error when the module has no entry of that name.
+  virtual void* function(std::string_view entry) const = 0;
+  // Reads a 32-bit `__device__` global back (used to check compile-time constants).
+  virtual std::uint32_t read_global_u32(std::string_view name) const = 0;
+};
+
+class GpuBackend {
+ public:
+  virtual ~GpuBackend() = default;
+
+  // The context launches go to; a KernelHandle from another context is refused.
+  virtual ContextId context() const = 0;
+
+  // The compile target of this backend's device, e.g. "sm_90".
+  virtual std::string target() const = 0;
+
+  // Loads a CUBIN (or PTX) image into this backend's context.
+  virtual std::unique_ptr<LoadedModule> load_module(std::span<const char> image,
+                                                    std::string_view label) const = 0;
+
+  // Launches `kernel` with `args` packed in order on `stream`.
+  virtual void launch(const KernelHandle& kernel, const LaunchConfig& config,
+                      std::span<const KernelArg> args, StreamHandle stream) const = 0;
+};
+
+}  // namespace metrale

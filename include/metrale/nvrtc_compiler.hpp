@@ -1,0 +1,49 @@
+// NVRTC front end: one source plus defines and options to a CUBIN for an `sm_XY`
+// target. Every embedded `.cuh` is offered to the program as an include. A failed
+// compile throws Error carrying the NVRTC log and the options.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace metrale {
+
+struct Define {
+  std::string name;
+  std::string value;
+  friend bool operator==(const Define&, const Define&) = default;
+  friend auto operator<=>(const Define&, const Define&) = default;
+};
+
+struct CompileRequest {
+  std::string source_name;          // for messages and the NVRTC program name
+  std::string_view source;          // the text to compile
+  std::vector<Define> defines;
+  std::vector<std::string> options; // extra NVRTC options
+  std::string target;               // "sm_90" (CUBIN) or "compute_90" (PTX)
+};
+
+struct CompiledModule {
+  std::vector<char> image;  // CUBIN, or NUL-terminated PTX for a compute_XY target
+  bool is_cubin = true;
+  std::string log;          // NVRTC's log (empty when it printed nothing)
+  std::vector<std::string> options;
+  double compile_ms = 0.0;
+};
+
+CompiledModule nvrtc_compile(const CompileRequest& request);
+
+// The options nvrtc_compile passes for `request`, in order (for messages and keys).
+std::vector<std::string> nvrtc_options(const CompileRequest& request);
+
+// "sm_XY" targets NVRTC can emit CUBIN for (nvrtcGetSupportedArchs).
+std::vector<std::string> nvrtc_supported_targets();
+
+// "MAJOR.MINOR" of the linked NVRTC.
+std::string nvrtc_version();
+
+// Accepts "sm_90", "90", "9.0"; throws Error otherwise. Returns "sm_90".
+std::string normalize_target(std::string_view target);
+
+}  // namespace metrale

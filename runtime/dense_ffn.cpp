@@ -1,0 +1,80 @@
+#include "metrale/dense_ffn.hpp"
+
+#include <cstdlib>
+#include <string>
+
+#include "metrale/error.hpp"
+#include "metrale/nvrtc_compiler.hpp"
+
+namespace metrale {
+
+TargetLevers target_levers(std::string_view target) {
+  const std::string t = normalize_target(target);
+  const int cc = std::stoi(t.substr(3));
+  const bool bf16_tensor_cores = cc >= 80;
+  return TargetLevers{bf16_tensor_cores, bf16_tensor_cores};
+}
+
+M16TcKernel m16_tc_kernel(ModuleCache& cache, std::optional<std::string_view> ntile_value) {
+  if (!ntile_value || *ntile_value == "32") {
+    return {&w8a16_gemm_m16, cache.kernel("w8a16_gemm_m16"), W8A16_GEMM_M16_N_TILE};
+  }
+  if (*ntile_value == "64") {
+    return {&w8a16_gemm_m16_n64, cache.kernel("w8a16_gemm_m16_n64"),
+            W8A16_GEMM_M16_N_TILE_WIDE};
+  }
+  fail("METRALE_FFN_M16_TC_NTILE='{}' is not an accepted value (accepted: unset, 32, 64)",
+       *ntile_value);
+}
+
+M16TcKernel m16_tc_kernel(ModuleCache& cache) {
+  const char* value = std::getenv("METRALE_FFN_M16_TC_NTILE");
+  return m16_tc_kernel(cache, value != nullptr ? std::optional<std::string_view>(value)
+                                               : std::nullopt);
+}
+
+void dense_ffn_m16_tc(const M16TcKernel& selected, const TargetLevers& levers,
+                      const GpuBackend& gpu, DevicePtr input, DevicePtr weight,
+                      DevicePtr block_scale, DevicePtr output, std::uint32_t rows,
+                      std::uint32_t n, std::uint32_t k, StreamHandle stream) {
+  ensure(levers.ffn_m16_tc, "dense_ffn_m16_tc: the target's ffn_m16_tc lever is off");
+  ensure(rows >= 1 && rows <= DENSE_FFN_M16_TC_MAX_ROWS,
+         "dense_ffn_m16_tc: rows={} outside 1..={}", rows, DENSE_FFN_M16_TC_MAX_ROWS);
+  if (rows <= 16) {
+    selected.launcher(gpu, selected.kernel, input, weight, block_scale, output, rows, n, k,
+                      stream);
+    return;
+  }
+  // 17..=32 rows: two launches on contiguous halves (the kernel's M tile is 16 rows).
+  const std::uint32_t first = 16;
+  const std::uint32_t second = rows - first;
+  const DevicePtr input_2 = input + std::uint64_t{first} * k * 2;
+  const DevicePtr output_2 = output + std::uint64_t{first} * n * 2;
+  // Check the second half before launching the first, so a bad call launches nothing.
+  ensure(input_2.address % 16 == 0,
+         "dense_ffn_m16_tc: the second row half of input (row 16, K={}) is not 16-byte "
+         "aligned",
+         k);
+  selected.launcher(gpu, selected.kernel, input, weight, block_scale, output, first, n, k,
+                    stream);
+  selected.launcher(gpu, selected.kernel, input_2, weight, block_scale, output_2, second, n, k,
+                    stream);
+}
+
+void qkv_projection_m16_tc(const TargetLevers& levers, const GpuBackend& gpu,
+                           KernelHandle strided_kernel, DevicePtr input,
+                           std::uint32_t input_row_stride, DevicePtr weight,
+                           DevicePtr block_scale, DevicePtr qkv, std::uint32_t per_seq_qkv,
+                           QkvSlot slot, std::uint32_t n_seq, std::uint32_t k,
+                           StreamHandle stream) {
+  ensure(levers.attn_m16_tc, "qkv_projection_m16_tc: the target's attn_m16_tc lever is off");
+  ensure(std::uint64_t{slot.offset} + slot.width <= per_seq_qkv,
+         "qkv_projection_m16_tc: slot [{}, {}) exceeds the row width per_seq_qkv={}",
+         slot.offset, std::uint64_t{slot.offset} + slot.width, per_seq_qkv);
+  // Row pitch per_seq_qkv; the output starts at the slot's first column.
+  w8a16_gemm_m16_strided(gpu, strided_kernel, input, weight, block_scale,
+                         qkv + std::uint64_t{slot.offset} * 2, n_seq, slot.width, k,
+                         input_row_stride, per_seq_qkv, stream);
+}
+
+}  // namespace metrale

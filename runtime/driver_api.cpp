@@ -1,0 +1,96 @@
+#include "driver_api.hpp"
+
+#include <dlfcn.h>
+
+#include <mutex>
+#include <string>
+
+#include "metrale/error.hpp"
+#include "metrale/log.hpp"
+
+namespace metrale::driver {
+
+std::string describe_with(const Api& table, CUresult result);
+
+namespace {
+
+using GetProcAddress = CUresult (*)(const char*, void**, int, cuuint64_t,
+                                    CUdriverProcAddressQueryResult*);
+
+// The table plus what went wrong loading it; loaded once, never unloaded (the driver
+// outlives every module and context the process creates).
+struct Loaded {
+  Api api;
+  std::string error;
+};
+
+Loaded load() {
+  Loaded out;
+  void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (lib == nullptr) {
+    const char* why = dlerror();
+    out.error = fmt::format("no CUDA driver: libcuda.so.1 not found ({})",
+                            why != nullptr ? why : "dlopen failed");
+    return out;
+  }
+  auto get_proc = reinterpret_cast<GetProcAddress>(dlsym(lib, "cuGetProcAddress_v2"));
+  if (get_proc == nullptr) {
+    out.error = "CUDA driver too old: libcuda.so.1 has no cuGetProcAddress_v2 "
+                "(a driver for CUDA 12.5 or newer is required)";
+    return out;
+  }
+  auto resolve = [&](const char* name, void** slot) {
+    CUdriverProcAddressQueryResult status{};
+    CUresult r = get_proc(name, slot, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &status);
+    if (r != CUDA_SUCCESS || status != CU_GET_PROC_ADDRESS_SUCCESS || *slot == nullptr) {
+      if (out.error.empty()) {
+        out.error = fmt::format(
+            "CUDA driver lacks {} (cuGetProcAddress result {}, status {}); update the "
+            "NVIDIA driver to one that supports CUDA {}.{}",
+            name, static_cast<int>(r), static_cast<int>(status), CUDA_VERSION / 1000,
+            (CUDA_VERSION % 1000) / 10);
+      }
+    }
+  };
+#define METRALE_DRIVER_FN(name) resolve(#name, reinterpret_cast<void**>(&out.api.name));
+#include "driver_functions.inc"
+#undef METRALE_DRIVER_FN
+  if (!out.error.empty()) return out;
+  CUresult r = out.api.cuInit(0);
+  if (r != CUDA_SUCCESS) {
+    out.error = fmt::format("cuInit failed: {}", describe_with(out.api, r));
+    return out;
+  }
+  int version = 0;
+  out.api.cuDriverGetVersion(&version);
+  logger()->debug("CUDA driver loaded: version {}.{}", version / 1000, (version % 1000) / 10);
+  return out;
+}
+
+}  // namespace
+
+std::string describe_with(const Api& api, CUresult result);
+
+const Api& api() {
+  static const Loaded loaded = load();  // thread-safe initialisation
+  if (!loaded.error.empty()) throw Error(loaded.error);
+  return loaded.api;
+}
+
+std::string describe_with(const Api& table, CUresult result) {
+  const char* name = nullptr;
+  const char* text = nullptr;
+  if (table.cuGetErrorName != nullptr) table.cuGetErrorName(result, &name);
+  if (table.cuGetErrorString != nullptr) table.cuGetErrorString(result, &text);
+  return fmt::format("{} ({})", name != nullptr ? name : fmt::format("CUresult {}", static_cast<int>(result)),
+                     text != nullptr ? text : "no description");
+}
+
+std::string describe(CUresult result) { return describe_with(api(), result); }
+
+void check(CUresult result, std::string_view call) {
+  if (result == CUDA_SUCCESS) return;
+  throw Error(fmt::format("{} failed: {}", call, describe(result)));
+}
+
+}  // namespace metrale::driver

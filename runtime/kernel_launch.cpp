@@ -1,0 +1,28 @@
+#include "metrale/kernel_launch.hpp"
+
+#include <cstring>
+
+#include "metrale/error.hpp"
+
+namespace metrale {
+
+KernelLaunch& KernelLaunch::push(const void* value, std::size_t size) {
+  if (count_ == kMaxArgs) fail("KernelLaunch of {}: more than {} arguments",
+                               kernel_.name != nullptr ? kernel_.name : "?", kMaxArgs);
+  std::memcpy(&storage_[count_], value, size);
+  args_[count_] = KernelArg{&storage_[count_], size};
+  ++count_;
+  return *this;
+}
+
+KernelLaunch& KernelLaunch::arg_ptr(DevicePtr p) { return push(&p.address, sizeof(p.address)); }
+
+KernelLaunch& KernelLaunch::arg_u32(std::uint32_t v) { return push(&v, sizeof(v)); }
+
+KernelLaunch& KernelLaunch::arg_f32(float v) { return push(&v, sizeof(v)); }
+
+void KernelLaunch::launch(StreamHandle stream) {
+  gpu_.launch(kernel_, config_, std::span<const KernelArg>(args_.data(), count_), stream);
+}
+
+}  // namespace metrale

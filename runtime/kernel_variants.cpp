@@ -1,0 +1,53 @@
+#include "metrale/kernel_variants.hpp"
+
+#include <string>
+#include <vector>
+
+#include "metrale/error.hpp"
+#include "metrale/w8a16_gemm_m16.hpp"
+
+namespace metrale {
+
+std::span<const KernelVariant> kernel_variants() {
+  static const std::vector<KernelVariant> variants = {
+      {"w8a16_gemm_m16",
+       "w8a16_gemm_m16.cu",
+       {{"N_TILE", std::to_string(W8A16_GEMM_M16_N_TILE)}},
+       {"w8a16_gemm_m16", "w8a16_gemm_m16_strided"},
+       {{"M16_N_TILE", W8A16_GEMM_M16_N_TILE}}},
+      {"w8a16_gemm_m16_n64",
+       "w8a16_gemm_m16.cu",
+       {{"N_TILE", std::to_string(W8A16_GEMM_M16_N_TILE_WIDE)}},
+       {"w8a16_gemm_m16_n64"},
+       {{"M16_N_TILE_WIDE", W8A16_GEMM_M16_N_TILE_WIDE}}},
+      {"w8a16_gemv_batch16",
+       "w8a16_gemv_batch16.cu",
+       {},
+       {"w8a16_gemv_batch16", "w8a16_gemv_batch16_strided"},
+       {}},
+      {"fill_random", "fill_random.cu", {}, {"fill_random_bf16", "fill_random_fp8", "fill_random_f32", "fill_u16"}, {}},
+  };
+  return variants;
+}
+
+const KernelVariant& variant_for_entry(std::string_view entry) {
+  std::string known;
+  for (const KernelVariant& v : kernel_variants()) {
+    for (const std::string& e : v.entries) {
+      if (e == entry) return v;
+      known += (known.empty() ? "" : ", ") + e;
+    }
+  }
+  fail("no kernel entry named {} (known entries: {})", entry, known);
+}
+
+const KernelVariant& variant_named(std::string_view name) {
+  std::string known;
+  for (const KernelVariant& v : kernel_variants()) {
+    if (v.name == name) return v;
+    known += (known.empty() ? "" : ", ") + v.name;
+  }
+  fail("no kernel variant named {} (known variants: {})", name, known);
+}
+
+}  // namespace metrale

@@ -1,0 +1,42 @@
+#include "launch_guards.hpp"
+
+#include "metrale/error.hpp"
+
+namespace metrale::guards {
+namespace {
+
+void check_pointer(std::string_view fn, std::string_view name, DevicePtr p,
+                   std::uint64_t alignment) {
+  ensure(p.address != 0, "{}: {} is a null device pointer", fn, name);
+  ensure(p.address % alignment == 0, "{}: {}=0x{:x} is not {}-byte aligned", fn, name,
+         p.address, alignment);
+}
+
+}  // namespace
+
+void check_m_and_k(std::string_view fn, std::uint32_t m, std::uint32_t k) {
+  ensure(m >= 1 && m <= 16, "{}: m={} outside 1..=16 (kernel M tile)", fn, m);
+  ensure(k % 128 == 0, "{}: K={} not a multiple of 128 (block-scale granularity)", fn, k);
+}
+
+void check_strides(std::string_view fn, std::uint32_t n, std::uint32_t k,
+                   std::uint32_t a_row_stride, std::uint32_t c_row_stride) {
+  ensure(a_row_stride >= k && c_row_stride >= n,
+         "{}: row pitches (a={}, c={}) must cover the used extents (k={}, n={})", fn,
+         a_row_stride, c_row_stride, k, n);
+  ensure(a_row_stride % 8 == 0,
+         "{}: a_row_stride={} must keep rows 16B-aligned (cp.async stages A in 16-byte "
+         "chunks)",
+         fn, a_row_stride);
+}
+
+void check_operands(std::string_view fn, DevicePtr input, DevicePtr weight,
+                    DevicePtr block_scale, DevicePtr output, std::uint32_t n) {
+  ensure(n >= 1, "{}: n=0: nothing to compute (N must be at least 1)", fn);
+  check_pointer(fn, "input", input, 16);
+  check_pointer(fn, "weight", weight, 16);
+  check_pointer(fn, "block_scale", block_scale, 4);
+  check_pointer(fn, "output", output, 2);
+}
+
+}  // namespace metrale::guards

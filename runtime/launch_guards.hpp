@@ -1,0 +1,24 @@
+// Argument checks shared by every W8A16 launcher. Each throws metrale::Error naming the
+// launcher and the offending values; a launcher calls them all before it launches.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "metrale/gpu_backend.hpp"
+
+namespace metrale::guards {
+
+// The seed's first two guards: m in 1..=16, K a multiple of 128.
+void check_m_and_k(std::string_view fn, std::uint32_t m, std::uint32_t k);
+
+// The seed's strided guards: pitches cover the extents, a_row_stride a multiple of 8.
+void check_strides(std::string_view fn, std::uint32_t n, std::uint32_t k,
+                   std::uint32_t a_row_stride, std::uint32_t c_row_stride);
+
+// What the seed leaves to the kernel: n == 0, null pointers, and alignment (16 bytes
+// for input and weight, read in 16-byte pieces; 4 for block_scale; 2 for output).
+void check_operands(std::string_view fn, DevicePtr input, DevicePtr weight,
+                    DevicePtr block_scale, DevicePtr output, std::uint32_t n);
+
+}  // namespace metrale::guards

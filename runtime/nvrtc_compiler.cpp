@@ -1,0 +1,156 @@
+#include "metrale/nvrtc_compiler.hpp"
+
+#include <nvrtc.h>
+
+#include <chrono>
+#include <cctype>
+#include <string>
+#include <vector>
+
+#include "metrale/embedded_sources.hpp"
+#include "metrale/error.hpp"
+#include "metrale/log.hpp"
+
+namespace metrale {
+namespace {
+
+void check_nvrtc(nvrtcResult r, std::string_view call) {
+  if (r != NVRTC_SUCCESS) fail("{} failed: {}", call, nvrtcGetErrorString(r));
+}
+
+// Owns one nvrtcProgram; destroyed on every path out of nvrtc_compile.
+class Program {
+ public:
+  Program(std::string_view source, const std::string& name,
+          const std::vector<const char*>& header_texts,
+          const std::vector<const char*>& header_names) {
+    std::string text(source);
+    check_nvrtc(nvrtcCreateProgram(&program_, text.c_str(), name.c_str(),
+                                   static_cast<int>(header_texts.size()), header_texts.data(),
+                                   header_names.data()),
+                "nvrtcCreateProgram");
+  }
+  ~Program() {
+    if (program_ != nullptr) nvrtcDestroyProgram(&program_);
+  }
+  Program(const Program&) = delete;
+  Program& operator=(const Program&) = delete;
+  nvrtcProgram get() const { return program_; }
+
+ private:
+  nvrtcProgram program_ = nullptr;
+};
+
+std::string program_log(nvrtcProgram program) {
+  std::size_t size = 0;
+  check_nvrtc(nvrtcGetProgramLogSize(program, &size), "nvrtcGetProgramLogSize");
+  std::string log(size, '\0');
+  if (size > 0) check_nvrtc(nvrtcGetProgramLog(program, log.data()), "nvrtcGetProgramLog");
+  while (!log.empty() && (log.back() == '\0' || std::isspace(static_cast<unsigned char>(log.back())))) {
+    log.pop_back();
+  }
+  return log;
+}
+
+}  // namespace
+
+std::string normalize_target(std::string_view target) {
+  std::string digits;
+  std::string_view rest = target;
+  if (rest.starts_with("sm_")) rest.remove_prefix(3);
+  for (char c : rest) {
+    if (std::isdigit(static_cast<unsigned char>(c))) {
+      digits.push_back(c);
+    } else if (c != '.') {
+      digits.clear();
+      break;
+    }
+  }
+  if (digits.size() < 2 || digits.size() > 3) {
+    fail("invalid target '{}': expected sm_XY (e.g. sm_90), XY or X.Y", target);
+  }
+  return "sm_" + digits;
+}
+
+std::vector<std::string> nvrtc_options(const CompileRequest& request) {
+  std::vector<std::string> options;
+  const bool ptx = request.target.starts_with("compute_");
+  options.push_back("--gpu-architecture=" +
+                    (ptx ? request.target : normalize_target(request.target)));
+  options.push_back("--std=c++17");
+  options.push_back("--device-as-default-execution-space");
+  options.push_back("--fmad=true");
+  for (const Define& d : request.defines) {
+    options.push_back(d.value.empty() ? "-D" + d.name : "-D" + d.name + "=" + d.value);
+  }
+  for (const std::string& o : request.options) options.push_back(o);
+  return options;
+}
+
+CompiledModule nvrtc_compile(const CompileRequest& request) {
+  const auto start = std::chrono::steady_clock::now();
+  CompiledModule out;
+  out.options = nvrtc_options(request);
+  out.is_cubin = !request.target.starts_with("compute_");
+
+  // Every embedded header is available to #include "name.cuh".
+  std::vector<const char*> header_texts;
+  std::vector<const char*> header_names;
+  std::vector<std::string> header_storage;
+  header_storage.reserve(embedded_sources().size() * 2);
+  for (const EmbeddedSource& s : embedded_sources()) {
+    if (!s.name.ends_with(".cuh")) continue;
+    header_storage.emplace_back(s.text);
+    header_texts.push_back(header_storage.back().c_str());
+    header_storage.emplace_back(s.name);
+    header_names.push_back(header_storage.back().c_str());
+  }
+
+  Program program(request.source, request.source_name, header_texts, header_names);
+  std::vector<const char*> argv;
+  for (const std::string& o : out.options) argv.push_back(o.c_str());
+  const nvrtcResult result =
+      nvrtcCompileProgram(program.get(), static_cast<int>(argv.size()), argv.data());
+  out.log = program_log(program.get());
+  if (result != NVRTC_SUCCESS) {
+    std::string joined;
+    for (const std::string& o : out.options) joined += (joined.empty() ? "" : " ") + o;
+    fail("NVRTC failed to compile {} for {}: {}\noptions: {}\nlog:\n{}", request.source_name,
+         request.target, nvrtcGetErrorString(result), joined, out.log);
+  }
+  std::size_t size = 0;
+  if (out.is_cubin) {
+    check_nvrtc(nvrtcGetCUBINSize(program.get(), &size), "nvrtcGetCUBINSize");
+    out.image.resize(size);
+    check_nvrtc(nvrtcGetCUBIN(program.get(), out.image.data()), "nvrtcGetCUBIN");
+  } else {
+    check_nvrtc(nvrtcGetPTXSize(program.get(), &size), "nvrtcGetPTXSize");
+    out.image.resize(size);
+    check_nvrtc(nvrtcGetPTX(program.get(), out.image.data()), "nvrtcGetPTX");
+  }
+  out.compile_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  logger()->debug("compiled {} for {} in {:.1f} ms ({} bytes)", request.source_name,
+                  request.target, out.compile_ms, out.image.size());
+  if (!out.log.empty()) logger()->info("NVRTC log for {}:\n{}", request.source_name, out.log);
+  return out;
+}
+
+std::vector<std::string> nvrtc_supported_targets() {
+  int count = 0;
+  check_nvrtc(nvrtcGetNumSupportedArchs(&count), "nvrtcGetNumSupportedArchs");
+  std::vector<int> archs(static_cast<std::size_t>(count));
+  check_nvrtc(nvrtcGetSupportedArchs(archs.data()), "nvrtcGetSupportedArchs");
+  std::vector<std::string> out;
+  for (int a : archs) out.push_back("sm_" + std::to_string(a));
+  return out;
+}
+
+std::string nvrtc_version() {
+  int major = 0;
+  int minor = 0;
+  check_nvrtc(nvrtcVersion(&major, &minor), "nvrtcVersion");
+  return std::to_string(major) + "." + std::to_string(minor);
+}
+
+}  // namespace metrale

@@ -1,0 +1,72 @@
+#include "metrale/w8a16_gemm_m16.hpp"
+
+#include <string_view>
+
+#include "launch_guards.hpp"
+#include "metrale/kernel_launch.hpp"
+
+namespace metrale {
+namespace {
+
+// The launch both contiguous instantiations share; only the CTA width differs.
+void launch_contiguous(std::string_view fn, std::uint32_t n_tile, const GpuBackend& gpu,
+                       KernelHandle kernel, DevicePtr input, DevicePtr weight,
+                       DevicePtr block_scale, DevicePtr output, std::uint32_t m,
+                       std::uint32_t n, std::uint32_t k, StreamHandle stream) {
+  guards::check_m_and_k(fn, m, k);
+  guards::check_operands(fn, input, weight, block_scale, output, n);
+  KernelLaunch(gpu, kernel)
+      .grid({div_ceil(n, n_tile), 1, 1})
+      .block({128, 1, 1})
+      .arg_ptr(input)
+      .arg_ptr(weight)
+      .arg_ptr(block_scale)
+      .arg_ptr(output)
+      .arg_u32(m)
+      .arg_u32(n)
+      .arg_u32(k)
+      .launch(stream);
+}
+
+}  // namespace
+
+void w8a16_gemm_m16(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input,
+                    DevicePtr weight, DevicePtr block_scale, DevicePtr output, std::uint32_t m,
+                    std::uint32_t n, std::uint32_t k, StreamHandle stream) {
+  launch_contiguous("w8a16_gemm_m16", W8A16_GEMM_M16_N_TILE, gpu, kernel, input, weight,
+                    block_scale, output, m, n, k, stream);
+}
+
+void w8a16_gemm_m16_n64(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input,
+                        DevicePtr weight, DevicePtr block_scale, DevicePtr output,
+                        std::uint32_t m, std::uint32_t n, std::uint32_t k,
+                        StreamHandle stream) {
+  launch_contiguous("w8a16_gemm_m16_n64", W8A16_GEMM_M16_N_TILE_WIDE, gpu, kernel, input,
+                    weight, block_scale, output, m, n, k, stream);
+}
+
+void w8a16_gemm_m16_strided(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input,
+                            DevicePtr weight, DevicePtr block_scale, DevicePtr output,
+                            std::uint32_t m, std::uint32_t n, std::uint32_t k,
+                            std::uint32_t a_row_stride, std::uint32_t c_row_stride,
+                            StreamHandle stream) {
+  constexpr std::string_view fn = "w8a16_gemm_m16_strided";
+  guards::check_m_and_k(fn, m, k);
+  guards::check_strides(fn, n, k, a_row_stride, c_row_stride);
+  guards::check_operands(fn, input, weight, block_scale, output, n);
+  KernelLaunch(gpu, kernel)
+      .grid({div_ceil(n, W8A16_GEMM_M16_N_TILE), 1, 1})
+      .block({128, 1, 1})
+      .arg_ptr(input)
+      .arg_ptr(weight)
+      .arg_ptr(block_scale)
+      .arg_ptr(output)
+      .arg_u32(m)
+      .arg_u32(n)
+      .arg_u32(k)
+      .arg_u32(a_row_stride)
+      .arg_u32(c_row_stride)
+      .launch(stream);
+}
+
+}  // namespace metrale

@@ -1,0 +1,76 @@
+#include "metrale/args.hpp"
+
+#include <algorithm>
+#include <charconv>
+
+#include "metrale/error.hpp"
+
+namespace metrale::cli {
+
+Args::Args(int argc, char** argv, int first, const std::vector<std::string>& flags,
+           const std::vector<std::string>& options) {
+  auto contains = [](const std::vector<std::string>& v, const std::string& s) {
+    return std::find(v.begin(), v.end(), s) != v.end();
+  };
+  for (int i = first; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (!arg.starts_with("--")) {
+      positional_.push_back(arg);
+      continue;
+    }
+    std::string name = arg.substr(2);
+    std::optional<std::string> inline_value;
+    if (auto eq = name.find('='); eq != std::string::npos) {
+      inline_value = name.substr(eq + 1);
+      name = name.substr(0, eq);
+    }
+    if (contains(flags, name)) {
+      ensure(!inline_value, "--{} takes no value", name);
+      values_[name].push_back("1");
+    } else if (contains(options, name)) {
+      if (inline_value) {
+        values_[name].push_back(*inline_value);
+      } else {
+        ensure(i + 1 < argc, "--{} needs a value", name);
+        values_[name].push_back(argv[++i]);
+      }
+    } else {
+      fail("unknown option --{} (see --help)", name);
+    }
+  }
+}
+
+bool Args::has(const std::string& name) const { return values_.contains(name); }
+
+std::optional<std::string> Args::value(const std::string& name) const {
+  auto it = values_.find(name);
+  if (it == values_.end()) return std::nullopt;
+  return it->second.back();
+}
+
+std::vector<std::string> Args::values(const std::string& name) const {
+  auto it = values_.find(name);
+  return it == values_.end() ? std::vector<std::string>{} : it->second;
+}
+
+std::string Args::value_or(const std::string& name, const std::string& fallback) const {
+  return value(name).value_or(fallback);
+}
+
+std::vector<std::uint32_t> parse_u32_list(const std::string& text, const std::string& what) {
+  std::vector<std::uint32_t> out;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t end = std::min(text.find(',', start), text.size());
+    const std::string item = text.substr(start, end - start);
+    std::uint32_t v = 0;
+    auto [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
+    ensure(ec == std::errc() && ptr == item.data() + item.size() && !item.empty(),
+           "{}: '{}' is not a comma-separated list of unsigned integers", what, text);
+    out.push_back(v);
+    start = end + 1;
+  }
+  return out;
+}
+
+}  // namespace metrale::cli

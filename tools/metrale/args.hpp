@@ -1,0 +1,33 @@
+// A small command-line parser for the CLI's commands: --flag, --key value, --key=value.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace metrale::cli {
+
+class Args {
+ public:
+  // Parses argv[first..]; `flags` take no value, `options` take one. Unknown names and
+  // missing values throw metrale::Error. Options may repeat (all values are kept).
+  Args(int argc, char** argv, int first, const std::vector<std::string>& flags,
+       const std::vector<std::string>& options);
+
+  bool has(const std::string& name) const;
+  std::optional<std::string> value(const std::string& name) const;
+  std::vector<std::string> values(const std::string& name) const;
+  std::string value_or(const std::string& name, const std::string& fallback) const;
+  const std::vector<std::string>& positional() const { return positional_; }
+
+ private:
+  std::map<std::string, std::vector<std::string>> values_;
+  std::vector<std::string> positional_;
+};
+
+// "1,8,16" -> {1, 8, 16}; throws metrale::Error on anything else.
+std::vector<std::uint32_t> parse_u32_list(const std::string& text, const std::string& what);
+
+}  // namespace metrale::cli

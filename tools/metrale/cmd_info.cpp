@@ -1,0 +1,85 @@
+// `metrale info`: the main job. Reports the device (or why there is none), compiles every
+// kernel variant for it (or for --target, sm_90 by default without a device), prints
+// compile times and CUBIN sizes, and, with a device, loads each module and prints each
+// entry's registers, local memory and static shared memory. With a device it then runs
+// the microtest.
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "metrale/args.hpp"
+#include "metrale/commands.hpp"
+#include "metrale/cuda_backend.hpp"
+#include "metrale/embedded_sources.hpp"
+#include "metrale/kernel_variants.hpp"
+#include "metrale/module_cache.hpp"
+#include "metrale/nvrtc_compiler.hpp"
+
+namespace metrale::cli {
+
+namespace {
+
+constexpr const char* kHelp =
+    "usage: metrale [info] [--device N] [--target sm_XY] [--no-microtest]\n\n"
+    "Reports the CUDA device (or why none is usable), compiles every kernel variant with\n"
+    "NVRTC for it, and prints compile time, CUBIN size and, on a device, each entry's\n"
+    "registers, local memory and shared memory. Without a device it compiles for --target\n"
+    "(default sm_90). With a device it then runs the microtest (see `metrale microtest`).\n\n"
+    "  --device N      CUDA device ordinal (default 0)\n"
+    "  --target sm_XY  compile for this target instead of the device's\n"
+    "  --no-microtest  skip the microtest\n";
+
+}  // namespace
+
+int cmd_info(int argc, char** argv) {
+  Args args(argc, argv, 1, {"help", "no-microtest"}, {"device", "target"});
+  if (args.has("help")) {
+    fmt::print("{}", kHelp);
+    return 0;
+  }
+  const int ordinal = std::stoi(args.value_or("device", "0"));
+  fmt::print("metrale kernels: NVRTC {}, {} embedded source(s)\n", nvrtc_version(),
+             embedded_sources().size());
+
+  std::unique_ptr<CudaBackend> gpu;
+  const std::string reason = cuda_unavailable_reason();
+  if (reason.empty()) {
+    gpu = std::make_unique<CudaBackend>(ordinal);
+    const DeviceInfo& d = gpu->info();
+    fmt::print("device {}: {}, compute capability {}.{} ({}), {} SMs, {:.1f} GiB, L2 {} MiB\n",
+               d.ordinal, d.name, d.cc_major, d.cc_minor, d.target(), d.sm_count,
+               static_cast<double>(d.total_memory) / (1 << 30), d.l2_bytes >> 20);
+  } else {
+    fmt::print("device: none ({})\n", reason);
+  }
+  const std::string target =
+      normalize_target(args.value_or("target", gpu ? gpu->target() : "sm_90"));
+  fmt::print("target: {}\n\n", target);
+
+  fmt::print("{:<22} {:>12} {:>12} {:>8}\n", "module", "compile ms", "cubin bytes", "log");
+  for (const KernelVariant& v : kernel_variants()) {
+    CompiledModule c = nvrtc_compile(
+        CompileRequest{v.source, embedded_source(v.source), v.defines, {}, target});
+    fmt::print("{:<22} {:>12.1f} {:>12} {:>8}\n", v.name, c.compile_ms, c.image.size(),
+               c.log.empty() ? "clean" : "WARN");
+    if (!c.log.empty()) fmt::print("{}\n", c.log);
+  }
+
+  if (gpu && target == gpu->target()) {
+    ModuleCache cache(*gpu);
+    fmt::print("\n{:<30} {:>10} {:>12} {:>14}\n", "entry", "registers", "local bytes",
+               "static smem");
+    for (const KernelVariant& v : kernel_variants()) {
+      for (const std::string& e : v.entries) {
+        const KernelAttributes a = gpu->attributes(cache.kernel(v, e));
+        fmt::print("{:<30} {:>10} {:>12} {:>14}\n", e, a.registers, a.local_bytes,
+                   a.static_shared_bytes);
+      }
+    }
+  }
+  return 0;
+}
+
+}  // namespace metrale::cli

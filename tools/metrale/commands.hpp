@@ -1,0 +1,17 @@
+// The CLI's commands. Each takes the arguments after its name, prints its own --help,
+// and returns the process exit code.
+#pragma once
+
+#include <string_view>
+
+namespace metrale::cli {
+
+struct Command {
+  std::string_view name;
+  std::string_view summary;
+  int (*run)(int argc, char** argv);  // argv[0] is the command name
+};
+
+int cmd_info(int argc, char** argv);
+
+}  // namespace metrale::cli

@@ -1,0 +1,61 @@
+// metrale: the library's command-line tool. With no command it runs `info`, the main
+// job: report the device, compile every kernel for it (or for sm_90 without one), and
+// print compile times, CUBIN sizes and per-entry resources.
+#include <array>
+#include <cstdio>
+#include <exception>
+#include <string_view>
+
+#include <fmt/format.h>
+
+#include "metrale/commands.hpp"
+#include "metrale/error.hpp"
+
+namespace {
+
+using metrale::cli::Command;
+
+constexpr std::array kCommands = {
+    Command{"info", "device report and compile of every kernel (the default)",
+            metrale::cli::cmd_info},
+};
+
+void print_usage() {
+  fmt::print(
+      "usage: metrale [COMMAND] [OPTIONS]\n\n"
+      "Runtime-compiled FP8-weight / BF16-activation decode GEMMs for NVIDIA GPUs.\n\n"
+      "commands:\n");
+  for (const Command& c : kCommands) fmt::print("  {:<10} {}\n", c.name, c.summary);
+  fmt::print(
+      "\n`metrale COMMAND --help` describes a command's options.\n"
+      "Environment: METRALE_LOG_LEVEL (trace|debug|info|warn|error|off, default warn),\n"
+      "METRALE_FFN_M16_TC_NTILE (unset|32|64).\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    std::string_view first = argc > 1 ? std::string_view(argv[1]) : std::string_view();
+    if (first == "--help" || first == "-h" || first == "help") {
+      print_usage();
+      return 0;
+    }
+    if (first.empty() || first.starts_with("--")) {
+      // No command: the main job, with any options passed through.
+      return metrale::cli::cmd_info(argc, argv);
+    }
+    for (const Command& c : kCommands) {
+      if (c.name == first) return c.run(argc - 1, argv + 1);
+    }
+    fmt::print(stderr, "metrale: unknown command '{}'\n\n", first);
+    print_usage();
+    return 2;
+  } catch (const metrale::Error& e) {
+    fmt::print(stderr, "metrale: error: {}\n", e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "metrale: internal error: {}\n", e.what());
+    return 1;
+  }
+}
