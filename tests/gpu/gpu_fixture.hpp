@@ -1,0 +1,74 @@
+// What the GPU tests share: one backend and module cache for device 0, device-side
+// random operands, poisoned outputs with guard regions, and the checks against the
+// scalar reference and the accuracy budget.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "metrale/cuda_backend.hpp"
+#include "metrale/module_cache.hpp"
+#include "metrale/oracle.hpp"
+
+namespace metrale::test {
+
+struct GpuContext {
+  CudaBackend backend{0};
+  ModuleCache cache{backend};
+};
+
+// Created on first use; lives for the process.
+GpuContext& gpu();
+
+// Value ranges of one random problem.
+struct Ranges {
+  float activation_scale = 1.0f;  // activations uniform in [-scale, scale)
+  std::uint32_t fp8_max_magnitude = 0x7E;
+  float scale_lo = 1.0f / 1024, scale_hi = 1.0f / 64;
+};
+
+// Output poison: a BF16 NaN no kernel writes.
+inline constexpr std::uint16_t kPoison = 0xFFFF;
+
+// One problem: operands filled with fresh random data, outputs poisoned, each output
+// buffer followed by a guard region that must stay poisoned.
+struct Problem {
+  std::uint32_t m, n, k, a_row_stride, c_row_stride;
+  DeviceBuffer input, weight, scale, out, ref;
+  std::size_t out_elems;  // elements in out/ref, guards included
+
+  Problem(std::uint32_t m, std::uint32_t n, std::uint32_t k, std::uint32_t a_row_stride,
+          std::uint32_t c_row_stride, std::uint32_t seed, const Ranges& ranges = {});
+  // Fresh random operands (new seed) and re-poisoned outputs, same shape.
+  void refill(std::uint32_t seed, const Ranges& ranges = {});
+  void poison();
+  std::vector<std::uint16_t> download_out() const;
+  std::vector<std::uint16_t> download_ref() const;
+  // Runs the scalar strided reference into `ref`.
+  void run_reference();
+};
+
+// Budget check of `got` against `ref` over [m, n] with pitch c_row_stride; every element
+// outside [m, n] (pitch gaps, rows >= m, the guard) must still hold the poison.
+struct OutputCheck {
+  BudgetReport budget;
+  std::uint64_t written_outside = 0;  // poisoned elements outside [m, n] that changed
+};
+OutputCheck check_output(const Problem& p, const std::vector<std::uint16_t>& got,
+                         const std::vector<std::uint16_t>& ref);
+
+// Budget check of one output row of n values (row_rms from the reference row).
+void check_row(BudgetReport& report, const std::uint16_t* got, const std::uint16_t* ref,
+               std::uint32_t n, std::uint32_t k, std::uint32_t row);
+
+// The tensor-core entries, launched on a problem through the library's launchers.
+struct TcEntry {
+  std::string name;
+  bool strided;
+  std::function<void(const Problem&, StreamHandle)> launch;
+};
+const std::vector<TcEntry>& tc_entries();
+
+}  // namespace metrale::test

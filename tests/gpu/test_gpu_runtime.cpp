@@ -1,0 +1,53 @@
+// The kernel service on a real device: every module compiles and loads for the device's
+// own target, entries have registers and no local memory, and the backend refuses
+// handles from another context and reports failed launches with the driver's error.
+#include <doctest/doctest.h>
+
+#include <fmt/format.h>
+
+#include "gpu/gpu_fixture.hpp"
+#include "metrale/error.hpp"
+#include "metrale/kernel_launch.hpp"
+#include "metrale/kernel_variants.hpp"
+
+using namespace metrale;
+using namespace metrale::test;
+
+TEST_CASE("gpu: every variant loads for the device target with its tile constants checked") {
+  GpuContext& g = gpu();
+  MESSAGE("device: ", g.backend.info().name, " ", g.backend.target(), ", ",
+          g.backend.info().sm_count, " SMs");
+  CHECK(g.backend.info().cc_major >= 8);
+  for (const KernelVariant& v : kernel_variants()) {
+    for (const std::string& e : v.entries) {
+      const KernelHandle h = g.cache.kernel(v, e);
+      const KernelAttributes a = g.backend.attributes(h);
+      MESSAGE(fmt::format("{:<28} registers {:>3}  local {:>3} B  static smem {:>6} B", e,
+                          a.registers, a.local_bytes, a.static_shared_bytes));
+      CHECK(a.registers > 0);
+      if (v.name.starts_with("w8a16_gemm_m16")) CHECK(a.local_bytes == 0);
+    }
+  }
+}
+
+TEST_CASE("gpu: a handle from another context is refused, nothing launched") {
+  GpuContext& g = gpu();
+  KernelHandle h = g.cache.kernel("fill_u16");
+  h.context = g.backend.context() + 64;
+  CHECK_THROWS_WITH_AS(KernelLaunch(g.backend, h).grid({1, 1, 1}).block({1, 1, 1}).launch(0),
+                       doctest::Contains("belongs to another CUDA context"), Error);
+}
+
+TEST_CASE("gpu: a launch the driver refuses names the call and the driver error") {
+  GpuContext& g = gpu();
+  DeviceBuffer buf(g.backend, 64);
+  CHECK_THROWS_WITH_AS(KernelLaunch(g.backend, g.cache.kernel("fill_u16"))
+                           .grid({1, 1, 1})
+                           .block({4096, 1, 1})
+                           .arg_ptr(buf.get())
+                           .arg_u32(32)
+                           .arg_u32(0)
+                           .launch(0),
+                       doctest::Contains("cuLaunchKernelEx of fill_u16"), Error);
+  g.backend.synchronize();
+}

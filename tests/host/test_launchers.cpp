@@ -1,0 +1,210 @@
+// The launchers keep the seed's contract: argument order, grid and block, the guards in
+// the seed's order with its messages, and nothing launched when a guard fails.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "metrale/dense_ffn.hpp"
+#include "metrale/error.hpp"
+#include "metrale/w8a16_gemm_m16.hpp"
+#include "metrale/w8a16_gemv_batch16.hpp"
+#include "support/fake_backend.hpp"
+
+using namespace metrale;
+
+namespace {
+
+constexpr DevicePtr kIn(0x10000), kW(0x20000), kS(0x30000), kOut(0x40000);
+
+std::string error_of(auto&& call) {
+  try {
+    call();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "<no error>";
+}
+
+struct Fixture {
+  test::RecordingBackend gpu;
+  test::CountingCompiler compiler;
+  ModuleCache cache{gpu, compiler.fn()};
+};
+
+}  // namespace
+
+TEST_CASE("ContiguousM16Gemm holds both contiguous launchers") {
+  ContiguousM16Gemm a = &w8a16_gemm_m16;
+  ContiguousM16Gemm b = &w8a16_gemm_m16_n64;
+  CHECK((a != b));
+  CHECK(W8A16_GEMM_M16_N_TILE == 32);
+  CHECK(W8A16_GEMM_M16_N_TILE_WIDE == 64);
+}
+
+TEST_CASE("contiguous launchers: grid ceil(N/N_TILE), block 128, seed argument order") {
+  Fixture f;
+  w8a16_gemm_m16(f.gpu, f.cache.kernel("w8a16_gemm_m16"), kIn, kW, kS, kOut, 16, 4096 + 32,
+                 7168, 7);
+  w8a16_gemm_m16_n64(f.gpu, f.cache.kernel("w8a16_gemm_m16_n64"), kIn, kW, kS, kOut, 1, 33,
+                     128, 0);
+  const auto l = f.gpu.launches();
+  REQUIRE(l.size() == 2);
+  CHECK(l[0].kernel == "w8a16_gemm_m16");
+  CHECK(l[0].config.grid.x == 129);
+  CHECK(l[0].config.grid.y == 1);
+  CHECK(l[0].config.block.x == 128);
+  REQUIRE(l[0].args.size() == 7);
+  CHECK(l[0].u64_arg(0) == kIn.address);
+  CHECK(l[0].u64_arg(1) == kW.address);
+  CHECK(l[0].u64_arg(2) == kS.address);
+  CHECK(l[0].u64_arg(3) == kOut.address);
+  CHECK(l[0].u32_arg(4) == 16);
+  CHECK(l[0].u32_arg(5) == 4096 + 32);
+  CHECK(l[0].u32_arg(6) == 7168);
+  CHECK(l[0].stream == 7);
+  CHECK(l[1].kernel == "w8a16_gemm_m16_n64");
+  CHECK(l[1].config.grid.x == 1);
+}
+
+TEST_CASE("strided launcher passes both pitches after k") {
+  Fixture f;
+  w8a16_gemm_m16_strided(f.gpu, f.cache.kernel("w8a16_gemm_m16_strided"), kIn, kW, kS, kOut,
+                         3, 576, 7168, 7168 + 64, 3072, 0);
+  const auto l = f.gpu.launches();
+  REQUIRE(l.size() == 1);
+  CHECK(l[0].config.grid.x == 18);
+  REQUIRE(l[0].args.size() == 9);
+  CHECK(l[0].u32_arg(7) == 7168 + 64);
+  CHECK(l[0].u32_arg(8) == 3072);
+}
+
+TEST_CASE("guards: the seed's messages, in the seed's order, and nothing launched") {
+  Fixture f;
+  const KernelHandle k = f.cache.kernel("w8a16_gemm_m16");
+  const KernelHandle ks = f.cache.kernel("w8a16_gemm_m16_strided");
+  CHECK(error_of([&] { w8a16_gemm_m16(f.gpu, k, kIn, kW, kS, kOut, 0, 64, 128, 0); }) ==
+        "w8a16_gemm_m16: m=0 outside 1..=16 (kernel M tile)");
+  CHECK(error_of([&] { w8a16_gemm_m16_n64(f.gpu, k, kIn, kW, kS, kOut, 17, 64, 128, 0); }) ==
+        "w8a16_gemm_m16_n64: m=17 outside 1..=16 (kernel M tile)");
+  CHECK(error_of([&] { w8a16_gemm_m16(f.gpu, k, kIn, kW, kS, kOut, 4, 64, 100, 0); }) ==
+        "w8a16_gemm_m16: K=100 not a multiple of 128 (block-scale granularity)");
+  // m is checked before K.
+  CHECK(error_of([&] { w8a16_gemm_m16(f.gpu, k, kIn, kW, kS, kOut, 0, 64, 100, 0); })
+            .find("m=0") != std::string::npos);
+  CHECK(error_of([&] {
+          w8a16_gemm_m16_strided(f.gpu, ks, kIn, kW, kS, kOut, 2, 64, 256, 128, 64, 0);
+        }) == "w8a16_gemm_m16_strided: row pitches (a=128, c=64) must cover the used extents "
+              "(k=256, n=64)");
+  CHECK(error_of([&] {
+          w8a16_gemm_m16_strided(f.gpu, ks, kIn, kW, kS, kOut, 2, 64, 256, 260, 64, 0);
+        }) == "w8a16_gemm_m16_strided: a_row_stride=260 must keep rows 16B-aligned (cp.async "
+              "stages A in 16-byte chunks)");
+  // Added guards: n == 0, null and misaligned pointers.
+  CHECK(error_of([&] { w8a16_gemm_m16(f.gpu, k, kIn, kW, kS, kOut, 1, 0, 128, 0); }) ==
+        "w8a16_gemm_m16: n=0: nothing to compute (N must be at least 1)");
+  CHECK(error_of([&] {
+          w8a16_gemm_m16(f.gpu, k, DevicePtr(0x10008), kW, kS, kOut, 1, 32, 128, 0);
+        }) == "w8a16_gemm_m16: input=0x10008 is not 16-byte aligned");
+  CHECK(error_of([&] {
+          w8a16_gemm_m16(f.gpu, k, kIn, DevicePtr(0x20004), kS, kOut, 1, 32, 128, 0);
+        }) == "w8a16_gemm_m16: weight=0x20004 is not 16-byte aligned");
+  CHECK(error_of([&] {
+          w8a16_gemm_m16(f.gpu, k, kIn, kW, DevicePtr(0x30002), kOut, 1, 32, 128, 0);
+        }) == "w8a16_gemm_m16: block_scale=0x30002 is not 4-byte aligned");
+  CHECK(error_of([&] {
+          w8a16_gemm_m16(f.gpu, k, kIn, kW, kS, DevicePtr(0x40001), 1, 32, 128, 0);
+        }) == "w8a16_gemm_m16: output=0x40001 is not 2-byte aligned");
+  CHECK(error_of([&] {
+          w8a16_gemm_m16(f.gpu, k, kIn, DevicePtr(0), kS, kOut, 1, 32, 128, 0);
+        }) == "w8a16_gemm_m16: weight is a null device pointer");
+  CHECK(error_of([&] {
+          w8a16_gemv_batch16(f.gpu, k, kIn, kW, kS, kOut, 17, 32, 128, 0);
+        }) == "w8a16_gemv_batch16: m=17 outside 1..=16 (kernel M tile)");
+  CHECK(f.gpu.launches().empty());
+}
+
+TEST_CASE("a handle from another context is refused by the CUDA backend path") {
+  // The recorder does not check contexts; the module cache stamps handles with the
+  // backend's context so CudaBackend::launch can.
+  Fixture f;
+  CHECK(f.cache.kernel("w8a16_gemm_m16").context == f.gpu.context_id);
+}
+
+TEST_CASE("m16_tc_kernel: METRALE_FFN_M16_TC_NTILE unset / 32 / 64 / junk") {
+  Fixture f;
+  const M16TcKernel unset = m16_tc_kernel(f.cache, std::nullopt);
+  CHECK((unset.launcher == &w8a16_gemm_m16));
+  CHECK(std::string(unset.kernel.name) == "w8a16_gemm_m16");
+  CHECK(unset.n_tile == 32);
+  const M16TcKernel t32 = m16_tc_kernel(f.cache, "32");
+  CHECK((t32.launcher == &w8a16_gemm_m16));
+  const M16TcKernel t64 = m16_tc_kernel(f.cache, "64");
+  CHECK((t64.launcher == &w8a16_gemm_m16_n64));
+  CHECK(std::string(t64.kernel.name) == "w8a16_gemm_m16_n64");
+  CHECK(t64.n_tile == 64);
+  for (const char* junk : {"48", "", "64 ", "sixty-four"}) {
+    CAPTURE(junk);
+    CHECK(error_of([&] { m16_tc_kernel(f.cache, junk); }) ==
+          fmt::format("METRALE_FFN_M16_TC_NTILE='{}' is not an accepted value (accepted: "
+                      "unset, 32, 64)",
+                      junk));
+  }
+}
+
+TEST_CASE("dense FFN: 1..16 rows one launch, 17..32 rows two launches on row halves") {
+  Fixture f;
+  const M16TcKernel sel = m16_tc_kernel(f.cache, "64");
+  const TargetLevers on{true, true};
+  const std::uint32_t n = 4096, k = 1024;
+  dense_ffn_m16_tc(sel, on, f.gpu, kIn, kW, kS, kOut, 9, n, k, 0);
+  dense_ffn_m16_tc(sel, on, f.gpu, kIn, kW, kS, kOut, 24, n, k, 0);
+  const auto l = f.gpu.launches();
+  REQUIRE(l.size() == 3);
+  CHECK(l[0].u32_arg(4) == 9);
+  CHECK(l[1].u32_arg(4) == 16);
+  CHECK(l[1].u64_arg(0) == kIn.address);
+  CHECK(l[1].u64_arg(3) == kOut.address);
+  CHECK(l[2].u32_arg(4) == 8);
+  CHECK(l[2].u64_arg(0) == kIn.address + 16ull * k * 2);
+  CHECK(l[2].u64_arg(3) == kOut.address + 16ull * n * 2);
+  CHECK(l[2].config.grid.x == n / 64);
+
+  CHECK(error_of([&] { dense_ffn_m16_tc(sel, on, f.gpu, kIn, kW, kS, kOut, 33, n, k, 0); }) ==
+        "dense_ffn_m16_tc: rows=33 outside 1..=32");
+  CHECK(error_of([&] {
+          dense_ffn_m16_tc(sel, TargetLevers{false, true}, f.gpu, kIn, kW, kS, kOut, 4, n, k, 0);
+        }) == "dense_ffn_m16_tc: the target's ffn_m16_tc lever is off");
+  // A bad K fails on the first half: nothing is launched.
+  CHECK_THROWS_AS(dense_ffn_m16_tc(sel, on, f.gpu, kIn, kW, kS, kOut, 20, n, 100, 0), Error);
+  CHECK(f.gpu.launches().size() == 3);
+}
+
+TEST_CASE("QKV projection: one strided launch writing its slot of each row") {
+  Fixture f;
+  const KernelHandle ks = f.cache.kernel("w8a16_gemm_m16_strided");
+  const TargetLevers on{true, true};
+  const std::uint32_t q = 4096, kv = 1024, per_seq = q + 2 * kv, k = 4096;
+  qkv_projection_m16_tc(on, f.gpu, ks, kIn, k, kW, kS, kOut, per_seq, QkvSlot{q, kv}, 5, k, 3);
+  const auto l = f.gpu.launches();
+  REQUIRE(l.size() == 1);
+  CHECK(l[0].u64_arg(3) == kOut.address + 2ull * q);
+  CHECK(l[0].u32_arg(4) == 5);
+  CHECK(l[0].u32_arg(5) == kv);
+  CHECK(l[0].u32_arg(7) == k);
+  CHECK(l[0].u32_arg(8) == per_seq);
+  CHECK(error_of([&] {
+          qkv_projection_m16_tc(TargetLevers{true, false}, f.gpu, ks, kIn, k, kW, kS, kOut,
+                                per_seq, QkvSlot{q, kv}, 5, k, 3);
+        }) == "qkv_projection_m16_tc: the target's attn_m16_tc lever is off");
+  CHECK_THROWS_AS(qkv_projection_m16_tc(on, f.gpu, ks, kIn, k, kW, kS, kOut, per_seq,
+                                        QkvSlot{q + 2 * kv, 1}, 5, k, 3),
+                  Error);
+  CHECK(f.gpu.launches().size() == 1);
+}
+
+TEST_CASE("target levers: on from sm_80, off before") {
+  CHECK(target_levers("sm_90").ffn_m16_tc);
+  CHECK(target_levers("sm_80").attn_m16_tc);
+  CHECK_FALSE(target_levers("sm_75").ffn_m16_tc);
+  CHECK_THROWS_AS(target_levers("hopper"), Error);
+}

@@ -1,0 +1,84 @@
+// NVRTC compiles every embedded kernel for every target the library serves, with an
+// empty log; a broken source yields an error carrying the NVRTC log and the options.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <string>
+
+#include "metrale/embedded_sources.hpp"
+#include "metrale/error.hpp"
+#include "metrale/kernel_variants.hpp"
+#include "metrale/nvrtc_compiler.hpp"
+
+using namespace metrale;
+
+namespace {
+const char* const kTargets[] = {"sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_120"};
+}
+
+TEST_CASE("every kernel variant compiles for sm_80..sm_120 with no warnings") {
+  const auto supported = nvrtc_supported_targets();
+  for (const KernelVariant& v : kernel_variants()) {
+    for (const char* target : kTargets) {
+      CAPTURE(v.name);
+      CAPTURE(target);
+      REQUIRE(std::find(supported.begin(), supported.end(), target) != supported.end());
+      const CompiledModule m = nvrtc_compile(
+          CompileRequest{v.source, embedded_source(v.source), v.defines, {}, target});
+      CHECK(m.is_cubin);
+      CHECK(m.image.size() > 1000);
+      CHECK(m.log.empty());
+    }
+  }
+}
+
+TEST_CASE("the embedded sources are the files in kernel_sources/") {
+  CHECK(embedded_source("w8a16_gemm_m16.cu").find("w8a16_gemm_m16_n64") != std::string::npos);
+  CHECK(embedded_source("metrale_device.cuh").find("mma.sync.aligned.m16n8k16") !=
+        std::string::npos);
+  CHECK_THROWS_WITH_AS(embedded_source("nope.cu"), doctest::Contains("no embedded kernel source"),
+                       Error);
+}
+
+TEST_CASE("a compile error carries the NVRTC log line and the options") {
+  const std::string broken =
+      "extern \"C\" __global__ void k(int* p) { *p = undefined_symbol_xyz; }\n";
+  try {
+    nvrtc_compile(CompileRequest{"broken.cu", broken, {{"FOO", "3"}}, {}, "sm_90"});
+    FAIL("expected a compile error");
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    CHECK(what.find("NVRTC failed to compile broken.cu for sm_90") != std::string::npos);
+    CHECK(what.find("broken.cu(1): error: identifier \"undefined_symbol_xyz\" is undefined") !=
+          std::string::npos);
+    CHECK(what.find("--gpu-architecture=sm_90") != std::string::npos);
+    CHECK(what.find("-DFOO=3") != std::string::npos);
+  }
+}
+
+TEST_CASE("compute_XY targets give PTX") {
+  const KernelVariant& v = variant_named("w8a16_gemm_m16");
+  const CompiledModule m = nvrtc_compile(
+      CompileRequest{v.source, embedded_source(v.source), v.defines, {}, "compute_90"});
+  CHECK_FALSE(m.is_cubin);
+  const std::string ptx(m.image.data());
+  CHECK(ptx.find("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32") != std::string::npos);
+  CHECK(ptx.find(".global .align 4 .u32 M16_N_TILE = 32;") != std::string::npos);
+  CHECK(ptx.find("cvt.rn.f16x2.e4m3x2") != std::string::npos);
+}
+
+TEST_CASE("sm_80 uses the integer FP8 decode, sm_89+ the conversion instruction") {
+  const KernelVariant& v = variant_named("w8a16_gemm_m16");
+  const CompiledModule m80 = nvrtc_compile(
+      CompileRequest{v.source, embedded_source(v.source), v.defines, {}, "compute_80"});
+  CHECK(std::string(m80.image.data()).find("e4m3x2") == std::string::npos);
+}
+
+TEST_CASE("targets are normalised and junk is refused") {
+  CHECK(normalize_target("sm_90") == "sm_90");
+  CHECK(normalize_target("90") == "sm_90");
+  CHECK(normalize_target("9.0") == "sm_90");
+  CHECK(normalize_target("sm_120") == "sm_120");
+  CHECK_THROWS_AS(normalize_target("hopper"), Error);
+  CHECK_THROWS_AS(normalize_target("sm_9"), Error);
+}
