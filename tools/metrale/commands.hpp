@@ -13,5 +13,6 @@ struct Command {
 };
 
 int cmd_info(int argc, char** argv);
+int cmd_bench(int argc, char** argv);
 
 }  // namespace metrale::cli

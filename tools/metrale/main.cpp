@@ -18,6 +18,8 @@ using metrale::cli::Command;
 constexpr std::array kCommands = {
     Command{"info", "device report and compile of every kernel (the default)",
             metrale::cli::cmd_info},
+    Command{"bench", "time the entries against the HBM ceiling and cuBLAS; check each result",
+            metrale::cli::cmd_bench},
 };
 
 void print_usage() {

@@ -1,0 +1,55 @@
+#include "metrale/bench/ceiling.hpp"
+
+#include "metrale/bench/bench_module.hpp"
+#include "metrale/kernel_launch.hpp"
+
+namespace metrale::bench {
+namespace {
+
+// 1 GiB per launch, far beyond any L2, and several launches per replay so the launch
+// gap is a small share of the time.
+constexpr std::uint64_t kBytesPerLaunch = std::uint64_t{1} << 30;
+constexpr std::uint32_t kLaunchesPerReplay = 4;
+constexpr std::uint32_t kThreads = 256;
+// 4 CTAs x 256 threads x 8 loads x 16 bytes = 128 KiB in flight per SM, twice what the
+// H200 needs; more CTAs only add tail effects.
+constexpr std::uint32_t kCtasPerSm = 4;
+
+}  // namespace
+
+Ceiling measure_read_ceiling(const CudaBackend& gpu, const Stream& stream,
+                             std::uint32_t replays) {
+  BenchModule module(gpu, "read_ceiling.cu");
+  const KernelHandle kernel = module.kernel("read_ceiling");
+
+  DeviceBuffer data(gpu, kBytesPerLaunch);
+  DeviceBuffer sink(gpu, sizeof(std::uint32_t));
+  // Touch every page once, so the first timed read does not pay for mapping.
+  gpu.fill_bytes(data.get(), 0x5A, kBytesPerLaunch);
+  gpu.fill_bytes(sink.get(), 0, sizeof(std::uint32_t));
+  // The memsets run on the legacy stream, which the non-blocking benchmark stream does
+  // not wait for.
+  gpu.synchronize();
+
+  Ceiling c;
+  c.bytes_per_launch = kBytesPerLaunch;
+  c.block = kThreads;
+  c.grid = static_cast<std::uint32_t>(gpu.info().sm_count) * kCtasPerSm;
+  c.compile_ms = module.compile_ms();
+  const auto words = static_cast<std::uint32_t>(kBytesPerLaunch / 16);
+  c.timing = time_graph(stream, kLaunchesPerReplay, replays, [&](std::uint32_t) {
+    KernelLaunch(gpu, kernel)
+        .grid({c.grid, 1, 1})
+        .block({c.block, 1, 1})
+        .arg_ptr(data.get())
+        .arg_u32(words)
+        .arg_ptr(sink.get())
+        .launch(stream.handle());
+  });
+  c.gbps = gbps(kBytesPerLaunch, c.timing.median_us);
+  c.gbps_best = gbps(kBytesPerLaunch, c.timing.min_us);
+  c.gbps_worst = gbps(kBytesPerLaunch, c.timing.max_us);
+  return c;
+}
+
+}  // namespace metrale::bench

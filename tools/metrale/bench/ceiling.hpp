@@ -1,0 +1,31 @@
+// The device's read-only streaming ceiling, measured in the same run as the kernels so
+// "% of ceiling" compares numbers taken under the same clocks and the same driver.
+#pragma once
+
+#include <cstdint>
+
+#include "metrale/bench/graph_timer.hpp"
+#include "metrale/cuda_backend.hpp"
+
+namespace metrale::bench {
+
+struct Ceiling {
+  double gbps = 0.0;        // from the median replay: the figure every % refers to
+  double gbps_best = 0.0;   // from the fastest replay
+  double gbps_worst = 0.0;  // from the slowest replay
+  std::uint64_t bytes_per_launch = 0;
+  std::uint32_t grid = 0;
+  std::uint32_t block = 0;
+  double compile_ms = 0.0;
+  Timing timing;
+};
+
+Ceiling measure_read_ceiling(const CudaBackend& gpu, const Stream& stream,
+                             std::uint32_t replays);
+
+// GB/s (1e9 bytes per second) for `bytes` read in `us` microseconds.
+inline double gbps(std::uint64_t bytes, double us) {
+  return us > 0.0 ? static_cast<double>(bytes) / us / 1e3 : 0.0;
+}
+
+}  // namespace metrale::bench

@@ -1,0 +1,95 @@
+// The baselines a user would pick instead of the library, timed by the same graph
+// method: cuBLAS BF16 GEMM on dequantized weights, and cuBLASLt FP8 W8A8 with
+// per-tensor scales (what torch._scaled_mm runs). cuBLAS links to the CLI only.
+//
+// Layout: the library computes out[m, N] = x[m, K] . W[N, K]^T with everything
+// row-major. In cuBLAS's column-major terms that is out^T (N x m, ld N) =
+// op(W) (N x K) . x^T (K x m), with W stored as a K x N column-major matrix (ld K) and
+// op = transpose: the "TN" layout, which cuBLASLt requires for FP8.
+#pragma once
+
+#include <cublasLt.h>
+#include <cublas_v2.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "metrale/bench/graph_timer.hpp"
+#include "metrale/cuda_backend.hpp"
+
+namespace metrale::bench {
+
+// Owns one cuBLAS/cuBLASLt object; destroys it on every path.
+template <typename T, cublasStatus_t (*Destroy)(T)>
+class CublasOwned {
+ public:
+  CublasOwned() = default;
+  ~CublasOwned() {
+    if (h_ != nullptr) Destroy(h_);
+  }
+  CublasOwned(const CublasOwned&) = delete;
+  CublasOwned& operator=(const CublasOwned&) = delete;
+  T get() const { return h_; }
+  T* out() { return &h_; }
+
+ private:
+  T h_ = nullptr;
+};
+
+using LtDesc = CublasOwned<cublasLtMatmulDesc_t, cublasLtMatmulDescDestroy>;
+using LtLayout = CublasOwned<cublasLtMatrixLayout_t, cublasLtMatrixLayoutDestroy>;
+using LtPreference = CublasOwned<cublasLtMatmulPreference_t, cublasLtMatmulPreferenceDestroy>;
+
+// Throws Error naming `call` and the status unless CUBLAS_STATUS_SUCCESS.
+void check_cublas(cublasStatus_t status, const char* call);
+
+// One planned cuBLASLt FP8 W8A8 GEMM: E4M3 weights [N, K] and activations [rows, K],
+// one FP32 scale each (device pointers), FP32 compute, BF16 output [rows, N].
+class Fp8Gemm {
+ public:
+  std::uint32_t rows() const { return rows_; }
+  void enqueue(DevicePtr x_fp8, DevicePtr w_fp8, DevicePtr out) const;
+
+ private:
+  friend class CublasBaselines;
+  Fp8Gemm() = default;
+  cublasLtHandle_t lt_ = nullptr;
+  cudaStream_t stream_ = nullptr;
+  DevicePtr workspace_{};
+  std::size_t workspace_bytes_ = 0;
+  DevicePtr scales_{};  // [weight scale, activation scale]
+  std::uint32_t rows_ = 0;
+  LtDesc desc_;
+  LtLayout a_, b_, d_;
+  cublasLtMatmulAlgo_t algo_{};
+};
+
+class CublasBaselines {
+ public:
+  // Selects the device for the CUDA runtime (cuBLAS runs on it), creates the handles,
+  // and binds them to `stream` with a fixed workspace (no allocation under capture).
+  CublasBaselines(const CudaBackend& gpu, const Stream& stream);
+  ~CublasBaselines();
+  CublasBaselines(const CublasBaselines&) = delete;
+  CublasBaselines& operator=(const CublasBaselines&) = delete;
+
+  // out[m, N] = x[m, K] . w[N, K]^T, BF16 operands, FP32 compute (cublasGemmEx).
+  void bf16_gemm(DevicePtr x, DevicePtr w, DevicePtr out, std::uint32_t m, std::uint32_t n,
+                 std::uint32_t k) const;
+
+  // Plans an FP8 GEMM for `rows` activation rows; throws Error when cuBLASLt offers no
+  // algorithm for it.
+  std::unique_ptr<Fp8Gemm> plan_fp8(std::uint32_t rows, std::uint32_t n, std::uint32_t k) const;
+
+ private:
+  const CudaBackend& gpu_;
+  cudaStream_t stream_ = nullptr;
+  // Declared before the handles so that the handles are destroyed first.
+  DeviceBuffer workspace_;
+  DeviceBuffer fp8_scales_;
+  CublasOwned<cublasHandle_t, cublasDestroy_v2> blas_;
+  CublasOwned<cublasLtHandle_t, cublasLtDestroy> lt_;
+};
+
+}  // namespace metrale::bench

@@ -1,0 +1,39 @@
+// read_ceiling: the device's read-only streaming ceiling, the denominator of every
+// "% of ceiling" the benchmark prints. It reads the same way the GEMM kernels read
+// their weights (ld.global.nc.L1::no_allocate, 16 bytes per load) and does nothing
+// else, so what it reaches is what HBM gives a pure reader.
+//
+// Each thread keeps kLoadsInFlight independent 16-byte loads outstanding per iteration;
+// with several 256-thread CTAs per SM that is >= 64 KiB in flight per SM, which the
+// H200 needs to saturate HBM. Consecutive threads read consecutive 16-byte words, so
+// every warp request is fully coalesced.
+//
+// Everything read is XOR-folded into one word per warp and then into *sink, so no load
+// can be removed as dead.
+#include "metrale_device.cuh"
+
+namespace {
+
+constexpr u32 kLoadsInFlight = 8;
+
+__device__ __forceinline__ u32 fold(uint4 v) { return v.x ^ v.y ^ v.z ^ v.w; }
+
+}  // namespace
+
+extern "C" __global__ void read_ceiling(const uint4* __restrict__ data, u32 count,
+                                        u32* __restrict__ sink) {
+  const u64 stride = static_cast<u64>(gridDim.x) * blockDim.x;
+  u64 i = static_cast<u64>(blockIdx.x) * blockDim.x + threadIdx.x;
+  u32 acc = 0;
+  for (; i + (kLoadsInFlight - 1) * stride < count; i += kLoadsInFlight * stride) {
+    uint4 v[kLoadsInFlight];
+#pragma unroll
+    for (u32 j = 0; j < kLoadsInFlight; ++j) v[j] = load_stream_16(data + i + j * stride);
+#pragma unroll
+    for (u32 j = 0; j < kLoadsInFlight; ++j) acc ^= fold(v[j]);
+  }
+  for (; i < count; i += stride) acc ^= fold(load_stream_16(data + i));
+#pragma unroll
+  for (u32 offset = 16; offset > 0; offset >>= 1) acc ^= __shfl_xor_sync(0xFFFFFFFFu, acc, offset);
+  if ((threadIdx.x & 31u) == 0) atomicXor(sink, acc);
+}

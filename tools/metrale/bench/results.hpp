@@ -1,0 +1,78 @@
+// Everything one benchmark run measured, as the table and the JSON report it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "metrale/bench/ceiling.hpp"
+#include "metrale/bench/graph_timer.hpp"
+#include "metrale/bench/shapes.hpp"
+#include "metrale/cuda_backend.hpp"
+#include "metrale/oracle.hpp"
+
+namespace metrale::bench {
+
+enum class Status { ok, wrong, error };
+const char* status_name(Status s);  // "ok", "WRONG", "ERROR"
+
+struct EntryResult {
+  std::string entry;
+  Status status = Status::ok;
+  std::string detail;   // why it is WRONG or ERROR
+  BudgetReport check;   // against w8a16_gemv_batch16 with within_m16_tc_budget
+  Timing timing;        // only when the check passed
+};
+
+struct BaselineResult {
+  std::string name;     // "cublas_bf16" or "cublaslt_fp8"
+  bool ok = false;
+  std::string error;
+  std::uint32_t rows = 0;          // activation rows multiplied (FP8 may pad m to 16)
+  std::uint32_t copies = 0;
+  std::uint64_t weight_bytes = 0;  // weight bytes it streams per launch
+  Timing timing;
+};
+
+struct CaseResult {
+  Shape shape;
+  std::uint32_t m = 0;
+  std::uint32_t copies = 0;
+  std::uint64_t weight_bytes = 0;  // FP8 weights + FP32 block scales
+  std::vector<EntryResult> entries;
+  std::vector<BaselineResult> baselines;  // empty with --no-baselines
+};
+
+struct LaunchCost {
+  std::string entry;
+  double median_ns = 0.0;  // per launcher call
+  double min_ns = 0.0;
+  double max_ns = 0.0;
+  std::uint64_t calls = 0;
+  std::uint32_t batch = 0;
+};
+
+struct CompileTime {
+  std::string module;
+  double ms = 0.0;
+  std::uint64_t image_bytes = 0;
+};
+
+struct BenchRun {
+  DeviceInfo device;
+  int driver_version = 0;
+  std::string nvrtc_version;
+  std::string commit;  // empty when unknown
+  std::string date;    // UTC, ISO 8601
+  std::uint32_t replays = 0;
+  std::uint64_t min_bytes = 0;
+  bool baselines = true;
+  Ceiling ceiling;
+  LaunchCost launch_cost;
+  std::vector<CompileTime> compiles;
+  std::vector<CaseResult> cases;
+
+  std::uint32_t count(Status s) const;
+};
+
+}  // namespace metrale::bench

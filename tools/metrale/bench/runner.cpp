@@ -1,0 +1,280 @@
+#include "metrale/bench/runner.hpp"
+
+#include <limits>
+
+#include "driver_api.hpp"
+#include "metrale/bench/oracle_check.hpp"
+#include "metrale/error.hpp"
+#include "metrale/kernel_launch.hpp"
+#include "metrale/w8a16_gemv_batch16.hpp"
+
+namespace metrale::bench {
+namespace {
+
+constexpr std::uint32_t kMaxRows = 16;      // the M tile: the largest m any entry takes
+constexpr std::uint32_t kFillThreads = 256;
+constexpr std::uint64_t kScaleAlign = 256;  // keeps each copy's scales on their own lines
+
+std::uint64_t round_up(std::uint64_t v, std::uint64_t to) { return (v + to - 1) / to * to; }
+
+std::uint32_t copies_for(std::uint64_t min_bytes, std::uint64_t bytes_per_copy) {
+  const std::uint64_t copies = (min_bytes + bytes_per_copy - 1) / bytes_per_copy;
+  return static_cast<std::uint32_t>(copies < 1 ? 1 : copies);
+}
+
+std::uint32_t as_count(std::uint64_t count) {
+  ensure(count <= std::numeric_limits<std::uint32_t>::max(),
+         "fill of {} elements exceeds the fill kernels' u32 count", count);
+  return static_cast<std::uint32_t>(count);
+}
+
+}  // namespace
+
+// One shape's operands: `copies` rotations of FP8 weights and block scales (so the
+// weights a launch reads were last touched >= min_bytes of traffic ago and cannot be in
+// L2), one activation block and output block shared by all launches (they are tiny and
+// L2-resident in an engine too), and the baselines' operands derived from the same
+// weights.
+struct Runner::ShapeData {
+  Shape shape;
+  std::uint64_t nk = 0;
+  std::uint64_t scale_stride = 0;  // bytes between copies' block scales
+  std::uint32_t copies = 0;
+  DeviceBuffer weights, scales, x, out, ref;
+  std::uint32_t bf16_copies = 0;
+  DeviceBuffer w_bf16, x_fp8, out_baseline;
+
+  DevicePtr weight(std::uint32_t c) const { return weights.get() + c * nk; }
+  DevicePtr scale(std::uint32_t c) const { return scales.get() + c * scale_stride; }
+  DevicePtr bf16_weight(std::uint32_t c) const { return w_bf16.get() + c * nk * 2; }
+};
+
+Runner::Runner(const CudaBackend& gpu, ModuleCache& cache, const Stream& stream,
+               const RunOptions& options)
+    : gpu_(gpu), cache_(cache), stream_(stream), options_(options) {
+  fill_grid_ = static_cast<std::uint32_t>(gpu.info().sm_count) * 8;
+  if (!options_.baselines) return;
+  prep_ = std::make_unique<BenchModule>(gpu, "baseline_prep.cu");
+  // A missing or broken cuBLAS is reported per baseline; the library is still measured.
+  try {
+    cublas_ = std::make_unique<CublasBaselines>(gpu, stream);
+  } catch (const Error& e) {
+    cublas_error_ = e.what();
+  }
+}
+
+Runner::~Runner() = default;
+
+void Runner::fill_fp8(DevicePtr p, std::uint64_t count, std::uint32_t seed) {
+  // 0x7E: every finite E4M3 magnitude, as real checkpoints use the whole range.
+  KernelLaunch(gpu_, cache_.kernel("fill_random_fp8"))
+      .grid({fill_grid_, 1, 1}).block({kFillThreads, 1, 1})
+      .arg_ptr(p).arg_u32(as_count(count)).arg_u32(seed).arg_u32(0x7E)
+      .launch(stream_.handle());
+}
+
+void Runner::fill_f32(DevicePtr p, std::uint64_t count, std::uint32_t seed, float lo,
+                      float hi) {
+  KernelLaunch(gpu_, cache_.kernel("fill_random_f32"))
+      .grid({fill_grid_, 1, 1}).block({kFillThreads, 1, 1})
+      .arg_ptr(p).arg_u32(as_count(count)).arg_u32(seed).arg_f32(lo).arg_f32(hi)
+      .launch(stream_.handle());
+}
+
+void Runner::fill_bf16(DevicePtr p, std::uint64_t count, std::uint32_t seed, float scale) {
+  KernelLaunch(gpu_, cache_.kernel("fill_random_bf16"))
+      .grid({fill_grid_, 1, 1}).block({kFillThreads, 1, 1})
+      .arg_ptr(p).arg_u32(as_count(count)).arg_u32(seed).arg_f32(scale)
+      .launch(stream_.handle());
+}
+
+void Runner::poison(DevicePtr p, std::uint64_t count) {
+  // 0xFFFF is a BF16 NaN: an output the kernel never writes fails the check.
+  KernelLaunch(gpu_, cache_.kernel("fill_u16"))
+      .grid({fill_grid_, 1, 1}).block({kFillThreads, 1, 1})
+      .arg_ptr(p).arg_u32(as_count(count)).arg_u32(0xFFFF)
+      .launch(stream_.handle());
+}
+
+void Runner::check_memory(const Shape& shape, std::uint64_t needed) const {
+  std::size_t free_bytes = 0;
+  std::size_t total_bytes = 0;
+  gpu_.make_current();
+  METRALE_CU(cuMemGetInfo, &free_bytes, &total_bytes);
+  ensure(needed <= free_bytes,
+         "{}: the weight copies need {} MiB of device memory but only {} MiB of {} MiB are "
+         "free (lower --min-bytes, or run fewer shapes at once)",
+         shape.label(), needed >> 20, free_bytes >> 20, total_bytes >> 20);
+}
+
+std::vector<CaseResult> Runner::run_shape(const Shape& shape) {
+  ShapeData d;
+  d.shape = shape;
+  d.nk = static_cast<std::uint64_t>(shape.n) * shape.k;
+  d.scale_stride = round_up(block_scale_count(shape) * sizeof(float), kScaleAlign);
+  d.copies = copies_for(options_.min_bytes, fp8_weight_bytes(shape));
+  d.bf16_copies = options_.baselines ? copies_for(options_.min_bytes, d.nk * 2) : 0;
+  check_memory(shape, d.copies * (d.nk + d.scale_stride) + d.bf16_copies * d.nk * 2 +
+                          (std::uint64_t{64} << 20));
+
+  d.weights = DeviceBuffer(gpu_, d.copies * d.nk);
+  d.scales = DeviceBuffer(gpu_, d.copies * d.scale_stride);
+  d.x = DeviceBuffer(gpu_, std::uint64_t{kMaxRows} * shape.k * 2);
+  d.out = DeviceBuffer(gpu_, std::uint64_t{kMaxRows} * shape.n * 2);
+  d.ref = DeviceBuffer(gpu_, std::uint64_t{kMaxRows} * shape.n * 2);
+  for (std::uint32_t c = 0; c < d.copies; ++c) {
+    fill_fp8(d.weight(c), d.nk, 2 * c + 1);
+    // Scales of real block-FP8 checkpoints sit around 2^-10 .. 2^-6.
+    fill_f32(d.scale(c), block_scale_count(shape), 2 * c + 2, 0x1p-10f, 0x1p-6f);
+  }
+  fill_bf16(d.x.get(), std::uint64_t{kMaxRows} * shape.k, 0xA11CE, 1.0f);
+
+  if (options_.baselines) {
+    d.w_bf16 = DeviceBuffer(gpu_, d.bf16_copies * d.nk * 2);
+    d.x_fp8 = DeviceBuffer(gpu_, std::uint64_t{kMaxRows} * shape.k);
+    d.out_baseline = DeviceBuffer(gpu_, std::uint64_t{kMaxRows} * shape.n * 2);
+    const KernelHandle dequantize = prep_->kernel("dequantize_fp8_to_bf16");
+    for (std::uint32_t c = 0; c < d.bf16_copies; ++c) {
+      KernelLaunch(gpu_, dequantize)
+          .grid({fill_grid_, 1, 1}).block({kFillThreads, 1, 1})
+          .arg_ptr(d.weight(c % d.copies)).arg_ptr(d.scale(c % d.copies))
+          .arg_ptr(d.bf16_weight(c)).arg_u32(shape.n).arg_u32(shape.k)
+          .launch(stream_.handle());
+    }
+    fill_fp8(d.x_fp8.get(), std::uint64_t{kMaxRows} * shape.k, 0xF8);
+  }
+  stream_.synchronize();
+
+  std::vector<CaseResult> results;
+  for (const std::uint32_t m : options_.ms) {
+    CaseResult c;
+    c.shape = shape;
+    c.m = m;
+    c.copies = d.copies;
+    c.weight_bytes = fp8_weight_bytes(shape);
+    const std::vector<std::uint16_t> ref = reference(d, m);
+    for (const BenchEntry& e : options_.entries) c.entries.push_back(run_entry(d, e, m, ref));
+    if (options_.baselines) {
+      c.baselines.push_back(bf16_baseline(d, m));
+      c.baselines.push_back(fp8_baseline(d, m));
+    }
+    results.push_back(std::move(c));
+  }
+  return results;
+}
+
+std::vector<std::uint16_t> Runner::reference(const ShapeData& d, std::uint32_t m) {
+  const std::uint64_t count = std::uint64_t{m} * d.shape.n;
+  poison(d.ref.get(), count);
+  w8a16_gemv_batch16(gpu_, cache_.kernel("w8a16_gemv_batch16"), d.x.get(), d.weight(0),
+                     d.scale(0), d.ref.get(), m, d.shape.n, d.shape.k, stream_.handle());
+  stream_.synchronize();
+  std::vector<std::uint16_t> ref(count);
+  gpu_.download(ref.data(), d.ref.get(), count * 2);
+  return ref;
+}
+
+EntryResult Runner::run_entry(const ShapeData& d, const BenchEntry& entry, std::uint32_t m,
+                              const std::vector<std::uint16_t>& ref) {
+  EntryResult r;
+  r.entry = std::string(entry.name);
+  const std::uint32_t n = d.shape.n;
+  const std::uint32_t k = d.shape.k;
+  try {
+    const KernelHandle kernel = cache_.kernel(entry.name);
+    const std::uint64_t count = std::uint64_t{m} * n;
+    poison(d.out.get(), count);
+    entry.launch(gpu_, kernel, d.x.get(), d.weight(0), d.scale(0), d.out.get(), m, n, k,
+                 stream_.handle());
+    stream_.synchronize();
+    std::vector<std::uint16_t> got(count);
+    gpu_.download(got.data(), d.out.get(), count * 2);
+    r.check = check_against_reference(got, ref, m, n, k);
+    if (!r.check.ok()) {
+      r.status = Status::wrong;
+      r.detail = fmt::format("{} of {} outputs outside the budget; first: {}",
+                             r.check.failures, r.check.checked, r.check.first_failure);
+      return r;
+    }
+    r.timing = time_graph(stream_, d.copies, options_.replays, [&](std::uint32_t c) {
+      entry.launch(gpu_, kernel, d.x.get(), d.weight(c), d.scale(c), d.out.get(), m, n, k,
+                   stream_.handle());
+    });
+  } catch (const Error& e) {
+    r.status = Status::error;
+    r.detail = e.what();
+    // A fault that killed the context makes every later result meaningless: stop here.
+    gpu_.synchronize();
+  }
+  return r;
+}
+
+BaselineResult Runner::bf16_baseline(const ShapeData& d, std::uint32_t m) {
+  BaselineResult r;
+  r.name = "cublas_bf16";
+  r.rows = m;
+  r.copies = d.bf16_copies;
+  r.weight_bytes = d.nk * 2;
+  if (!cublas_) {
+    r.error = cublas_error_;
+    return r;
+  }
+  const std::uint32_t n = d.shape.n;
+  const std::uint32_t k = d.shape.k;
+  try {
+    // An uncaptured call first: cuBLAS picks and loads its kernel outside the capture.
+    cublas_->bf16_gemm(d.x.get(), d.bf16_weight(0), d.out_baseline.get(), m, n, k);
+    stream_.synchronize();
+    r.timing = time_graph(stream_, d.bf16_copies, options_.replays, [&](std::uint32_t c) {
+      cublas_->bf16_gemm(d.x.get(), d.bf16_weight(c), d.out_baseline.get(), m, n, k);
+    });
+    r.ok = true;
+  } catch (const Error& e) {
+    r.error = e.what();
+    gpu_.synchronize();
+  }
+  return r;
+}
+
+BaselineResult Runner::fp8_baseline(const ShapeData& d, std::uint32_t m) {
+  BaselineResult r;
+  r.name = "cublaslt_fp8";
+  r.rows = m;
+  r.copies = d.copies;
+  r.weight_bytes = d.nk;  // the same FP8 weights; one per-tensor scale instead of blocks
+  if (!cublas_) {
+    r.error = cublas_error_;
+    return r;
+  }
+  const std::uint32_t n = d.shape.n;
+  const std::uint32_t k = d.shape.k;
+  auto planned = [&](std::uint32_t rows) {
+    auto g = cublas_->plan_fp8(rows, n, k);
+    g->enqueue(d.x_fp8.get(), d.weight(0), d.out_baseline.get());
+    stream_.synchronize();
+    return g;
+  };
+  try {
+    std::unique_ptr<Fp8Gemm> gemm;
+    try {
+      gemm = planned(m);
+    } catch (const Error&) {
+      // cuBLASLt's FP8 kernels may want the token dimension padded to 16; a user would
+      // pad, so the baseline does too and says so (rows).
+      if (m == kMaxRows) throw;
+      gpu_.synchronize();
+      gemm = planned(kMaxRows);
+    }
+    r.rows = gemm->rows();
+    r.timing = time_graph(stream_, d.copies, options_.replays, [&](std::uint32_t c) {
+      gemm->enqueue(d.x_fp8.get(), d.weight(c), d.out_baseline.get());
+    });
+    r.ok = true;
+  } catch (const Error& e) {
+    r.error = e.what();
+    gpu_.synchronize();
+  }
+  return r;
+}
+
+}  // namespace metrale::bench

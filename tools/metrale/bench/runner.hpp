@@ -1,0 +1,65 @@
+// Per-shape measurement: the rotated weight copies, the oracle gate, the graph timing of
+// each entry and the cuBLAS baselines on the same operands.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "metrale/bench/bench_module.hpp"
+#include "metrale/bench/cublas_baselines.hpp"
+#include "metrale/bench/entries.hpp"
+#include "metrale/bench/graph_timer.hpp"
+#include "metrale/bench/results.hpp"
+#include "metrale/cuda_backend.hpp"
+#include "metrale/module_cache.hpp"
+
+namespace metrale::bench {
+
+struct RunOptions {
+  std::vector<std::uint32_t> ms;
+  std::vector<BenchEntry> entries;
+  std::uint32_t replays = 7;
+  std::uint64_t min_bytes = std::uint64_t{768} << 20;
+  bool baselines = true;
+};
+
+class Runner {
+ public:
+  Runner(const CudaBackend& gpu, ModuleCache& cache, const Stream& stream,
+         const RunOptions& options);
+  ~Runner();
+  Runner(const Runner&) = delete;
+  Runner& operator=(const Runner&) = delete;
+
+  // One CaseResult per m of the options, entries and baselines in option order.
+  std::vector<CaseResult> run_shape(const Shape& shape);
+
+  // Compile time of the baselines' operand kernels (0 without baselines).
+  double prep_compile_ms() const { return prep_ ? prep_->compile_ms() : 0.0; }
+
+ private:
+  struct ShapeData;
+  void fill_fp8(DevicePtr p, std::uint64_t count, std::uint32_t seed);
+  void fill_f32(DevicePtr p, std::uint64_t count, std::uint32_t seed, float lo, float hi);
+  void fill_bf16(DevicePtr p, std::uint64_t count, std::uint32_t seed, float scale);
+  void poison(DevicePtr p, std::uint64_t count);
+  std::vector<std::uint16_t> reference(const ShapeData& d, std::uint32_t m);
+  EntryResult run_entry(const ShapeData& d, const BenchEntry& entry, std::uint32_t m,
+                        const std::vector<std::uint16_t>& ref);
+  BaselineResult bf16_baseline(const ShapeData& d, std::uint32_t m);
+  BaselineResult fp8_baseline(const ShapeData& d, std::uint32_t m);
+  void check_memory(const Shape& shape, std::uint64_t needed) const;
+
+  const CudaBackend& gpu_;
+  ModuleCache& cache_;
+  const Stream& stream_;
+  RunOptions options_;
+  std::uint32_t fill_grid_ = 0;
+  std::unique_ptr<BenchModule> prep_;
+  std::unique_ptr<CublasBaselines> cublas_;
+  std::string cublas_error_;  // why the baselines could not be set up, if they could not
+};
+
+}  // namespace metrale::bench

@@ -1,0 +1,182 @@
+// `metrale bench`: the library's entries against the HBM read ceiling and the cuBLAS
+// baselines, measured the way an engine runs decode (rotated weight copies in a
+// replayed CUDA graph), each result checked against the scalar oracle before it is
+// timed. See kHelp for the method and the options.
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "driver_api.hpp"
+#include "metrale/args.hpp"
+#include "metrale/bench/ceiling.hpp"
+#include "metrale/bench/entries.hpp"
+#include "metrale/bench/graph_timer.hpp"
+#include "metrale/bench/host_costs.hpp"
+#include "metrale/bench/report.hpp"
+#include "metrale/bench/runner.hpp"
+#include "metrale/bench/shapes.hpp"
+#include "metrale/commands.hpp"
+#include "metrale/cuda_backend.hpp"
+#include "metrale/error.hpp"
+#include "metrale/module_cache.hpp"
+#include "metrale/nvrtc_compiler.hpp"
+
+namespace metrale::cli {
+namespace {
+
+constexpr const char* kHelp =
+    "usage: metrale bench [--shape NxK]... [--m 1,8,16] [--entry NAME,...] [--replays N]\n"
+    "                     [--min-bytes MiB] [--no-baselines] [--json FILE] [--commit SHA]\n"
+    "                     [--device N]\n\n"
+    "Times the library's tensor-core entries per shape x m, the way an engine runs them:\n"
+    "R copies of the FP8 weights and block scales (R x bytes >= --min-bytes, so L2 never\n"
+    "holds the next launch's weights), one launch per copy captured in a CUDA graph, the\n"
+    "graph replayed; time per launch = replay time / R, median of --replays replays with\n"
+    "min and max. Before timing, every output is checked against the scalar reference\n"
+    "w8a16_gemv_batch16 with within_m16_tc_budget (outputs poisoned with NaN first); a\n"
+    "failing entry is reported WRONG, not timed, and the command exits 1.\n\n"
+    "In the same run: the device's read-only streaming ceiling (its own kernel, 1 GiB per\n"
+    "launch), cuBLAS BF16 GEMM on dequantized weights and cuBLASLt FP8 W8A8 with\n"
+    "per-tensor scales (same method; FP8 pads m to 16 where cuBLASLt needs it and says\n"
+    "[m->16]), the host cost of one launcher call and the NVRTC compile time of each\n"
+    "variant. Reports us, GB/s of the bytes each kernel streams, % of the ceiling and the\n"
+    "speed-up over each baseline.\n\n"
+    "  --shape NxK      a shape to measure (repeatable); default: the 13 decode shapes of\n"
+    "                   Llama-3-8B, Qwen3-32B and DeepSeek-V3 (K a multiple of 128)\n"
+    "  --m LIST         token counts, each 1..16 (default 1,8,16)\n"
+    "  --entry LIST     entries to time (default: all: {})\n"
+    "  --replays N      timed replays per measurement (default 7)\n"
+    "  --min-bytes MiB  weight bytes each graph rotates through (default 768)\n"
+    "  --no-baselines   skip cuBLAS and cuBLASLt\n"
+    "  --json FILE      also write every number to FILE as JSON\n"
+    "  --commit SHA     the commit measured, for the record (default: $METRALE_GIT_COMMIT)\n"
+    "  --device N       CUDA device ordinal (default 0)\n";
+
+std::uint32_t parse_one_u32(const Args& args, const std::string& name, std::uint32_t fallback) {
+  const auto v = args.value(name);
+  if (!v) return fallback;
+  const std::vector<std::uint32_t> list = parse_u32_list(*v, "--" + name);
+  ensure(list.size() == 1, "--{}: expected one unsigned integer, got '{}'", name, *v);
+  return list.front();
+}
+
+std::string utc_now() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char text[32] = {};
+  std::strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return text;
+}
+
+std::string entry_names() {
+  std::string names;
+  for (const bench::BenchEntry& e : bench::bench_entries()) {
+    names += (names.empty() ? "" : ",") + std::string(e.name);
+  }
+  return names;
+}
+
+}  // namespace
+
+int cmd_bench(int argc, char** argv) {
+  Args args(argc, argv, 1, {"help", "no-baselines"},
+            {"shape", "m", "entry", "replays", "min-bytes", "json", "commit", "device"});
+  if (args.has("help")) {
+    fmt::print(fmt::runtime(kHelp), entry_names());
+    return 0;
+  }
+  ensure(args.positional().empty(), "bench takes no positional arguments (got '{}')",
+         args.positional().empty() ? "" : args.positional().front());
+
+  std::vector<bench::Shape> shapes;
+  for (const std::string& s : args.values("shape")) shapes.push_back(bench::parse_shape(s));
+  if (shapes.empty()) {
+    for (const bench::Shape& s : bench::default_shapes()) shapes.push_back(s);
+  }
+  bench::RunOptions options;
+  options.ms = parse_u32_list(args.value_or("m", "1,8,16"), "--m");
+  for (const std::uint32_t m : options.ms) {
+    ensure(m >= 1 && m <= 16, "--m: {} is outside 1..16 (the entries' M tile)", m);
+  }
+  options.entries = bench::parse_entries(args.value_or("entry", entry_names()));
+  options.replays = parse_one_u32(args, "replays", 7);
+  ensure(options.replays >= 1, "--replays must be at least 1");
+  const std::uint32_t min_mib = parse_one_u32(args, "min-bytes", 768);
+  ensure(min_mib >= 1, "--min-bytes must be at least 1 MiB");
+  options.min_bytes = std::uint64_t{min_mib} << 20;
+  options.baselines = !args.has("no-baselines");
+  const int ordinal = static_cast<int>(parse_one_u32(args, "device", 0));
+  const std::string json_path = args.value_or("json", "");
+  if (!json_path.empty()) {
+    // Fail before a long run rather than after it.
+    const std::filesystem::path dir = std::filesystem::path(json_path).parent_path();
+    ensure(dir.empty() || std::filesystem::is_directory(dir),
+           "--json {}: directory {} does not exist", json_path, dir.string());
+  }
+
+  // Everything above needs no GPU, so --help and option errors work anywhere.
+  if (const std::string reason = cuda_unavailable_reason(); !reason.empty()) {
+    if (reason.starts_with("no CUDA device")) fail("{}", reason);
+    fail("no CUDA device to benchmark: {}", reason);
+  }
+  CudaBackend gpu(ordinal);
+  ModuleCache cache(gpu);
+  const bench::Stream stream(gpu);
+
+  bench::BenchRun run;
+  run.device = gpu.info();
+  METRALE_CU(cuDriverGetVersion, &run.driver_version);
+  run.nvrtc_version = nvrtc_version();
+  run.commit = args.value_or("commit", "");
+  if (const char* env = std::getenv("METRALE_GIT_COMMIT"); run.commit.empty() && env != nullptr) {
+    run.commit = env;
+  }
+  run.date = utc_now();
+  run.replays = options.replays;
+  run.min_bytes = options.min_bytes;
+  run.baselines = options.baselines;
+  if (options.min_bytes < 4 * run.device.l2_bytes) {
+    fmt::print(stderr,
+               "metrale bench: warning: --min-bytes {} MiB is under 4x the {} MiB L2; weights "
+               "may be served from L2 and the times flatter the kernels\n",
+               min_mib, run.device.l2_bytes >> 20);
+  }
+
+  fmt::print(stderr, "metrale bench: compiling the kernels for {}\n", gpu.target());
+  run.compiles = bench::measure_compile_times(gpu);
+  cache.warm_up();
+  fmt::print(stderr, "metrale bench: measuring the read ceiling\n");
+  run.ceiling = bench::measure_read_ceiling(gpu, stream, options.replays);
+  run.compiles.push_back({"read_ceiling (bench)", run.ceiling.compile_ms, 0});
+  fmt::print(stderr, "metrale bench: measuring the launcher's host cost\n");
+  run.launch_cost = bench::measure_launch_cost(gpu, cache, stream);
+
+  bench::Runner runner(gpu, cache, stream, options);
+  if (options.baselines) {
+    run.compiles.push_back({"baseline_prep (bench)", runner.prep_compile_ms(), 0});
+  }
+  for (std::size_t i = 0; i < shapes.size(); ++i) {
+    fmt::print(stderr, "metrale bench: [{}/{}] {} ({}x{})\n", i + 1, shapes.size(),
+               shapes[i].label(), shapes[i].n, shapes[i].k);
+    for (bench::CaseResult& c : runner.run_shape(shapes[i])) run.cases.push_back(std::move(c));
+  }
+
+  bench::print_report(run);
+  if (!json_path.empty()) {
+    bench::write_json(run, json_path);
+    fmt::print("wrote {}\n", json_path);
+  }
+  const std::uint32_t bad = run.count(bench::Status::wrong) + run.count(bench::Status::error);
+  if (bad > 0) {
+    fmt::print(stderr, "metrale bench: {} result(s) WRONG or ERROR\n", bad);
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace metrale::cli
