@@ -52,4 +52,9 @@ struct BudgetReport {
   bool ok() const { return failures == 0 && checked > 0; }
 };
 
+// Checks one output row of n BF16 values against the reference row (row_rms taken from
+// the reference) and adds the outcome to `report`; `row` only labels a failure.
+void check_row_budget(BudgetReport& report, const std::uint16_t* got, const std::uint16_t* ref,
+                      std::uint32_t n, std::uint32_t k, std::uint32_t row);
+
 }  // namespace metrale

@@ -59,10 +59,6 @@ struct OutputCheck {
 OutputCheck check_output(const Problem& p, const std::vector<std::uint16_t>& got,
                          const std::vector<std::uint16_t>& ref);
 
-// Budget check of one output row of n values (row_rms from the reference row).
-void check_row(BudgetReport& report, const std::uint16_t* got, const std::uint16_t* ref,
-               std::uint32_t n, std::uint32_t k, std::uint32_t row);
-
 // The tensor-core entries, launched on a problem through the library's launchers.
 struct TcEntry {
   std::string name;

@@ -12,6 +12,7 @@
 #include "metrale/args.hpp"
 #include "metrale/commands.hpp"
 #include "metrale/cuda_backend.hpp"
+#include "metrale/kernel_service.hpp"
 #include "metrale/embedded_sources.hpp"
 #include "metrale/kernel_variants.hpp"
 #include "metrale/module_cache.hpp"
@@ -43,10 +44,12 @@ int cmd_info(int argc, char** argv) {
   fmt::print("metrale kernels: NVRTC {}, {} embedded source(s)\n", nvrtc_version(),
              embedded_sources().size());
 
-  std::unique_ptr<CudaBackend> gpu;
+  std::unique_ptr<KernelService> service;
+  CudaBackend* gpu = nullptr;
   const std::string reason = cuda_unavailable_reason();
   if (reason.empty()) {
-    gpu = std::make_unique<CudaBackend>(ordinal);
+    service = std::make_unique<KernelService>(ordinal);
+    gpu = &service->backend();
     const DeviceInfo& d = gpu->info();
     fmt::print("device {}: {}, compute capability {}.{} ({}), {} SMs, {:.1f} GiB, L2 {} MiB\n",
                d.ordinal, d.name, d.cc_major, d.cc_minor, d.target(), d.sm_count,
@@ -67,8 +70,8 @@ int cmd_info(int argc, char** argv) {
     if (!c.log.empty()) fmt::print("{}\n", c.log);
   }
 
-  if (gpu && target == gpu->target()) {
-    ModuleCache cache(*gpu);
+  if (gpu != nullptr && target == gpu->target()) {
+    ModuleCache& cache = service->cache();
     fmt::print("\n{:<30} {:>10} {:>12} {:>14}\n", "entry", "registers", "local bytes",
                "static smem");
     for (const KernelVariant& v : kernel_variants()) {
@@ -78,6 +81,10 @@ int cmd_info(int argc, char** argv) {
                    a.static_shared_bytes);
       }
     }
+  }
+  if (service && !args.has("no-microtest")) {
+    fmt::print("\n");
+    return run_microtest(*service, {1, 8, 16}, 1);
   }
   return 0;
 }
