@@ -124,6 +124,12 @@ std::unique_ptr<LoadedModule> CudaBackend::load_module(std::span<const char> ima
          "driver supports; upgrade the NVIDIA driver or use an NVRTC no newer than it",
          label, driver::describe(r));
   }
+  if (r == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED || r == CUDA_ERROR_STREAM_CAPTURE_IMPLICIT ||
+      r == CUDA_ERROR_STREAM_CAPTURE_INVALIDATED) {
+    fail("module {} first used during CUDA graph capture: call warm_up() before capturing "
+         "({})",
+         label, driver::describe(r));
+  }
   if (r != CUDA_SUCCESS) {
     fail("loading module {} failed: cuModuleLoadData: {}", label, driver::describe(r));
   }

@@ -1,14 +1,32 @@
 #include "metrale/module_cache.hpp"
 
 #include <chrono>
+#include <optional>
 #include <string>
 #include <utility>
 
+#include "metrale/cache_key.hpp"
+#include "metrale/compile_target.hpp"
 #include "metrale/embedded_sources.hpp"
 #include "metrale/error.hpp"
 #include "metrale/log.hpp"
 
 namespace metrale {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+bool is_nvrtc_compile(const ModuleCache::CompileFn& compile) {
+  using Plain = CompiledModule (*)(const CompileRequest&);
+  const Plain* target = compile.target<Plain>();
+  return target != nullptr && *target == &nvrtc_compile;
+}
+
+}  // namespace
 
 struct ModuleCache::Loaded {
   std::string name;
@@ -17,18 +35,30 @@ struct ModuleCache::Loaded {
 };
 
 ModuleCache::ModuleCache(const GpuBackend& gpu, CompileFn compile)
-    : gpu_(gpu), compile_(std::move(compile)), target_(gpu.target()) {}
+    : ModuleCache(gpu, compile,
+                  is_nvrtc_compile(compile) ? DiskCacheConfig::from_environment()
+                                            : DiskCacheConfig::disabled()) {}
 
-ModuleCache::~ModuleCache() = default;
+ModuleCache::ModuleCache(const GpuBackend& gpu, CompileFn compile, DiskCacheConfig disk)
+    : gpu_(gpu),
+      compile_(std::move(compile)),
+      target_(choose_compile_target(gpu.target()).target),
+      disk_(std::make_unique<DiskCache>(std::move(disk))) {}
 
-std::shared_ptr<const ModuleCache::Loaded> ModuleCache::build(const KernelVariant& variant) const {
-  const auto start = std::chrono::steady_clock::now();
-  CompileRequest request{variant.source, embedded_source(variant.source), variant.defines, {},
-                         target_};
-  CompiledModule compiled = compile_(request);
+ModuleCache::~ModuleCache() {
+  const ModuleCacheStats s = stats();
+  if (s.compiles + s.disk_hits + s.hits == 0) return;
+  logger()->debug(
+      "module cache for {}: compiles {}, disk hits {}, disk misses {}, disk stores {}, "
+      "rejected entries {}, memory hits {}",
+      target_, s.compiles, s.disk_hits, s.disk_misses, s.disk_stores, s.disk_rejected, s.hits);
+}
+
+std::shared_ptr<const ModuleCache::Loaded> ModuleCache::load(const KernelVariant& variant,
+                                                             std::span<const char> image) const {
   auto loaded = std::make_shared<Loaded>();
   loaded->name = variant.name;
-  loaded->module = gpu_.load_module(compiled.image, variant.name);
+  loaded->module = gpu_.load_module(image, variant.name);
   for (const GlobalCheck& check : variant.checks) {
     const std::uint32_t value = loaded->module->read_global_u32(check.name);
     if (value != check.expected) {
@@ -39,11 +69,62 @@ std::shared_ptr<const ModuleCache::Loaded> ModuleCache::build(const KernelVarian
   for (const std::string& entry : variant.entries) {
     loaded->functions.emplace_back(entry, loaded->module->function(entry));
   }
-  logger()->debug("module {} ready for {} in {:.1f} ms (compile {:.1f} ms)", variant.name,
-                  target_,
-                  std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-                      .count(),
-                  compiled.compile_ms);
+  return loaded;
+}
+
+std::shared_ptr<const ModuleCache::Loaded> ModuleCache::build(const KernelVariant& variant) {
+  const auto start = Clock::now();
+  CompileRequest request{variant.source, embedded_source(variant.source), variant.defines, {},
+                         target_};
+  std::string key;
+  std::optional<CachedImage> cached;
+  const char* disk_state = "off";
+  if (disk_->enabled()) {
+    key = cache_key(request);
+    cached = disk_->load(key);
+    disk_state = "miss";
+  }
+  if (cached) {
+    const double lookup_ms = ms_since(start);
+    const auto load_start = Clock::now();
+    try {
+      auto loaded = load(variant, cached->image);
+      disk_hits_.fetch_add(1, std::memory_order_relaxed);
+      logger()->debug("module {} for {}: disk hit {} (lookup {:.2f} ms, load {:.2f} ms)",
+                      variant.name, target_, cached->path.string(), lookup_ms,
+                      ms_since(load_start));
+      return loaded;
+    } catch (const Error& e) {
+      // Whether the image or the moment is at fault (a capture in progress, say) is
+      // settled by loading a fresh compile below; the entry goes only if that works.
+      logger()->warn("cached module {} ({}) failed to load: {}; recompiling it",
+                     variant.name, cached->path.string(), e.what());
+      disk_state = "rejected";
+    }
+  }
+  if (disk_->enabled()) disk_misses_.fetch_add(1, std::memory_order_relaxed);
+
+  const auto compile_start = Clock::now();
+  CompiledModule compiled = compile_(request);
+  compiles_.fetch_add(1, std::memory_order_relaxed);
+  const double compile_ms = ms_since(compile_start);
+  const auto load_start = Clock::now();
+  auto loaded = load(variant, compiled.image);
+  const double load_ms = ms_since(load_start);
+
+  if (cached) {
+    load_rejected_.fetch_add(1, std::memory_order_relaxed);
+    disk_->discard(*cached);
+  }
+  if (!key.empty()) {
+    const CacheEntryMeta meta{target_, variant.name, compiled.is_cubin};
+    if (disk_->store(key, meta, compiled.image)) {
+      disk_stores_.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+  logger()->debug("module {} for {}: disk {}, compiled in {:.1f} ms, loaded in {:.1f} ms "
+                  "({:.1f} ms in all)",
+                  variant.name, target_, disk_state, compile_ms, load_ms, ms_since(start));
   return loaded;
 }
 
@@ -65,7 +146,6 @@ std::shared_ptr<const ModuleCache::Loaded> ModuleCache::module_for(const KernelV
   if (pending.valid()) return pending.get();
   try {
     auto loaded = build(variant);
-    compiles_.fetch_add(1, std::memory_order_relaxed);
     promise.set_value(loaded);
     return loaded;
   } catch (...) {
@@ -107,7 +187,14 @@ void ModuleCache::warm_up(std::span<const std::string> variant_names) {
 }
 
 ModuleCacheStats ModuleCache::stats() const {
-  return {compiles_.load(std::memory_order_relaxed), hits_.load(std::memory_order_relaxed)};
+  ModuleCacheStats s;
+  s.compiles = compiles_.load(std::memory_order_relaxed);
+  s.hits = hits_.load(std::memory_order_relaxed);
+  s.disk_hits = disk_hits_.load(std::memory_order_relaxed);
+  s.disk_misses = disk_misses_.load(std::memory_order_relaxed);
+  s.disk_stores = disk_stores_.load(std::memory_order_relaxed);
+  s.disk_rejected = load_rejected_.load(std::memory_order_relaxed) + disk_->rejected();
+  return s;
 }
 
 }  // namespace metrale

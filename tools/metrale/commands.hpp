@@ -13,6 +13,8 @@ struct Command {
 };
 
 int cmd_info(int argc, char** argv);
+int cmd_compile(int argc, char** argv);
+int cmd_cache(int argc, char** argv);
 int cmd_bench(int argc, char** argv);
 
 }  // namespace metrale::cli

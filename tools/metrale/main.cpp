@@ -18,6 +18,10 @@ using metrale::cli::Command;
 constexpr std::array kCommands = {
     Command{"info", "device report and compile of every kernel (the default)",
             metrale::cli::cmd_info},
+    Command{"compile", "fill a kernel cache directory ahead of time; dump PTX / CUBIN",
+            metrale::cli::cmd_compile},
+    Command{"cache", "list, verify or trim the persistent kernel cache",
+            metrale::cli::cmd_cache},
     Command{"bench", "time the entries against the HBM ceiling and cuBLAS; check each result",
             metrale::cli::cmd_bench},
 };
@@ -31,7 +35,9 @@ void print_usage() {
   fmt::print(
       "\n`metrale COMMAND --help` describes a command's options.\n"
       "Environment: METRALE_LOG_LEVEL (trace|debug|info|warn|error|off, default warn),\n"
-      "METRALE_FFN_M16_TC_NTILE (unset|32|64).\n");
+      "METRALE_FFN_M16_TC_NTILE (unset|32|64),\n"
+      "METRALE_KERNEL_CACHE_DIR, METRALE_KERNEL_CACHE_PATH, METRALE_KERNEL_CACHE=0\n"
+      "(the persistent kernel cache: see `metrale cache --help`).\n");
 }
 
 }  // namespace

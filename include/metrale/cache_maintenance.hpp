@@ -1,0 +1,45 @@
+// Inspection and upkeep of one kernel cache directory (`metrale cache`): list entries,
+// verify every checksum, trim to a size oldest-first.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "metrale/disk_cache.hpp"
+
+namespace metrale {
+
+struct CacheFileInfo {
+  std::filesystem::path path;
+  std::string key;            // from the file name; empty for a temporary file
+  CacheEntryMeta meta;        // valid when problem is empty
+  std::uint64_t bytes = 0;    // file size
+  std::int64_t age_seconds = 0;  // since the last write
+  bool temporary = false;     // an unfinished (or abandoned) write
+  std::string problem;        // empty when the entry is valid
+};
+
+// Every entry and temporary file in `dir`, each fully verified, oldest first. Files that
+// are neither are ignored. Throws Error when the directory cannot be read.
+std::vector<CacheFileInfo> scan_cache(const std::filesystem::path& dir);
+
+struct TrimResult {
+  std::uint64_t files_removed = 0;
+  std::uint64_t bytes_removed = 0;
+  std::uint64_t bytes_left = 0;
+};
+
+// A temporary file this old belongs to a writer that died: live writes take
+// milliseconds.
+inline constexpr std::int64_t kStaleTemporarySeconds = 600;
+
+// Removes bad entries and stale temporary files, then the oldest valid entries until
+// the directory's entries total at most `max_bytes`.
+TrimResult trim_cache(const std::filesystem::path& dir, std::uint64_t max_bytes);
+
+// Removes every bad entry; returns how many.
+std::uint64_t remove_bad_entries(const std::vector<CacheFileInfo>& scanned);
+
+}  // namespace metrale

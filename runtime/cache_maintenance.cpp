@@ -1,0 +1,99 @@
+#include "metrale/cache_maintenance.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <ctime>
+#include <system_error>
+
+#include "cache_entry.hpp"
+#include "file_io.hpp"
+#include "metrale/error.hpp"
+
+namespace metrale {
+namespace {
+
+bool remove_file(const std::filesystem::path& path) { return ::unlink(path.c_str()) == 0; }
+
+}  // namespace
+
+std::vector<CacheFileInfo> scan_cache(const std::filesystem::path& dir) {
+  std::error_code ec;
+  std::filesystem::directory_iterator it(dir, ec);
+  if (ec) fail("cannot read kernel cache directory {}: {}", dir.string(), ec.message());
+  const std::time_t now = std::time(nullptr);
+  std::vector<CacheFileInfo> out;
+  for (; it != std::filesystem::directory_iterator(); it.increment(ec)) {
+    if (ec) fail("cannot read kernel cache directory {}: {}", dir.string(), ec.message());
+    const std::string name = it->path().filename().string();
+    CacheFileInfo info;
+    info.path = it->path();
+    info.temporary = is_temporary_cache_file(name);
+    if (!info.temporary && !name.ends_with(kCacheEntrySuffix)) continue;
+    struct stat st {};
+    if (::lstat(info.path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    info.bytes = static_cast<std::uint64_t>(st.st_size);
+    info.age_seconds = std::max<std::int64_t>(0, now - st.st_mtime);
+    if (info.temporary) {
+      info.problem = "unfinished write";
+      out.push_back(std::move(info));
+      continue;
+    }
+    info.key = name.substr(0, name.size() - kCacheEntrySuffix.size());
+    FileRead file = read_whole_file(info.path);
+    if (file.error != 0) {
+      // Renamed over or trimmed by another process between listing and reading.
+      if (file.error == ENOENT) continue;
+      info.problem = "unreadable: " + std::generic_category().message(file.error);
+    } else {
+      const DecodedEntry decoded = decode_cache_entry(file.bytes, info.key);
+      info.meta = decoded.meta;
+      info.problem = decoded.problem;
+    }
+    out.push_back(std::move(info));
+  }
+  std::sort(out.begin(), out.end(), [](const CacheFileInfo& a, const CacheFileInfo& b) {
+    if (a.age_seconds != b.age_seconds) return a.age_seconds > b.age_seconds;
+    return a.path < b.path;
+  });
+  return out;
+}
+
+std::uint64_t remove_bad_entries(const std::vector<CacheFileInfo>& scanned) {
+  std::uint64_t removed = 0;
+  for (const CacheFileInfo& f : scanned) {
+    if (!f.temporary && !f.problem.empty() && remove_file(f.path)) ++removed;
+  }
+  return removed;
+}
+
+TrimResult trim_cache(const std::filesystem::path& dir, std::uint64_t max_bytes) {
+  TrimResult result;
+  std::vector<CacheFileInfo> kept;
+  for (CacheFileInfo& f : scan_cache(dir)) {
+    const bool stale_temporary = f.temporary && f.age_seconds >= kStaleTemporarySeconds;
+    const bool bad = !f.temporary && !f.problem.empty();
+    if ((stale_temporary || bad) && remove_file(f.path)) {
+      ++result.files_removed;
+      result.bytes_removed += f.bytes;
+    } else if (!f.temporary) {
+      kept.push_back(std::move(f));
+    }
+  }
+  std::uint64_t total = 0;
+  for (const CacheFileInfo& f : kept) total += f.bytes;
+  // `kept` is oldest first.
+  for (const CacheFileInfo& f : kept) {
+    if (total <= max_bytes) break;
+    if (remove_file(f.path)) {
+      ++result.files_removed;
+      result.bytes_removed += f.bytes;
+      total -= f.bytes;
+    }
+  }
+  result.bytes_left = total;
+  return result;
+}
+
+}  // namespace metrale

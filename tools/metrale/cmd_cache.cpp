@@ -1,0 +1,149 @@
+// `metrale cache`: lists, verifies and trims a kernel cache directory.
+#include <cctype>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "metrale/args.hpp"
+#include "metrale/cache_maintenance.hpp"
+#include "metrale/commands.hpp"
+#include "metrale/disk_cache.hpp"
+#include "metrale/error.hpp"
+
+namespace metrale::cli {
+namespace {
+
+constexpr const char* kHelp =
+    "usage: metrale cache [--dir DIR] list\n"
+    "       metrale cache [--dir DIR] verify [--delete-bad]\n"
+    "       metrale cache [--dir DIR] trim --max-bytes N\n\n"
+    "Inspects the persistent kernel cache.\n"
+    "  list     every entry: key, target, kind, module, size, age, status\n"
+    "  verify   checks every entry's checksum; exits 1 when one is bad\n"
+    "  trim     removes bad entries, abandoned temporary files, then the oldest entries\n"
+    "           until the directory holds at most N bytes (suffixes K, M, G: powers of 1024)\n\n"
+    "  --dir DIR      the cache directory (default: METRALE_KERNEL_CACHE_DIR, else\n"
+    "                 $XDG_CACHE_HOME/metrale/kernels, else ~/.cache/metrale/kernels)\n"
+    "  --delete-bad   verify: also delete the bad entries (they would be rebuilt anyway)\n"
+    "  --max-bytes N  trim: the size to trim to\n";
+
+std::uint64_t parse_size(const std::string& text) {
+  std::uint64_t multiplier = 1;
+  std::string digits = text;
+  if (!digits.empty() && std::isalpha(static_cast<unsigned char>(digits.back()))) {
+    switch (std::toupper(static_cast<unsigned char>(digits.back()))) {
+      case 'K': multiplier = 1ull << 10; break;
+      case 'M': multiplier = 1ull << 20; break;
+      case 'G': multiplier = 1ull << 30; break;
+      default: fail("--max-bytes: '{}' is not a size (N, NK, NM or NG)", text);
+    }
+    digits.pop_back();
+  }
+  std::uint64_t value = 0;
+  ensure(!digits.empty(), "--max-bytes: '{}' is not a size (N, NK, NM or NG)", text);
+  for (char c : digits) {
+    ensure(std::isdigit(static_cast<unsigned char>(c)) != 0,
+           "--max-bytes: '{}' is not a size (N, NK, NM or NG)", text);
+    value = value * 10 + static_cast<std::uint64_t>(c - '0');
+  }
+  return value * multiplier;
+}
+
+std::string human_age(std::int64_t s) {
+  if (s < 120) return fmt::format("{}s", s);
+  if (s < 120 * 60) return fmt::format("{}m", s / 60);
+  if (s < 48 * 3600) return fmt::format("{}h", s / 3600);
+  return fmt::format("{}d", s / 86400);
+}
+
+std::string human_bytes(std::uint64_t b) {
+  if (b < 10 * 1024) return fmt::format("{} B", b);
+  if (b < 10 * 1024 * 1024) return fmt::format("{:.1f} KiB", static_cast<double>(b) / 1024);
+  return fmt::format("{:.1f} MiB", static_cast<double>(b) / (1024 * 1024));
+}
+
+int list(const std::vector<CacheFileInfo>& files) {
+  fmt::print("{:<16} {:<12} {:<5} {:<22} {:>10} {:>6}  {}\n", "key", "target", "kind", "module",
+             "bytes", "age", "status");
+  std::uint64_t total = 0;
+  int bad = 0;
+  int temporary = 0;
+  for (const CacheFileInfo& f : files) {
+    total += f.bytes;
+    if (f.temporary) {
+      ++temporary;
+      fmt::print("{:<16} {:<12} {:<5} {:<22} {:>10} {:>6}  {}\n", "(temporary)", "", "", "",
+                 f.bytes, human_age(f.age_seconds), f.path.filename().string());
+      continue;
+    }
+    bad += f.problem.empty() ? 0 : 1;
+    fmt::print("{:<16} {:<12} {:<5} {:<22} {:>10} {:>6}  {}\n", f.key.substr(0, 16),
+               f.meta.target, f.problem.empty() ? (f.meta.is_cubin ? "cubin" : "ptx") : "",
+               f.meta.label, f.bytes, human_age(f.age_seconds),
+               f.problem.empty() ? "ok" : "BAD: " + f.problem);
+  }
+  fmt::print("{} entr{}, {} ({} bad, {} temporary)\n", files.size() - temporary,
+             files.size() - temporary == 1 ? "y" : "ies", human_bytes(total), bad, temporary);
+  return 0;
+}
+
+int verify(const std::vector<CacheFileInfo>& files, bool delete_bad) {
+  std::size_t entries = 0;
+  std::size_t bad = 0;
+  for (const CacheFileInfo& f : files) {
+    if (f.temporary) continue;
+    ++entries;
+    if (!f.problem.empty()) {
+      ++bad;
+      fmt::print("BAD {}: {}\n", f.path.string(), f.problem);
+    }
+  }
+  if (bad == 0) {
+    fmt::print("{} entr{} verified, all valid\n", entries, entries == 1 ? "y" : "ies");
+    return 0;
+  }
+  fmt::print("{} of {} entries bad", bad, entries);
+  if (delete_bad) fmt::print(", {} deleted", remove_bad_entries(files));
+  fmt::print("\n");
+  return 1;
+}
+
+}  // namespace
+
+int cmd_cache(int argc, char** argv) {
+  Args args(argc, argv, 1, {"help", "delete-bad"}, {"dir", "max-bytes"});
+  if (args.has("help")) {
+    fmt::print("{}", kHelp);
+    return 0;
+  }
+  ensure(args.positional().size() == 1,
+         "cache: give one action: list, verify or trim (see --help)");
+  const std::string action = args.positional().front();
+  ensure(action == "list" || action == "verify" || action == "trim",
+         "cache: unknown action '{}' (list, verify or trim)", action);
+  ensure(action == "trim" || !args.has("max-bytes"), "--max-bytes belongs to trim");
+  ensure(action == "verify" || !args.has("delete-bad"), "--delete-bad belongs to verify");
+  const std::filesystem::path dir =
+      args.has("dir") ? std::filesystem::path(*args.value("dir")) : default_cache_directory();
+  ensure(!dir.empty(), "cache: no --dir given and no cache location in the environment");
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec)) {
+    ensure(action != "trim" || args.has("max-bytes"), "trim needs --max-bytes N");
+    fmt::print("no kernel cache at {}\n", dir.string());
+    return 0;
+  }
+  fmt::print("kernel cache {}\n", dir.string());
+  if (action == "list") return list(scan_cache(dir));
+  if (action == "verify") return verify(scan_cache(dir), args.has("delete-bad"));
+  ensure(args.has("max-bytes"), "trim needs --max-bytes N");
+  const std::uint64_t max_bytes = parse_size(*args.value("max-bytes"));
+  const TrimResult r = trim_cache(dir, max_bytes);
+  fmt::print("removed {} file(s), {}; {} left (limit {})\n", r.files_removed,
+             human_bytes(r.bytes_removed), human_bytes(r.bytes_left), human_bytes(max_bytes));
+  return 0;
+}
+
+}  // namespace metrale::cli

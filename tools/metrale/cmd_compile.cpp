@@ -1,0 +1,230 @@
+// `metrale compile`: fills a kernel cache directory ahead of time for a list of targets,
+// on a machine with or without a GPU, and dumps PTX or CUBIN of any variant for
+// inspection. Entries are exactly those a process on that GPU would write, so a warm
+// directory can ship in a container image (METRALE_KERNEL_CACHE_PATH).
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <tuple>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "file_io.hpp"
+#include "metrale/args.hpp"
+#include "metrale/cache_key.hpp"
+#include "metrale/commands.hpp"
+#include "metrale/compile_target.hpp"
+#include "metrale/disk_cache.hpp"
+#include "metrale/embedded_sources.hpp"
+#include "metrale/error.hpp"
+#include "metrale/kernel_variants.hpp"
+#include "metrale/nvrtc_compiler.hpp"
+
+namespace metrale::cli {
+namespace {
+
+constexpr const char* kHelp =
+    "usage: metrale compile --target sm_XY [--target sm_XY ...] [--out DIR] [--jobs N]\n"
+    "                       [--variant NAME ...] [--dump-ptx DIR] [--dump-cubin DIR]\n\n"
+    "Compiles kernel variants with NVRTC for each target (no GPU needed, in parallel) and\n"
+    "writes them as cache entries, the same a process on that GPU would write, so that it\n"
+    "starts without compiling. A target newer than this NVRTC gets PTX of the newest\n"
+    "virtual target, as at run time. Entries already valid in DIR are kept.\n\n"
+    "  --target sm_XY     target to compile for (repeatable, or comma-separated)\n"
+    "  --out DIR          cache directory to fill (default: METRALE_KERNEL_CACHE_DIR, else\n"
+    "                     $XDG_CACHE_HOME/metrale/kernels, else ~/.cache/metrale/kernels;\n"
+    "                     with only --dump-* options nothing is cached)\n"
+    "  --jobs N           parallel compiles (default: the number of CPUs)\n"
+    "  --variant NAME     only this variant (repeatable; default: every variant)\n"
+    "  --dump-ptx DIR     also write DIR/<variant>.compute_XY.ptx\n"
+    "  --dump-cubin DIR   also write DIR/<variant>.sm_XY.cubin\n";
+
+struct Job {
+  const KernelVariant* variant = nullptr;
+  std::string target;  // the compile target: sm_XY or compute_XY
+  bool to_cache = false;
+  bool dump_ptx = false;
+  bool dump_cubin = false;
+  // Results.
+  std::string status;
+  double ms = 0.0;
+  std::size_t bytes = 0;
+  std::string error;
+};
+
+std::vector<std::string> split_targets(const std::vector<std::string>& values) {
+  std::vector<std::string> out;
+  for (const std::string& v : values) {
+    std::size_t start = 0;
+    while (start <= v.size()) {
+      const std::size_t end = std::min(v.find(',', start), v.size());
+      if (end > start) {
+        std::string t = normalize_target(v.substr(start, end - start));
+        if (std::find(out.begin(), out.end(), t) == out.end()) out.push_back(std::move(t));
+      }
+      start = end + 1;
+    }
+  }
+  return out;
+}
+
+void write_dump(const std::filesystem::path& dir, const std::string& name,
+                std::span<const char> image, bool is_ptx) {
+  // PTX comes NUL-terminated for the driver; a text file has no use for the NUL.
+  while (is_ptx && !image.empty() && image.back() == '\0') image = image.first(image.size() - 1);
+  write_file_atomically(dir, name, image);
+}
+
+void run_job(Job& job, DiskCache* cache, const std::optional<std::filesystem::path>& ptx_dir,
+             const std::optional<std::filesystem::path>& cubin_dir) {
+  const auto start = std::chrono::steady_clock::now();
+  const KernelVariant& v = *job.variant;
+  CompileRequest request{v.source, embedded_source(v.source), v.defines, {}, job.target};
+  const bool is_ptx = job.target.starts_with("compute_");
+  std::vector<char> image;
+  job.status = "compiled";
+  std::string key;
+  if (job.to_cache) {
+    key = cache_key(request);
+    if (auto hit = cache->load(key)) {
+      image = std::move(hit->image);
+      job.status = "cached";
+    }
+  }
+  if (image.empty()) {
+    CompiledModule compiled = nvrtc_compile(request);
+    image = std::move(compiled.image);
+    if (job.to_cache) {
+      ensure(cache->store(key, CacheEntryMeta{job.target, v.name, !is_ptx}, image),
+             "could not write the cache entry for {} ({}) into {}", v.name, job.target,
+             cache->config().directory.string());
+    }
+  }
+  if (job.dump_ptx) write_dump(*ptx_dir, v.name + "." + job.target + ".ptx", image, true);
+  if (job.dump_cubin) write_dump(*cubin_dir, v.name + "." + job.target + ".cubin", image, false);
+  job.bytes = image.size();
+  job.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+               .count();
+}
+
+std::optional<std::filesystem::path> output_dir(const Args& args, const std::string& name) {
+  const std::optional<std::string> value = args.value(name);
+  if (!value) return std::nullopt;
+  std::error_code ec;
+  std::filesystem::create_directories(*value, ec);
+  ensure(!ec, "--{}: cannot create {}: {}", name, *value, ec.message());
+  return std::filesystem::path(*value);
+}
+
+}  // namespace
+
+int cmd_compile(int argc, char** argv) {
+  Args args(argc, argv, 1, {"help"},
+            {"target", "out", "jobs", "variant", "dump-ptx", "dump-cubin"});
+  if (args.has("help")) {
+    fmt::print("{}", kHelp);
+    return 0;
+  }
+  ensure(args.positional().empty(), "compile: unexpected argument '{}' (see --help)",
+         args.positional().empty() ? std::string() : args.positional().front());
+  const std::vector<std::string> targets = split_targets(args.values("target"));
+  ensure(!targets.empty(), "compile: give at least one --target (e.g. --target sm_90)");
+  std::vector<const KernelVariant*> variants;
+  for (const std::string& name : args.values("variant")) variants.push_back(&variant_named(name));
+  if (variants.empty()) {
+    for (const KernelVariant& v : kernel_variants()) variants.push_back(&v);
+  }
+  const auto ptx_dir = output_dir(args, "dump-ptx");
+  const auto cubin_dir = output_dir(args, "dump-cubin");
+  std::unique_ptr<DiskCache> cache;
+  if (args.has("out") || (!ptx_dir && !cubin_dir)) {
+    const std::filesystem::path out = args.has("out") ? std::filesystem::path(*args.value("out"))
+                                                      : default_cache_directory();
+    ensure(!out.empty(), "compile: no --out given and no cache location in the environment");
+    cache = std::make_unique<DiskCache>(DiskCacheConfig::at(out));
+    ensure(cache->writable(), "compile: cache directory {} is not writable", out.string());
+  }
+  unsigned jobs = std::max(1u, std::thread::hardware_concurrency());
+  if (auto j = args.value("jobs")) {
+    const std::vector<std::uint32_t> parsed = parse_u32_list(*j, "--jobs");
+    ensure(parsed.size() == 1 && parsed[0] >= 1, "--jobs must be one number of at least 1, not {}",
+           *j);
+    jobs = parsed[0];
+  }
+
+  // One job per (variant, compile target): a PTX fallback target and --dump-ptx of it
+  // share one compile.
+  std::map<std::tuple<std::string, std::string>, Job> by_key;
+  auto job_for = [&](const KernelVariant* v, const std::string& target) -> Job& {
+    Job& job = by_key[{v->name, target}];
+    job.variant = v;
+    job.target = target;
+    return job;
+  };
+  for (const std::string& target : targets) {
+    const CompileTarget chosen = choose_compile_target(target);
+    for (const KernelVariant* v : variants) {
+      if (cache) job_for(v, chosen.target).to_cache = true;
+      if (cubin_dir && !chosen.ptx_fallback) job_for(v, chosen.target).dump_cubin = true;
+      if (ptx_dir) job_for(v, virtual_target(chosen.target)).dump_ptx = true;
+    }
+    if (cubin_dir && chosen.ptx_fallback) {
+      fmt::print(stderr, "metrale compile: no CUBIN for {}: this NVRTC emits {} PTX only\n",
+                 target, chosen.target);
+    }
+  }
+  std::vector<Job*> list;
+  for (auto& [key, job] : by_key) list.push_back(&job);
+
+  const auto start = std::chrono::steady_clock::now();
+  std::atomic<std::size_t> next{0};
+  std::vector<std::thread> workers;
+  for (unsigned w = 0; w < std::min<std::size_t>(jobs, list.size()); ++w) {
+    workers.emplace_back([&] {
+      for (std::size_t i = next++; i < list.size(); i = next++) {
+        try {
+          run_job(*list[i], cache.get(), ptx_dir, cubin_dir);
+        } catch (const std::exception& e) {
+          list[i]->status = "FAILED";
+          list[i]->error = e.what();
+        }
+      }
+    });
+  }
+  for (std::thread& t : workers) t.join();
+  const double wall_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+
+  fmt::print("{:<22} {:<12} {:<9} {:>10} {:>10}\n", "module", "target", "status", "ms", "bytes");
+  int failed = 0;
+  int compiled = 0;
+  for (const Job* job : list) {
+    fmt::print("{:<22} {:<12} {:<9} {:>10.1f} {:>10}\n", job->variant->name, job->target,
+               job->status, job->ms, job->bytes);
+    failed += job->error.empty() ? 0 : 1;
+    compiled += job->status == "compiled" ? 1 : 0;
+  }
+  for (const Job* job : list) {
+    if (!job->error.empty()) {
+      fmt::print(stderr, "metrale compile: {} for {}: {}\n", job->variant->name, job->target,
+                 job->error);
+    }
+  }
+  fmt::print("{} module(s) in {:.0f} ms with {} job(s): {} compiled, {} already cached, {} "
+             "failed{}\n",
+             list.size(), wall_ms, jobs, compiled,
+             list.size() - static_cast<std::size_t>(compiled + failed), failed,
+             cache ? " -> " + cache->config().directory.string() : std::string());
+  return failed == 0 ? 0 : 1;
+}
+
+}  // namespace metrale::cli
