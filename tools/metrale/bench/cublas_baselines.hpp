@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "metrale/bench/graph_timer.hpp"
 #include "metrale/cuda_backend.hpp"
@@ -49,26 +50,44 @@ void check_cublas(cublasStatus_t status, const char* call);
 class Fp8Gemm {
  public:
   std::uint32_t rows() const { return rows_; }
+
+  // Enqueues the GEMM. Until one call has succeeded, an algorithm that cublasLtMatmul
+  // rejects with CUBLAS_STATUS_NOT_SUPPORTED is replaced by the heuristic's next one
+  // (with a warning); after that the algorithm is fixed. Throws Error describing the
+  // whole configuration, the pointers and cuBLASLt's own log when the call fails.
   void enqueue(DevicePtr x_fp8, DevicePtr w_fp8, DevicePtr out) const;
 
  private:
   friend class CublasBaselines;
   Fp8Gemm() = default;
+  std::string describe_call(DevicePtr x_fp8, DevicePtr w_fp8, DevicePtr out) const;
+
   cublasLtHandle_t lt_ = nullptr;
   cudaStream_t stream_ = nullptr;
   DevicePtr workspace_{};
   std::size_t workspace_bytes_ = 0;
-  DevicePtr scales_{};  // [weight scale, activation scale]
+  DevicePtr a_scale_{};  // weight scale
+  DevicePtr b_scale_{};  // activation scale
   std::uint32_t rows_ = 0;
+  std::uint32_t n_ = 0;
+  std::uint32_t k_ = 0;
+  // The pointer alignments the heuristic was told to assume (bytes).
+  std::uint32_t align_a_ = 0, align_b_ = 0, align_d_ = 0;
+  std::string config_;  // transposes, dims, leading dims, types: for messages
+  std::string device_;  // GPU and cuBLASLt version: for messages
   LtDesc desc_;
   LtLayout a_, b_, d_;
-  cublasLtMatmulAlgo_t algo_{};
+  std::vector<cublasLtMatmulHeuristicResult_t> algos_;  // best first
+  mutable std::size_t algo_ = 0;                         // the one in use
+  mutable bool settled_ = false;                         // algo_ has run once
 };
 
 class CublasBaselines {
  public:
   // Selects the device for the CUDA runtime (cuBLAS runs on it), creates the handles,
   // and binds them to `stream` with a fixed workspace (no allocation under capture).
+  // Unless CUBLASLT_LOG_LEVEL/_MASK/_FILE are set, routes cuBLASLt's error log into the
+  // FP8 baseline's failure messages.
   CublasBaselines(const CudaBackend& gpu, const Stream& stream);
   ~CublasBaselines();
   CublasBaselines(const CublasBaselines&) = delete;
@@ -79,12 +98,15 @@ class CublasBaselines {
                  std::uint32_t k) const;
 
   // Plans an FP8 GEMM for `rows` activation rows; throws Error when cuBLASLt offers no
-  // algorithm for it.
+  // algorithm for it. The weights passed to enqueue may be any of several [n, k]
+  // matrices stored back to back (so aligned to n * k bytes, up to 256); activations
+  // and output must start 256-byte aligned.
   std::unique_ptr<Fp8Gemm> plan_fp8(std::uint32_t rows, std::uint32_t n, std::uint32_t k) const;
 
  private:
   const CudaBackend& gpu_;
   cudaStream_t stream_ = nullptr;
+  bool lt_log_installed_ = false;
   // Declared before the handles so that the handles are destroyed first.
   DeviceBuffer workspace_;
   DeviceBuffer fp8_scales_;
