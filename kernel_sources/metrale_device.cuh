@@ -58,12 +58,54 @@ __device__ __forceinline__ u32 fp8x2_e4m3_to_bf16x2(u32 two_codes) {
 #endif
 }
 
-// 16 bytes of weights, read once: no L1 allocation (nothing re-reads them).
-__device__ __forceinline__ uint4 load_stream_16(const void* p) {
+// Four E4M3 codes (one word, k order b0..b3) to two packed BF16 pairs, lo = (b0, b1) and
+// hi = (b2, b3), with integer moves and one BF16 FMA per pair (no conversion-pipe
+// instruction: that pipe runs at a quarter of the integer rate and would cap the decode
+// below the memory rate). PRMT spreads each byte into a 16-bit lane with its sign byte
+// replicated above it; shifted left by 4 and masked, the lane holds sign | e | m as a
+// BF16 whose exponent is biased by 7 instead of 127, i.e. the value times 2^-120 (E4M3
+// subnormals land on BF16 subnormals, exactly); the FMA by 2^120 restores it exactly.
+// NaN codes (0x7F, 0xFF) come out as +-480: callers detect them with fp8x4_nan_bits.
+__device__ __forceinline__ u32 e4m3_lanes_to_bf16x2(u32 lanes) {
+  const u32 biased = (lanes << 4) & 0x87F087F0u;
+  u32 r;
+  asm("fma.rn.bf16x2 %0, %1, %2, %3;" : "=r"(r) : "r"(biased), "r"(0x7B807B80u), "r"(0x80008000u));
+  return r;
+}
+
+// prmt in its generic mode; a selector nibble with bit 3 set replicates the sign of the
+// byte it names (__byte_perm ignores that bit, hence the PTX).
+__device__ __forceinline__ u32 prmt(u32 a, u32 selector) {
+  u32 r;
+  asm("prmt.b32 %0, %1, 0, %2;" : "=r"(r) : "r"(a), "r"(selector));
+  return r;
+}
+
+__device__ __forceinline__ void fp8x4_e4m3_to_bf16x2_fast(u32 w, u32& lo, u32& hi) {
+  lo = e4m3_lanes_to_bf16x2(prmt(w, 0x9180));  // [sign(b1) b1 sign(b0) b0]
+  hi = e4m3_lanes_to_bf16x2(prmt(w, 0xB3A2));  // [sign(b3) b3 sign(b2) b2]
+}
+
+// Bit 7 of a byte of the result is set where that byte of w is a NaN code (low seven bits
+// all ones: adding one carries into bit 7, and only then).
+__device__ __forceinline__ u32 fp8x4_nan_bits(u32 w) {
+  return ((w & 0x7F7F7F7Fu) + 0x01010101u) & 0x80808080u;
+}
+
+// An L2 policy that evicts first what is loaded with it: for weights, read exactly once,
+// so that the activations every CTA re-reads stay in L2.
+__device__ __forceinline__ u64 l2_evict_first_policy() {
+  u64 policy;
+  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
+  return policy;
+}
+
+// 16 bytes of weights, read once: no L1 allocation, L2 policy as above.
+__device__ __forceinline__ uint4 load_stream_16(const void* p, u64 policy) {
   uint4 v;
-  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+  asm volatile("ld.global.nc.L1::no_allocate.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
                : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "l"(p));
+               : "l"(p), "l"(policy));
   return v;
 }
 
@@ -84,4 +126,56 @@ __device__ __forceinline__ void mma_m16n8k16_bf16(float (&d)[4], const u32 (&a)[
       "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+// Thread-block clusters (sm_90): this CTA's rank and the cluster's size (1 when the
+// kernel is launched without clusters).
+__device__ __forceinline__ u32 cluster_rank() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  u32 r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+  return r;
+#else
+  return 0;
+#endif
+}
+
+__device__ __forceinline__ u32 cluster_size() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  u32 n;
+  asm volatile("mov.u32 %0, %%cluster_nctarank;" : "=r"(n));
+  return n;
+#else
+  return 1;
+#endif
+}
+
+// Every thread of every CTA of the cluster arrives; shared-memory writes before it are
+// visible to the cluster after it.
+__device__ __forceinline__ void cluster_sync() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;"
+               ::: "memory");
+#else
+  __syncthreads();
+#endif
+}
+
+// Reads a float from the shared memory of CTA `rank` of the cluster, at the address
+// `local` has in this CTA.
+__device__ __forceinline__ float load_cluster_f32(const float* local, u32 rank) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  u64 generic = reinterpret_cast<u64>(local);
+  u32 shared_addr, remote;
+  asm volatile("{\n\t.reg .u64 s;\n\tcvta.to.shared.u64 s, %1;\n\tcvt.u32.u64 %0, s;\n\t}"
+               : "=r"(shared_addr)
+               : "l"(generic));
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(shared_addr), "r"(rank));
+  float v;
+  asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(remote) : "memory");
+  return v;
+#else
+  (void)rank;
+  return *local;
+#endif
 }

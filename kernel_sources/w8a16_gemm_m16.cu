@@ -1,5 +1,6 @@
-// w8a16_gemm_m16 / w8a16_gemm_m16_strided (N_TILE=32) and w8a16_gemm_m16_n64
-// (N_TILE=64): the tensor-core W8A16 decode GEMM with a 16-row M tile.
+// w8a16_gemm_m16 / w8a16_gemm_m16_strided (N_TILE=32), w8a16_gemm_m16_n64 (N_TILE=64)
+// and w8a16_gemm_m16_splitk (N_TILE=32, M16_SPLITK): the tensor-core W8A16 decode GEMM
+// with a 16-row M tile.
 //
 //   y[i][j] = bf16_rn( sum_b s[j/128][b] * P_b[i][j] ),  P_b = FP32 partial of K block b
 //
@@ -11,13 +12,20 @@
 // weight bytes of a row and 16 consecutive activations of a token per chunk; the sum
 // over k is unchanged because A and B use the same permutation.
 //
-// A CTA of 4 warps owns N_TILE weight rows. Warp w takes the 128-K blocks w, w+4, ...;
-// each block's partial starts from zero in the MMA accumulators and is folded with one
-// FMA per element onto the warp's FP32 accumulator (the block scale is the same for the
-// whole tile: N_TILE divides 128). The four warps' sums are added in a fixed order
-// through shared memory, rounded to BF16 once and written coalesced.
+// A CTA of 4 warps owns N_TILE weight rows. Warp w takes the 128-K blocks w, w+4, ... of
+// the CTA's K range. Decode is memory-bound, so each warp keeps M16_DEPTH blocks in
+// flight: the weights in a ring of registers (16-byte loads, evict-first from L2), the
+// activations in a per-warp shared-memory ring filled by cp.async. Each block's partial
+// starts from zero in the MMA accumulators and is folded with one FMA per element onto
+// the warp's FP32 accumulator (the block scale is the same for the whole tile: N_TILE
+// divides 128). The four warps' sums are added in a fixed order through shared memory.
 //
-// Grid: (ceil(N/N_TILE), 1, 1)  Block: (128, 1, 1).  m in 1..16, K a multiple of 128.
+// The split-K entry runs a thread-block cluster of S CTAs (grid (ceil(N/32), S), cluster
+// (1, S)) on each tile, CTA r taking the r-th share of the K blocks; the S partial tiles
+// are added in rank order through distributed shared memory, so results are
+// deterministic and no atomics touch the values. Without a cluster launch S = 1.
+//
+// Grid: (ceil(N/N_TILE), S, 1)  Block: (128, 1, 1).  m in 1..16, K a multiple of 128.
 // Test builds may define one METRALE_DEFECT_* switch to plant a known defect; the
 // shipped build defines none.
 #include "metrale_device.cuh"
@@ -45,6 +53,31 @@ constexpr u32 kBlockK = 128;
 constexpr u32 kRowGroups = N_TILE / 16;  // 16-row MMA A operands per tile
 constexpr u32 kMaxTokens = 16;
 constexpr u32 kRedStride = kMaxTokens + 1;  // padded row of the reduction buffer
+constexpr u32 kXPitch = kBlockK + 8;       // activations per staged token row (padded)
+
+// K blocks each warp keeps in flight. Registers bound it: m <= 8 with the 32-wide tile
+// affords four weight buffers; wider tiles and 16 tokens afford two (more CTAs per SM
+// then carry the rest of the bytes in flight).
+#ifndef M16_DEPTH_M8
+#define M16_DEPTH_M8 2
+#endif
+// CTAs per SM the register allocation must allow (__launch_bounds__ minimum).
+#ifndef M16_MIN_CTAS
+#define M16_MIN_CTAS 1
+#endif
+#ifndef M16_DEPTH_M16
+#define M16_DEPTH_M16 2
+#endif
+template <u32 kTokenGroups>
+__host__ __device__ constexpr u32 depth_for() {
+  return kTokenGroups == 1 ? M16_DEPTH_M8 : M16_DEPTH_M16;
+}
+
+// Each warp's ring of staged activations: [warp][stage][token][k].
+template <u32 kTokenGroups>
+struct SharedRing {
+  u16 x[kWarps][depth_for<kTokenGroups>()][8 * kTokenGroups][kXPitch];
+};
 
 struct Operands {
   const u16* input;
@@ -54,14 +87,24 @@ struct Operands {
   u32 m, n, k, a_row_stride, c_row_stride;
 };
 
-// The weights one thread holds for one 128-K block: per row group, rows g and g+8,
-// chunks h = 0, 1 (16 bytes each).
+// What one thread holds of one 128-K block: per row group, rows g and g+8, chunks h = 0, 1
+// (16 bytes each), and the block's scale.
 struct BlockWeights {
   uint4 w[kRowGroups][2][2];  // [row group][row g / g+8][chunk h]
+  float scale;
 };
 
+// After streaming, the reduction buffers reuse the rings' shared memory.
+struct SharedReduce {
+  float red[kWarps * N_TILE * kRedStride];
+  float tile[kMaxTokens * N_TILE];  // the CTA's partial tile, read by the cluster
+};
+__host__ __device__ constexpr u32 max_u32(u32 a, u32 b) { return a > b ? a : b; }
+constexpr u32 kSharedBytes = max_u32(
+    max_u32(sizeof(SharedRing<1>), sizeof(SharedRing<2>)), sizeof(SharedReduce));
+
 __device__ __forceinline__ void load_block(BlockWeights& bw, const Operands& op, u32 n0, u32 b,
-                                           u32 g, u32 t) {
+                                           const float* scales, u64 policy, u32 g, u32 t) {
 #pragma unroll
   for (u32 r = 0; r < kRowGroups; ++r) {
 #pragma unroll
@@ -71,19 +114,51 @@ __device__ __forceinline__ void load_block(BlockWeights& bw, const Operands& op,
       for (u32 h = 0; h < 2; ++h) {
         if (row < op.n) {
           bw.w[r][half][h] = load_stream_16(op.weight + static_cast<u64>(row) * op.k +
-                                            b * kBlockK + 64 * h + 16 * t);
+                                            b * kBlockK + 64 * h + 16 * t,
+                                            policy);
         } else {
           bw.w[r][half][h] = make_uint4(0, 0, 0, 0);
         }
       }
     }
   }
+  bw.scale = scales[b];
+}
+
+__device__ __forceinline__ u32 shared_address(const void* p) {
+  u64 generic = reinterpret_cast<u64>(p);
+  u32 a;
+  asm("{\n\t.reg .u64 s;\n\tcvta.to.shared.u64 s, %1;\n\tcvt.u32.u64 %0, s;\n\t}"
+      : "=r"(a)
+      : "l"(generic));
+  return a;
+}
+
+// Stages the activations of block b (tokens < m) into `slot` with 16-byte cp.async and
+// commits one group; past the warp's last block the group is empty, so every stage still
+// counts one group.
+template <u32 kTokenGroups>
+__device__ __forceinline__ void stage_x(u16 (*slot)[kXPitch], const Operands& op, u32 b,
+                                        bool active, u32 lane) {
+  constexpr u32 kChunks = kTokenGroups * 8 * (kBlockK / 8);  // 16-byte pieces
+#pragma unroll
+  for (u32 c = lane; c < kChunks && active; c += 32) {
+    const u32 token = c / (kBlockK / 8);
+    const u32 piece = c % (kBlockK / 8);
+    if (token < op.m) {
+      const u16* src = op.input + static_cast<u64>(token) * op.a_row_stride + b * kBlockK + 8 * piece;
+      asm volatile("cp.async.cg.shared.global [%0], [%1], 16;"
+                   :: "r"(shared_address(&slot[token][8 * piece])), "l"(src) : "memory");
+    }
+  }
+  asm volatile("cp.async.commit_group;" ::: "memory");
 }
 
 template <u32 kTokenGroups>
 __device__ __forceinline__ void block_mma(float (&part)[kRowGroups][kTokenGroups][4],
-                                          const BlockWeights& bw, const Operands& op, u32 b,
-                                          u32 g, u32 t) {
+                                          u32 (&nan_bits)[kRowGroups][2],
+                                          const BlockWeights& bw, const u16 (*slot)[kXPitch],
+                                          u32 m, u32 g, u32 t) {
 #pragma unroll
   for (u32 h = 0; h < 2; ++h) {
     // B fragments: token 8*tg + g, activations 16t .. 16t+15 of chunk h.
@@ -91,11 +166,10 @@ __device__ __forceinline__ void block_mma(float (&part)[kRowGroups][kTokenGroups
 #pragma unroll
     for (u32 tg = 0; tg < kTokenGroups; ++tg) {
       const u32 token = 8 * tg + g;
-      if (token < op.m) {
-        const u16* src = op.input + static_cast<u64>(token) * op.a_row_stride + b * kBlockK +
-                         64 * h + 16 * t;
-        x[tg][0] = load_shared_ro_16(src);
-        x[tg][1] = load_shared_ro_16(src + 8);
+      if (token < m) {
+        const uint4* src = reinterpret_cast<const uint4*>(&slot[token][64 * h + 16 * t]);
+        x[tg][0] = src[0];
+        x[tg][1] = src[1];
       } else {
         x[tg][0] = make_uint4(0, 0, 0, 0);
         x[tg][1] = make_uint4(0, 0, 0, 0);
@@ -110,10 +184,10 @@ __device__ __forceinline__ void block_mma(float (&part)[kRowGroups][kTokenGroups
 #pragma unroll
       for (u32 q = 0; q < 4; ++q) {
         u32 a[4];
-        a[0] = fp8x2_e4m3_to_bf16x2(lo_words[q]);        // row g,   k slots 0, 1
-        a[1] = fp8x2_e4m3_to_bf16x2(hi_words[q]);        // row g+8, k slots 0, 1
-        a[2] = fp8x2_e4m3_to_bf16x2(lo_words[q] >> 16);  // row g,   k slots 2, 3
-        a[3] = fp8x2_e4m3_to_bf16x2(hi_words[q] >> 16);  // row g+8, k slots 2, 3
+        fp8x4_e4m3_to_bf16x2_fast(lo_words[q], a[0], a[2]);  // row g:   slots 0,1 | 2,3
+        fp8x4_e4m3_to_bf16x2_fast(hi_words[q], a[1], a[3]);  // row g+8: slots 0,1 | 2,3
+        nan_bits[r][0] |= fp8x4_nan_bits(lo_words[q]);
+        nan_bits[r][1] |= fp8x4_nan_bits(hi_words[q]);
 #pragma unroll
         for (u32 tg = 0; tg < kTokenGroups; ++tg) {
           const uint4 xs = x[tg][q / 2];
@@ -128,18 +202,26 @@ __device__ __forceinline__ void block_mma(float (&part)[kRowGroups][kTokenGroups
 }
 
 template <u32 kTokenGroups>
-__device__ __forceinline__ void gemm_m16(const Operands& op, float* red) {
+__device__ __forceinline__ void gemm_m16(const Operands& op, unsigned char* smem) {
+  constexpr u32 kDepth = depth_for<kTokenGroups>();
+  SharedRing<kTokenGroups>& ring = *reinterpret_cast<SharedRing<kTokenGroups>*>(smem);
+  SharedReduce& reduce = *reinterpret_cast<SharedReduce*>(smem);
   const u32 warp = threadIdx.x / 32;
   const u32 lane = threadIdx.x % 32;
   const u32 g = lane / 4;
   const u32 t = lane % 4;
   const u32 n0 = blockIdx.x * N_TILE;
   const u32 k_blocks = op.k / kBlockK;
+  const u32 split = cluster_size();
+  const u32 rank = cluster_rank();
+  const u32 kb_begin = rank * k_blocks / split;
+  const u32 kb_end = (rank + 1) * k_blocks / split;
   u32 scale_row = n0 / kBlockK;
 #if defined(METRALE_DEFECT_WRONG_SCALE_ROW)
   scale_row = (scale_row + 1) % ((op.n + kBlockK - 1) / kBlockK);
 #endif
   const float* scales = op.block_scale + static_cast<u64>(scale_row) * k_blocks;
+  const u64 policy = l2_evict_first_policy();
 
   float acc[kRowGroups][kTokenGroups][4];
 #pragma unroll
@@ -149,40 +231,81 @@ __device__ __forceinline__ void gemm_m16(const Operands& op, float* red) {
 #pragma unroll
       for (u32 e = 0; e < 4; ++e) acc[r][tg][e] = 0.0f;
 
-  BlockWeights current;
-  if (warp < k_blocks) load_block(current, op, n0, warp, g, t);
-  for (u32 b = warp; b < k_blocks; b += kWarps) {
-    BlockWeights next;
-    if (b + kWarps < k_blocks) load_block(next, op, n0, b + kWarps, g, t);
-    const float s = scales[b];
-    float part[kRowGroups][kTokenGroups][4];
+  // NaN weight codes seen in this thread's rows (g, g+8 of each row group).
+  u32 nan_bits[kRowGroups][2];
 #pragma unroll
-    for (u32 r = 0; r < kRowGroups; ++r)
+  for (u32 r = 0; r < kRowGroups; ++r) nan_bits[r][0] = nan_bits[r][1] = 0;
+
+  // Prologue: the first kDepth blocks of this warp in flight.
+  BlockWeights buf[kDepth];
 #pragma unroll
-      for (u32 tg = 0; tg < kTokenGroups; ++tg)
+  for (u32 s = 0; s < kDepth; ++s) {
+    const u32 b = kb_begin + warp + kWarps * s;
+    if (b < kb_end) load_block(buf[s], op, n0, b, scales, policy, g, t);
+    stage_x<kTokenGroups>(ring.x[warp][s], op, b, b < kb_end, lane);
+  }
+
+  for (u32 base = kb_begin + warp; base < kb_end; base += kWarps * kDepth) {
 #pragma unroll
-        for (u32 e = 0; e < 4; ++e) part[r][tg][e] = 0.0f;
-    block_mma<kTokenGroups>(part, current, op, b, g, t);
-#if defined(METRALE_DEFECT_DROP_KBLOCK)
-    const bool fold = (b != k_blocks - 1) || k_blocks == 1;
-#else
-    const bool fold = true;
-#endif
-    if (fold) {
+    for (u32 s = 0; s < kDepth; ++s) {
+      const u32 b = base + kWarps * s;
+      if (b >= kb_end) break;
+      // This block's activations are the oldest of the kDepth groups in flight.
+      asm volatile("cp.async.wait_group %0;" :: "n"(kDepth - 1) : "memory");
+      __syncwarp();
+      float part[kRowGroups][kTokenGroups][4];
 #pragma unroll
       for (u32 r = 0; r < kRowGroups; ++r)
 #pragma unroll
         for (u32 tg = 0; tg < kTokenGroups; ++tg)
 #pragma unroll
-          for (u32 e = 0; e < 4; ++e) {
-            acc[r][tg][e] = __fmaf_rn(s, part[r][tg][e], acc[r][tg][e]);
-#if defined(METRALE_DEFECT_BF16_ACCUM)
-            acc[r][tg][e] = bf16_to_f32(f32_to_bf16_rn(acc[r][tg][e]));
+          for (u32 e = 0; e < 4; ++e) part[r][tg][e] = 0.0f;
+      block_mma<kTokenGroups>(part, nan_bits, buf[s], ring.x[warp][s], op.m, g, t);
+      const float scale = buf[s].scale;
+      __syncwarp();  // every lane has read the slot before it is refilled
+      const u32 next = b + kWarps * kDepth;
+      if (next < kb_end) load_block(buf[s], op, n0, next, scales, policy, g, t);
+      stage_x<kTokenGroups>(ring.x[warp][s], op, next, next < kb_end, lane);
+#if defined(METRALE_DEFECT_DROP_KBLOCK)
+      const bool fold = (b != k_blocks - 1) || k_blocks == 1;
+#else
+      const bool fold = true;
 #endif
-          }
+      if (fold) {
+#pragma unroll
+        for (u32 r = 0; r < kRowGroups; ++r)
+#pragma unroll
+          for (u32 tg = 0; tg < kTokenGroups; ++tg)
+#pragma unroll
+            for (u32 e = 0; e < 4; ++e) {
+              acc[r][tg][e] = __fmaf_rn(scale, part[r][tg][e], acc[r][tg][e]);
+#if defined(METRALE_DEFECT_BF16_ACCUM)
+              acc[r][tg][e] = bf16_to_f32(f32_to_bf16_rn(acc[r][tg][e]));
+#endif
+            }
+      }
     }
-    current = next;
   }
+  asm volatile("cp.async.wait_all;" ::: "memory");
+
+  // A NaN weight makes its whole output column NaN, as in the reference: the four lanes
+  // of a quad hold different k of the same rows, so they pool what they saw.
+#pragma unroll
+  for (u32 r = 0; r < kRowGroups; ++r)
+#pragma unroll
+    for (u32 half = 0; half < 2; ++half) {
+      u32 seen = nan_bits[r][half];
+      seen |= __shfl_xor_sync(0xFFFFFFFFu, seen, 1);
+      seen |= __shfl_xor_sync(0xFFFFFFFFu, seen, 2);
+      if (seen != 0) {
+#pragma unroll
+        for (u32 tg = 0; tg < kTokenGroups; ++tg) {
+          acc[r][tg][2 * half] = __int_as_float(0x7FC00000);
+          acc[r][tg][2 * half + 1] = __int_as_float(0x7FC00000);
+        }
+      }
+    }
+  __syncthreads();  // the rings are dead: the reduction buffers reuse their memory
 
   // red[warp][row][token]: C fragment element e is row g + 8*(e/2), token 2t + (e%2).
 #pragma unroll
@@ -193,56 +316,93 @@ __device__ __forceinline__ void gemm_m16(const Operands& op, float* red) {
       for (u32 e = 0; e < 4; ++e) {
         const u32 row = 16 * r + g + 8 * (e / 2);
         const u32 token = 8 * tg + 2 * t + (e % 2);
-        red[(warp * N_TILE + row) * kRedStride + token] = acc[r][tg][e];
+        reduce.red[(warp * N_TILE + row) * kRedStride + token] = acc[r][tg][e];
       }
   __syncthreads();
 
+  const u32 outputs = N_TILE * (kTokenGroups * 8);
+  if (split == 1) {
 #if defined(METRALE_DEFECT_SKIP_LAST_TILE)
-  if (blockIdx.x == gridDim.x - 1) return;
+    if (blockIdx.x == gridDim.x - 1) return;
 #endif
-  for (u32 idx = threadIdx.x; idx < N_TILE * kMaxTokens; idx += kThreads) {
-    const u32 token = idx / N_TILE;
-    u32 col = idx % N_TILE;
-    if (token >= op.m || n0 + col >= op.n) continue;
+    for (u32 idx = threadIdx.x; idx < outputs; idx += kThreads) {
+      const u32 token = idx / N_TILE;
+      const u32 col = idx % N_TILE;
+      if (token >= op.m || n0 + col >= op.n) continue;
 #if defined(METRALE_DEFECT_SHIFT_ROW)
-    const u32 src_col = (token == 0) ? (col ^ 1u) : col;
+      const u32 src_col = (token == 0) ? (col ^ 1u) : col;
 #else
-    const u32 src_col = col;
+      const u32 src_col = col;
 #endif
+      float sum = 0.0f;
+#pragma unroll
+      for (u32 w = 0; w < kWarps; ++w) sum += reduce.red[(w * N_TILE + src_col) * kRedStride + token];
+      op.output[static_cast<u64>(token) * op.c_row_stride + n0 + col] = f32_to_bf16_rn(sum);
+    }
+    return;
+  }
+
+  // Split K: publish this CTA's partial tile, then each CTA adds one share of the
+  // outputs over the cluster's tiles in rank order.
+  for (u32 idx = threadIdx.x; idx < outputs; idx += kThreads) {
+    const u32 token = idx / N_TILE;
+    const u32 col = idx % N_TILE;
     float sum = 0.0f;
 #pragma unroll
-    for (u32 w = 0; w < kWarps; ++w) sum += red[(w * N_TILE + src_col) * kRedStride + token];
+    for (u32 w = 0; w < kWarps; ++w) sum += reduce.red[(w * N_TILE + col) * kRedStride + token];
+    reduce.tile[idx] = sum;
+  }
+  cluster_sync();
+  const u32 share = (outputs + split - 1) / split;
+  const u32 first = rank * share;
+  const u32 last = first + share < outputs ? first + share : outputs;
+  for (u32 idx = first + threadIdx.x; idx < last; idx += kThreads) {
+    const u32 token = idx / N_TILE;
+    const u32 col = idx % N_TILE;
+    if (token >= op.m || n0 + col >= op.n) continue;
+    float sum = 0.0f;
+    for (u32 q = 0; q < split; ++q) sum += load_cluster_f32(&reduce.tile[idx], q);
     op.output[static_cast<u64>(token) * op.c_row_stride + n0 + col] = f32_to_bf16_rn(sum);
   }
+  cluster_sync();  // no CTA leaves while another may still read its tile
 }
 
 __device__ __forceinline__ void run(const Operands& op) {
-  __shared__ float red[kWarps * N_TILE * kRedStride];
+  __shared__ __align__(16) unsigned char smem[kSharedBytes];
   if (op.m <= 8) {
-    gemm_m16<1>(op, red);
+    gemm_m16<1>(op, smem);
   } else {
-    gemm_m16<2>(op, red);
+    gemm_m16<2>(op, smem);
   }
 }
 
 }  // namespace
 
-#if N_TILE == 32
-extern "C" __global__ void __launch_bounds__(kThreads)
+#if defined(M16_SPLITK)
+// Split-K over a cluster of S CTAs (launch with cluster dimensions (1, S, 1) and grid
+// (ceil(N/32), S, 1)); strided rows as w8a16_gemm_m16_strided.
+extern "C" __global__ void __launch_bounds__(kThreads, M16_MIN_CTAS)
+w8a16_gemm_m16_splitk(const u16* __restrict__ input, const u8* __restrict__ weight,
+                      const float* __restrict__ block_scale, u16* __restrict__ output, u32 m,
+                      u32 n, u32 k, u32 a_row_stride, u32 c_row_stride) {
+  run(Operands{input, weight, block_scale, output, m, n, k, a_row_stride, c_row_stride});
+}
+#elif N_TILE == 32
+extern "C" __global__ void __launch_bounds__(kThreads, M16_MIN_CTAS)
 w8a16_gemm_m16(const u16* __restrict__ input, const u8* __restrict__ weight,
                const float* __restrict__ block_scale, u16* __restrict__ output, u32 m, u32 n,
                u32 k) {
   run(Operands{input, weight, block_scale, output, m, n, k, k, n});
 }
 
-extern "C" __global__ void __launch_bounds__(kThreads)
+extern "C" __global__ void __launch_bounds__(kThreads, M16_MIN_CTAS)
 w8a16_gemm_m16_strided(const u16* __restrict__ input, const u8* __restrict__ weight,
                        const float* __restrict__ block_scale, u16* __restrict__ output, u32 m,
                        u32 n, u32 k, u32 a_row_stride, u32 c_row_stride) {
   run(Operands{input, weight, block_scale, output, m, n, k, a_row_stride, c_row_stride});
 }
 #else
-extern "C" __global__ void __launch_bounds__(kThreads)
+extern "C" __global__ void __launch_bounds__(kThreads, M16_MIN_CTAS)
 w8a16_gemm_m16_n64(const u16* __restrict__ input, const u8* __restrict__ weight,
                    const float* __restrict__ block_scale, u16* __restrict__ output, u32 m,
                    u32 n, u32 k) {

@@ -15,23 +15,27 @@ TargetLevers target_levers(std::string_view target) {
   return TargetLevers{bf16_tensor_cores, bf16_tensor_cores};
 }
 
-M16TcKernel m16_tc_kernel(ModuleCache& cache, std::optional<std::string_view> ntile_value) {
-  if (!ntile_value || *ntile_value == "32") {
-    return {&w8a16_gemm_m16, cache.kernel("w8a16_gemm_m16"), W8A16_GEMM_M16_N_TILE};
-  }
-  if (*ntile_value == "64") {
-    return {&w8a16_gemm_m16_n64, cache.kernel("w8a16_gemm_m16_n64"),
-            W8A16_GEMM_M16_N_TILE_WIDE};
-  }
+std::uint32_t m16_tc_n_tile(std::optional<std::string_view> ntile_value) {
+  if (!ntile_value || *ntile_value == "32") return W8A16_GEMM_M16_N_TILE;
+  if (*ntile_value == "64") return W8A16_GEMM_M16_N_TILE_WIDE;
   fail("METRALE_FFN_M16_TC_NTILE='{}' is not an accepted value (accepted: unset, 32, 64)",
        *ntile_value);
 }
 
-M16TcKernel m16_tc_kernel(ModuleCache& cache) {
+std::optional<std::string_view> m16_tc_ntile_env() {
   const char* value = std::getenv("METRALE_FFN_M16_TC_NTILE");
-  return m16_tc_kernel(cache, value != nullptr ? std::optional<std::string_view>(value)
-                                               : std::nullopt);
+  return value != nullptr ? std::optional<std::string_view>(value) : std::nullopt;
 }
+
+M16TcKernel m16_tc_kernel(ModuleCache& cache, std::optional<std::string_view> ntile_value) {
+  if (m16_tc_n_tile(ntile_value) == W8A16_GEMM_M16_N_TILE_WIDE) {
+    return {&w8a16_gemm_m16_n64, cache.kernel("w8a16_gemm_m16_n64"),
+            W8A16_GEMM_M16_N_TILE_WIDE};
+  }
+  return {&w8a16_gemm_m16, cache.kernel("w8a16_gemm_m16"), W8A16_GEMM_M16_N_TILE};
+}
+
+M16TcKernel m16_tc_kernel(ModuleCache& cache) { return m16_tc_kernel(cache, m16_tc_ntile_env()); }
 
 void dense_ffn_m16_tc(const M16TcKernel& selected, const TargetLevers& levers,
                       const GpuBackend& gpu, DevicePtr input, DevicePtr weight,

@@ -1,8 +1,10 @@
 #include "metrale/log.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
@@ -30,6 +32,16 @@ std::shared_ptr<spdlog::logger> make_default() {
   return made;
 }
 
+// A copy of `from` with other sinks: same name, level and flush level. Loggers are
+// swapped, never changed in place, because spdlog does not lock a logger's sink list.
+std::shared_ptr<spdlog::logger> with_sinks(const spdlog::logger& from,
+                                           std::vector<spdlog::sink_ptr> sinks) {
+  auto made = std::make_shared<spdlog::logger>(from.name(), sinks.begin(), sinks.end());
+  made->set_level(from.level());
+  made->flush_on(from.flush_level());
+  return made;
+}
+
 }  // namespace
 
 std::shared_ptr<spdlog::logger> logger() {
@@ -46,6 +58,25 @@ void set_logger(std::shared_ptr<spdlog::logger> replacement) {
   } else {
     g_logger = make_default();
   }
+}
+
+void add_log_sink(spdlog::sink_ptr sink) {
+  if (!sink) return;
+  std::lock_guard lock(g_mutex);
+  if (!g_logger) g_logger = make_default();
+  std::vector<spdlog::sink_ptr> sinks = g_logger->sinks();
+  sinks.push_back(std::move(sink));
+  g_logger = with_sinks(*g_logger, std::move(sinks));
+}
+
+void remove_log_sink(const spdlog::sink_ptr& sink) {
+  std::lock_guard lock(g_mutex);
+  if (!g_logger) return;
+  std::vector<spdlog::sink_ptr> sinks = g_logger->sinks();
+  const auto kept = std::remove(sinks.begin(), sinks.end(), sink);
+  if (kept == sinks.end()) return;
+  sinks.erase(kept, sinks.end());
+  g_logger = with_sinks(*g_logger, std::move(sinks));
 }
 
 }  // namespace metrale

@@ -2,8 +2,8 @@
 # One call on a GPU machine: build, run the test suite, the main job, the SASS check, the
 # sanitizers and the benchmark, each step's log written to $OUT (default ./device-out).
 #
-#   tools/device_run.sh [STEP...]     steps: build tests info sass sanitize bench multigpu
-#                                     (default: build tests info sass)
+#   tools/device_run.sh [STEP...]     steps: build tests ci info sass startup sanitize bench
+#                                     multigpu (default: build tests info sass)
 #   BENCH_ARGS="--shape 4096x4096 --m 16" tools/device_run.sh build bench
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -31,8 +31,23 @@ for s in "${steps[@]}"; do
       step build bash -c "cmake -S . -B $BUILD -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMETRALE_WERROR=ON >/dev/null && cmake --build $BUILD -j$(nproc)" ;;
     tests)
       step tests env METRALE_BUILD_DIR="$BUILD" bash tests/run.sh ;;
+    ci)  # the CI script on this machine: tests, install, examples against the package
+      step ci env METRALE_BUILD_DIR="$BUILD" bash .ci/run ;;
     info)
       step info "$BUILD/tools/metrale" ;;
+    startup)  # cold and warm start, 16 processes on one empty cache, healing of bad entries
+      step startup bash -c "
+        cache=\$(mktemp -d); export METRALE_KERNEL_CACHE_DIR=\$cache
+        echo '--- cold (empty cache)'; $BUILD/tools/metrale startup
+        echo '--- warm (new process, disk cache)'; $BUILD/tools/metrale startup; $BUILD/tools/metrale startup
+        rm -rf \$cache/*; echo '--- 16 processes at once on an empty cache'
+        for i in \$(seq 16); do $BUILD/tools/metrale startup > \$cache.p\$i.log 2>&1 & done; wait
+        grep -L 'startup on' \$cache.p*.log | sed 's/^/FAILED: /'; grep -h 'startup on' \$cache.p*.log | wc -l | sed 's/^/processes that started: /'
+        $BUILD/tools/metrale cache --dir \$cache verify; echo \"temp files left: \$(find \$cache -name '*.tmp*' | wc -l)\"
+        echo '--- a truncated, a bit-flipped and an empty entry'
+        files=(\$(find \$cache -type f | sort | head -3))
+        truncate -s 100 \${files[0]}; printf '\\xff' | dd of=\${files[1]} bs=1 seek=200 conv=notrunc 2>/dev/null; : > \${files[2]}
+        $BUILD/tools/metrale cache --dir \$cache verify; $BUILD/tools/metrale startup; $BUILD/tools/metrale cache --dir \$cache verify" ;;
     sass)
       step sass bash -c "rm -rf $BUILD/sass && $BUILD/tools/metrale compile --target sm_90 --out $BUILD/sass/cache --dump-cubin $BUILD/sass >/dev/null &&
         for f in $BUILD/sass/*w8a16_gemm_m16*.cubin; do

@@ -39,6 +39,13 @@ M16TcKernel m16_tc_kernel(ModuleCache& cache);
 // The same selection for an explicit value of the variable (nullopt = unset).
 M16TcKernel m16_tc_kernel(ModuleCache& cache, std::optional<std::string_view> ntile_value);
 
+// The N tile that selection picks (32 or 64) without compiling anything; throws the same
+// Error for a value it does not accept.
+std::uint32_t m16_tc_n_tile(std::optional<std::string_view> ntile_value);
+
+// The value of METRALE_FFN_M16_TC_NTILE (nullopt when unset).
+std::optional<std::string_view> m16_tc_ntile_env();
+
 // Rows per dense-FFN call: 17..=32 rows run the launcher twice on contiguous halves.
 inline constexpr std::uint32_t DENSE_FFN_M16_TC_MAX_ROWS = 32;
 

@@ -6,6 +6,7 @@
 #include "metrale/fill_random.hpp"
 #include "metrale/host_reference.hpp"
 #include "metrale/w8a16_gemm_m16.hpp"
+#include "metrale/w8a16_gemm_m16_splitk.hpp"
 #include "metrale/w8a16_gemv_batch16.hpp"
 
 namespace metrale::test {
@@ -85,6 +86,16 @@ OutputCheck check_output(const Problem& p, const std::vector<std::uint16_t>& got
   return out;
 }
 
+TcEntry splitk_entry(std::uint32_t split) {
+  return {fmt::format("w8a16_gemm_m16_splitk/{}", split), true,
+          [split](const Problem& p, StreamHandle s) {
+            w8a16_gemm_m16_splitk(gpu().backend, gpu().cache.kernel("w8a16_gemm_m16_splitk"),
+                                  p.input.get(), p.weight.get(), p.scale.get(), p.out.get(), p.m,
+                                  p.n, p.k, p.a_row_stride, p.c_row_stride,
+                                  std::min(split, p.k / 128), s);
+          }};
+}
+
 const std::vector<TcEntry>& tc_entries() {
   static const std::vector<TcEntry> entries = {
       {"w8a16_gemm_m16", false,
@@ -104,6 +115,10 @@ const std::vector<TcEntry>& tc_entries() {
                                 p.input.get(), p.weight.get(), p.scale.get(), p.out.get(), p.m,
                                 p.n, p.k, p.a_row_stride, p.c_row_stride, s);
        }},
+      // Split K over clusters of 2, 5 and 8 CTAs (fewer where K has fewer blocks).
+      splitk_entry(2),
+      splitk_entry(5),
+      splitk_entry(8),
   };
   return entries;
 }

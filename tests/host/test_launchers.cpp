@@ -7,6 +7,7 @@
 #include "metrale/dense_ffn.hpp"
 #include "metrale/error.hpp"
 #include "metrale/w8a16_gemm_m16.hpp"
+#include "metrale/w8a16_gemm_m16_splitk.hpp"
 #include "metrale/w8a16_gemv_batch16.hpp"
 #include "support/fake_backend.hpp"
 
@@ -207,4 +208,51 @@ TEST_CASE("target levers: on from sm_80, off before") {
   CHECK(target_levers("sm_80").attn_m16_tc);
   CHECK_FALSE(target_levers("sm_75").ffn_m16_tc);
   CHECK_THROWS_AS(target_levers("hopper"), Error);
+}
+
+TEST_CASE("split-K launcher: grid (tiles, split), cluster (1, split), guards") {
+  Fixture f;
+  const KernelHandle k = f.cache.kernel("w8a16_gemm_m16_splitk");
+  w8a16_gemm_m16_splitk(f.gpu, k, kIn, kW, kS, kOut, 4, 576, 7168, 7168, 576, 8, 0);
+  w8a16_gemm_m16_splitk(f.gpu, k, kIn, kW, kS, kOut, 4, 576, 7168, 7168, 576, 1, 0);
+  const auto l = f.gpu.launches();
+  REQUIRE(l.size() == 2);
+  CHECK(l[0].config.grid.x == 18);
+  CHECK(l[0].config.grid.y == 8);
+  CHECK(l[0].config.cluster.x == 1);
+  CHECK(l[0].config.cluster.y == 8);
+  REQUIRE(l[0].args.size() == 9);
+  CHECK(l[0].u32_arg(7) == 7168);
+  CHECK(l[0].u32_arg(8) == 576);
+  CHECK(l[1].config.grid.y == 1);
+  CHECK(l[1].config.cluster.x == 0);  // a split of one launches without a cluster
+  CHECK(error_of([&] {
+          w8a16_gemm_m16_splitk(f.gpu, k, kIn, kW, kS, kOut, 4, 576, 7168, 7168, 576, 9, 0);
+        }) == "w8a16_gemm_m16_splitk: split=9 outside 1..=8 (portable cluster size)");
+  CHECK(error_of([&] {
+          w8a16_gemm_m16_splitk(f.gpu, k, kIn, kW, kS, kOut, 4, 576, 7168, 7168, 576, 0, 0);
+        }) == "w8a16_gemm_m16_splitk: split=0 outside 1..=8 (portable cluster size)");
+  CHECK(error_of([&] {
+          w8a16_gemm_m16_splitk(f.gpu, k, kIn, kW, kS, kOut, 4, 576, 256, 256, 576, 4, 0);
+        }) == "w8a16_gemm_m16_splitk: split=4 exceeds the K/128=2 blocks to share");
+  CHECK(error_of([&] {
+          w8a16_gemm_m16_splitk(f.gpu, k, kIn, kW, kS, kOut, 17, 576, 256, 256, 576, 1, 0);
+        }) == "w8a16_gemm_m16_splitk: m=17 outside 1..=16 (kernel M tile)");
+  CHECK(f.gpu.launches().size() == 2);
+}
+
+TEST_CASE("plan_m16_gemm: split K only where the tiles leave the SMs short") {
+  // 28672 / 32 = 896 tiles: the seed's entry.
+  CHECK(plan_m16_gemm(16, 28672, 4096, 132).entry == "w8a16_gemm_m16");
+  CHECK(plan_m16_gemm(16, 28672, 4096, 132).split == 1);
+  // DeepSeek-V3 kv_a: 18 tiles -> the largest split.
+  CHECK(plan_m16_gemm(1, 576, 7168, 132).entry == "w8a16_gemm_m16_splitk");
+  CHECK(plan_m16_gemm(1, 576, 7168, 132).split == 8);
+  // 128 tiles are short of 1.4 per SM: split in two.
+  CHECK(plan_m16_gemm(8, 4096, 4096, 132).split == 2);
+  // 160 tiles (Qwen3-32B down): two; 192 (Llama-3-8B qkv): unsplit.
+  CHECK(plan_m16_gemm(1, 5120, 25600, 132).split == 2);
+  CHECK(plan_m16_gemm(1, 6144, 4096, 132).split == 1);
+  // Too few K blocks to share: no split.
+  CHECK(plan_m16_gemm(8, 576, 256, 132).split == 1);
 }

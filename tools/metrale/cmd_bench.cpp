@@ -31,7 +31,7 @@ namespace {
 constexpr const char* kHelp =
     "usage: metrale bench [--shape NxK]... [--m 1,8,16] [--entry NAME,...] [--replays N]\n"
     "                     [--min-bytes MiB] [--no-baselines] [--json FILE] [--commit SHA]\n"
-    "                     [--device N]\n\n"
+    "                     [--device N] [--define NAME=VALUE]...\n\n"
     "Times the library's tensor-core entries per shape x m, the way an engine runs them:\n"
     "R copies of the FP8 weights and block scales (R x bytes >= --min-bytes, so L2 never\n"
     "holds the next launch's weights), one launch per copy captured in a CUDA graph, the\n"
@@ -54,7 +54,9 @@ constexpr const char* kHelp =
     "  --no-baselines   skip cuBLAS and cuBLASLt\n"
     "  --json FILE      also write every number to FILE as JSON\n"
     "  --commit SHA     the commit measured, for the record (default: $METRALE_GIT_COMMIT)\n"
-    "  --device N       CUDA device ordinal (default 0)\n";
+    "  --device N       CUDA device ordinal (default 0)\n"
+    "  --define N=V     compile the timed entries with this extra define (repeatable), to\n"
+    "                   compare kernel variants (e.g. M16_DEPTH_M8=3) in one run\n";
 
 std::uint32_t parse_one_u32(const Args& args, const std::string& name, std::uint32_t fallback) {
   const auto v = args.value(name);
@@ -85,7 +87,8 @@ std::string entry_names() {
 
 int cmd_bench(int argc, char** argv) {
   Args args(argc, argv, 1, {"help", "no-baselines"},
-            {"shape", "m", "entry", "replays", "min-bytes", "json", "commit", "device"});
+            {"shape", "m", "entry", "replays", "min-bytes", "json", "commit", "device",
+             "define"});
   if (args.has("help")) {
     fmt::print(fmt::runtime(kHelp), entry_names());
     return 0;
@@ -110,6 +113,11 @@ int cmd_bench(int argc, char** argv) {
   ensure(min_mib >= 1, "--min-bytes must be at least 1 MiB");
   options.min_bytes = std::uint64_t{min_mib} << 20;
   options.baselines = !args.has("no-baselines");
+  for (const std::string& d : args.values("define")) {
+    const auto eq = d.find('=');
+    ensure(eq != std::string::npos && eq > 0, "--define: '{}' is not NAME=VALUE", d);
+    options.defines.push_back({d.substr(0, eq), d.substr(eq + 1)});
+  }
   const int ordinal = static_cast<int>(parse_one_u32(args, "device", 0));
   const std::string json_path = args.value_or("json", "");
   if (!json_path.empty()) {

@@ -2,7 +2,13 @@
 // and returns the process exit code.
 #pragma once
 
+#include <cstdint>
 #include <string_view>
+#include <vector>
+
+namespace metrale {
+class KernelService;
+}
 
 namespace metrale::cli {
 
@@ -13,8 +19,15 @@ struct Command {
 };
 
 int cmd_info(int argc, char** argv);
+int cmd_microtest(int argc, char** argv);
+int cmd_startup(int argc, char** argv);
+
+// The microtest on an existing service (also run by `info` when a GPU is present).
+int run_microtest(KernelService& service, const std::vector<std::uint32_t>& ms,
+                  std::uint32_t seed);
+
+int cmd_bench(int argc, char** argv);
 int cmd_compile(int argc, char** argv);
 int cmd_cache(int argc, char** argv);
-int cmd_bench(int argc, char** argv);
 
 }  // namespace metrale::cli

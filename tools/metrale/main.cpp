@@ -18,12 +18,16 @@ using metrale::cli::Command;
 constexpr std::array kCommands = {
     Command{"info", "device report and compile of every kernel (the default)",
             metrale::cli::cmd_info},
+    Command{"startup", "time the service's start-up: compile or load every kernel variant",
+            metrale::cli::cmd_startup},
+    Command{"microtest", "the dense-FFN launcher on the FFN shapes, held to the accuracy budget",
+            metrale::cli::cmd_microtest},
+    Command{"bench", "time the entries against the HBM ceiling and cuBLAS; check each result",
+            metrale::cli::cmd_bench},
     Command{"compile", "fill a kernel cache directory ahead of time; dump PTX / CUBIN",
             metrale::cli::cmd_compile},
     Command{"cache", "list, verify or trim the persistent kernel cache",
             metrale::cli::cmd_cache},
-    Command{"bench", "time the entries against the HBM ceiling and cuBLAS; check each result",
-            metrale::cli::cmd_bench},
 };
 
 void print_usage() {

@@ -3,13 +3,29 @@
 #include <array>
 
 #include "metrale/error.hpp"
+#include "metrale/w8a16_gemm_m16_splitk.hpp"
 
 namespace metrale::bench {
+namespace {
+
+// The split-K entry with a fixed split, in the contiguous launcher's signature.
+template <std::uint32_t kSplit>
+void splitk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input, DevicePtr weight,
+            DevicePtr block_scale, DevicePtr output, std::uint32_t m, std::uint32_t n,
+            std::uint32_t k, StreamHandle stream) {
+  w8a16_gemm_m16_splitk(gpu, kernel, input, weight, block_scale, output, m, n, k, k, n,
+                        kSplit, stream);
+}
+
+}  // namespace
 
 std::span<const BenchEntry> bench_entries() {
   static constexpr std::array kEntries = {
-      BenchEntry{"w8a16_gemm_m16", &w8a16_gemm_m16},
-      BenchEntry{"w8a16_gemm_m16_n64", &w8a16_gemm_m16_n64},
+      BenchEntry{"w8a16_gemm_m16", "w8a16_gemm_m16", 1, &w8a16_gemm_m16},
+      BenchEntry{"w8a16_gemm_m16_n64", "w8a16_gemm_m16_n64", 1, &w8a16_gemm_m16_n64},
+      BenchEntry{"w8a16_gemm_m16_splitk/2", "w8a16_gemm_m16_splitk", 2, &splitk<2>},
+      BenchEntry{"w8a16_gemm_m16_splitk/4", "w8a16_gemm_m16_splitk", 4, &splitk<4>},
+      BenchEntry{"w8a16_gemm_m16_splitk/8", "w8a16_gemm_m16_splitk", 8, &splitk<8>},
   };
   return kEntries;
 }

@@ -3,6 +3,7 @@
 // line in entries.cpp, once its variant is in kernel_variants().
 #pragma once
 
+#include <cstdint>
 #include <span>
 #include <string>
 #include <string_view>
@@ -13,8 +14,10 @@
 namespace metrale::bench {
 
 struct BenchEntry {
-  std::string_view name;      // kernel entry, as ModuleCache::kernel(name) finds it
-  ContiguousM16Gemm launch;   // its runtime launcher
+  std::string_view name;      // as reported, e.g. "w8a16_gemm_m16_splitk/4"
+  std::string_view kernel;    // kernel entry, as ModuleCache::kernel(kernel) finds it
+  std::uint32_t split;        // K split (1 for the seed's entries)
+  ContiguousM16Gemm launch;   // its runtime launcher, contiguous operands
 };
 
 // Every tensor-core entry, in table order (the default of --entry).

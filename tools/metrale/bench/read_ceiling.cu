@@ -25,14 +25,16 @@ extern "C" __global__ void read_ceiling(const uint4* __restrict__ data, u32 coun
   const u64 stride = static_cast<u64>(gridDim.x) * blockDim.x;
   u64 i = static_cast<u64>(blockIdx.x) * blockDim.x + threadIdx.x;
   u32 acc = 0;
+  // The same loads and L2 policy as the kernels' weight stream.
+  const u64 policy = l2_evict_first_policy();
   for (; i + (kLoadsInFlight - 1) * stride < count; i += kLoadsInFlight * stride) {
     uint4 v[kLoadsInFlight];
 #pragma unroll
-    for (u32 j = 0; j < kLoadsInFlight; ++j) v[j] = load_stream_16(data + i + j * stride);
+    for (u32 j = 0; j < kLoadsInFlight; ++j) v[j] = load_stream_16(data + i + j * stride, policy);
 #pragma unroll
     for (u32 j = 0; j < kLoadsInFlight; ++j) acc ^= fold(v[j]);
   }
-  for (; i < count; i += stride) acc ^= fold(load_stream_16(data + i));
+  for (; i < count; i += stride) acc ^= fold(load_stream_16(data + i, policy));
 #pragma unroll
   for (u32 offset = 16; offset > 0; offset >>= 1) acc ^= __shfl_xor_sync(0xFFFFFFFFu, acc, offset);
   if ((threadIdx.x & 31u) == 0) atomicXor(sink, acc);

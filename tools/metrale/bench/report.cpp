@@ -84,6 +84,14 @@ void print_case(const CaseResult& c, double ceiling) {
     print_timed_row(c.m, name, b.timing, b.weight_bytes, ceiling, "", "",
                     fmt::format("{} copies", b.copies));
   }
+  const EntryResult* chosen = nullptr;
+  for (const EntryResult& e : c.entries) {
+    if (e.entry == c.choice && e.status == Status::ok) chosen = &e;
+  }
+  fmt::print("  {:>3}  automatic choice: {}{}; fastest measured: {}\n", c.m, c.choice,
+             chosen != nullptr ? fmt::format(" ({:.2f} us)", chosen->timing.median_us)
+                               : std::string(" (not measured)"),
+             c.best.empty() ? "none" : c.best);
 }
 
 }  // namespace
@@ -217,9 +225,11 @@ void write_json(const BenchRun& run, const std::string& path) {
     const double floor_us = floor_time_us(cr.weight_bytes, c.gbps);
     fmt::format_to(out,
                    "{}\n    {{\"model\": {}, \"layer\": {}, \"n\": {}, \"k\": {}, \"m\": {}, "
-                   "\"weight_bytes\": {}, \"copies\": {}, \"floor_us\": {},\n     \"entries\": [",
+                   "\"weight_bytes\": {}, \"copies\": {}, \"floor_us\": {}, \"choice\": {}, "
+                   "\"best\": {},\n     \"entries\": [",
                    i > 0 ? "," : "", js(cr.shape.model), js(cr.shape.layer), cr.shape.n,
-                   cr.shape.k, cr.m, cr.weight_bytes, cr.copies, num(floor_us));
+                   cr.shape.k, cr.m, cr.weight_bytes, cr.copies, num(floor_us), js(cr.choice),
+                   js(cr.best));
     for (std::size_t j = 0; j < cr.entries.size(); ++j) {
       const EntryResult& e = cr.entries[j];
       fmt::format_to(out, "{}\n      {{\"entry\": {}, \"status\": {}, \"detail\": {}, ",

@@ -41,6 +41,8 @@ struct CaseResult {
   std::uint64_t weight_bytes = 0;  // FP8 weights + FP32 block scales
   std::vector<EntryResult> entries;
   std::vector<BaselineResult> baselines;  // empty with --no-baselines
+  std::string choice;  // the entry plan_m16_gemm picks for this shape, as reported
+  std::string best;    // the fastest correct entry measured
 };
 
 struct LaunchCost {

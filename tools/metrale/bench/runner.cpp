@@ -6,6 +6,7 @@
 #include "metrale/bench/oracle_check.hpp"
 #include "metrale/error.hpp"
 #include "metrale/kernel_launch.hpp"
+#include "metrale/w8a16_gemm_m16_splitk.hpp"
 #include "metrale/w8a16_gemv_batch16.hpp"
 
 namespace metrale::bench {
@@ -154,6 +155,17 @@ std::vector<CaseResult> Runner::run_shape(const Shape& shape) {
     c.weight_bytes = fp8_weight_bytes(shape);
     const std::vector<std::uint16_t> ref = reference(d, m);
     for (const BenchEntry& e : options_.entries) c.entries.push_back(run_entry(d, e, m, ref));
+    const M16Plan plan = plan_m16_gemm(m, shape.n, shape.k,
+                                       static_cast<std::uint32_t>(gpu_.info().sm_count));
+    c.choice = plan.split == 1 ? std::string(plan.entry)
+                               : fmt::format("{}/{}", plan.entry, plan.split);
+    const EntryResult* best = nullptr;
+    for (const EntryResult& e : c.entries) {
+      if (e.status == Status::ok && (best == nullptr || e.timing.median_us < best->timing.median_us)) {
+        best = &e;
+      }
+    }
+    if (best != nullptr) c.best = best->entry;
     if (options_.baselines) {
       c.baselines.push_back(bf16_baseline(d, m));
       c.baselines.push_back(fp8_baseline(d, m));
@@ -161,6 +173,13 @@ std::vector<CaseResult> Runner::run_shape(const Shape& shape) {
     results.push_back(std::move(c));
   }
   return results;
+}
+
+KernelHandle Runner::entry_kernel(const BenchEntry& entry) {
+  if (options_.defines.empty()) return cache_.kernel(entry.kernel);
+  KernelVariant variant = variant_for_entry(entry.kernel);
+  for (const Define& d : options_.defines) variant.defines.push_back(d);
+  return cache_.kernel(variant, entry.kernel);
 }
 
 std::vector<std::uint16_t> Runner::reference(const ShapeData& d, std::uint32_t m) {
@@ -181,7 +200,7 @@ EntryResult Runner::run_entry(const ShapeData& d, const BenchEntry& entry, std::
   const std::uint32_t n = d.shape.n;
   const std::uint32_t k = d.shape.k;
   try {
-    const KernelHandle kernel = cache_.kernel(entry.name);
+    const KernelHandle kernel = entry_kernel(entry);
     const std::uint64_t count = std::uint64_t{m} * n;
     poison(d.out.get(), count);
     entry.launch(gpu_, kernel, d.x.get(), d.weight(0), d.scale(0), d.out.get(), m, n, k,

@@ -23,6 +23,7 @@ struct RunOptions {
   std::uint32_t replays = 7;
   std::uint64_t min_bytes = std::uint64_t{768} << 20;
   bool baselines = true;
+  std::vector<Define> defines;  // extra defines for the timed entries' modules
 };
 
 class Runner {
@@ -46,6 +47,8 @@ class Runner {
   void fill_bf16(DevicePtr p, std::uint64_t count, std::uint32_t seed, float scale);
   void poison(DevicePtr p, std::uint64_t count);
   std::vector<std::uint16_t> reference(const ShapeData& d, std::uint32_t m);
+  // The entry's kernel, built with the run's extra defines if any.
+  KernelHandle entry_kernel(const BenchEntry& entry);
   EntryResult run_entry(const ShapeData& d, const BenchEntry& entry, std::uint32_t m,
                         const std::vector<std::uint16_t>& ref);
   BaselineResult bf16_baseline(const ShapeData& d, std::uint32_t m);

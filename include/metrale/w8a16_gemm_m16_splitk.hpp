@@ -1,0 +1,40 @@
+// Split-K entry of the M16 tensor-core GEMM (kernel_sources/w8a16_gemm_m16.cu built with
+// M16_SPLITK): each 32-column tile is computed by a thread-block cluster of `split` CTAs,
+// CTA r reducing the r-th share of the 128-K blocks; the partial tiles are added in rank
+// order through distributed shared memory. Deterministic (bit-identical from run to
+// run), no atomics, and held to the same accuracy budget as the seed's entries. It fills
+// the GPU where ceil(N/32) tiles alone would leave SMs idle (skinny N, small layers).
+//
+// Grid: (ceil(N/32), split, 1)  Block: (128, 1, 1)  Cluster: (1, split, 1).
+// Same operands and guards as w8a16_gemm_m16_strided, plus 1 <= split <= 8 and
+// split <= K/128.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "metrale/gpu_backend.hpp"
+
+namespace metrale {
+
+// The largest portable cluster: the most CTAs one tile is split across.
+inline constexpr std::uint32_t W8A16_GEMM_M16_SPLITK_MAX = 8;
+
+void w8a16_gemm_m16_splitk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input,
+                           DevicePtr weight, DevicePtr block_scale, DevicePtr output,
+                           std::uint32_t m, std::uint32_t n, std::uint32_t k,
+                           std::uint32_t a_row_stride, std::uint32_t c_row_stride,
+                           std::uint32_t split, StreamHandle stream);
+
+// Which entry and split to run for a shape on a device with `sm_count` SMs: the seed's
+// w8a16_gemm_m16 when its tiles fill the device, else w8a16_gemm_m16_splitk with the
+// smallest power-of-two split that does (for callers that ask for the automatic
+// choice, e.g. attention projections; the dense FFN keeps METRALE_FFN_M16_TC_NTILE).
+struct M16Plan {
+  std::string_view entry;  // "w8a16_gemm_m16" or "w8a16_gemm_m16_splitk"
+  std::uint32_t split;     // 1 for w8a16_gemm_m16
+};
+M16Plan plan_m16_gemm(std::uint32_t m, std::uint32_t n, std::uint32_t k,
+                      std::uint32_t sm_count);
+
+}  // namespace metrale

@@ -1,0 +1,269 @@
+// The C ABI (include/metrale/kernels.h): status and errors, the service handle, the
+// launchers, the dense FFN and the QKV projection. Each entry runs the C++ launcher
+// itself, so its checks and messages are exactly those of the C++ API.
+#include <string>
+#include <vector>
+
+#include "c_api_internal.hpp"
+#include "metrale/dense_ffn.hpp"
+#include "metrale/kernel_variants.hpp"
+#include "metrale/kernels.h"
+#include "metrale/w8a16_gemm_m16.hpp"
+#include "metrale/w8a16_gemv_batch16.hpp"
+
+#ifndef METRALE_VERSION_STRING
+#error "METRALE_VERSION_STRING is set by runtime/CMakeLists.txt"
+#endif
+
+namespace metrale::capi {
+namespace {
+
+thread_local std::string t_message;
+// Set when recording a message failed for lack of memory; a literal never fails.
+thread_local const char* t_fallback = nullptr;
+
+}  // namespace
+
+void set_last_error(std::string_view message) noexcept {
+  try {
+    t_message.assign(message);
+    t_fallback = nullptr;
+  } catch (...) {
+    t_fallback = "out of host memory while recording the error message";
+  }
+}
+
+KernelService& service(metrale_service* handle, std::string_view fn) {
+  if (handle == nullptr) fail("{}: service is NULL", fn);
+  return handle->service;
+}
+
+void require(const void* pointer, std::string_view fn, std::string_view what) {
+  if (pointer == nullptr) fail("{}: {} is NULL", fn, what);
+}
+
+}  // namespace metrale::capi
+
+using metrale::DevicePtr;
+using metrale::GpuBackend;
+using metrale::KernelHandle;
+using metrale::KernelService;
+using metrale::capi::launch_entry;
+using metrale::capi::require;
+using metrale::capi::run;
+using metrale::capi::stream_handle;
+
+extern "C" {
+
+const char* metrale_status_name(metrale_status status) noexcept {
+  switch (status) {
+    case METRALE_OK:
+      return "METRALE_OK";
+    case METRALE_ERROR_INVALID_ARGUMENT:
+      return "METRALE_ERROR_INVALID_ARGUMENT";
+    case METRALE_ERROR_NO_DEVICE:
+      return "METRALE_ERROR_NO_DEVICE";
+    case METRALE_ERROR_UNSUPPORTED:
+      return "METRALE_ERROR_UNSUPPORTED";
+    case METRALE_ERROR_COMPILE:
+      return "METRALE_ERROR_COMPILE";
+    case METRALE_ERROR_CUDA:
+      return "METRALE_ERROR_CUDA";
+    case METRALE_ERROR_INTERNAL:
+      return "METRALE_ERROR_INTERNAL";
+  }
+  return "unknown status";
+}
+
+const char* metrale_last_error(void) noexcept {
+  using namespace metrale::capi;
+  return t_fallback != nullptr ? t_fallback : t_message.c_str();
+}
+
+const char* metrale_version(void) noexcept { return METRALE_VERSION_STRING; }
+
+metrale_status metrale_service_create(int device, metrale_service** out) noexcept {
+  return run([&](metrale_status& phase) {
+    require(out, "metrale_service_create", "out");
+    *out = nullptr;
+    // Every failure of the constructor is the driver or the device being absent.
+    phase = METRALE_ERROR_NO_DEVICE;
+    auto* made = new metrale_service(device);
+    *out = made;
+  });
+}
+
+metrale_status metrale_service_create_for_target(const char* target,
+                                                 metrale_service** out) noexcept {
+  return run([&](metrale_status&) {
+    require(out, "metrale_service_create_for_target", "out");
+    *out = nullptr;
+    require(target, "metrale_service_create_for_target", "target");
+    *out = new metrale_service(KernelService::CompileOnly{target});
+  });
+}
+
+void metrale_service_destroy(metrale_service* service) noexcept {
+  // The destructors release driver objects and report failures through the log only.
+  delete service;
+}
+
+metrale_status metrale_service_target(const metrale_service* service, const char** out) noexcept {
+  return run([&](metrale_status&) {
+    require(service, "metrale_service_target", "service");
+    require(out, "metrale_service_target", "out");
+    *out = service->service.target().c_str();
+  });
+}
+
+metrale_status metrale_service_is_compile_only(const metrale_service* service, int* out) noexcept {
+  return run([&](metrale_status&) {
+    require(service, "metrale_service_is_compile_only", "service");
+    require(out, "metrale_service_is_compile_only", "out");
+    *out = service->service.compile_only() ? 1 : 0;
+  });
+}
+
+metrale_status metrale_warm_up(metrale_service* service, const char* const* variants,
+                               size_t count) noexcept {
+  return run([&](metrale_status& phase) {
+    constexpr std::string_view fn = "metrale_warm_up";
+    KernelService& svc = metrale::capi::service(service, fn);
+    if (count > 0) require(variants, fn, "variants");
+    std::vector<std::string> names;
+    for (size_t i = 0; i < count; ++i) {
+      if (variants[i] == nullptr) metrale::fail("{}: variants[{}] is NULL", fn, i);
+      names.push_back(metrale::variant_named(variants[i]).name);
+    }
+    phase = METRALE_ERROR_COMPILE;
+    svc.warm_up(names);
+  });
+}
+
+metrale_status metrale_w8a16_gemm_m16(metrale_service* service, uint64_t input, uint64_t weight,
+                                      uint64_t block_scale, uint64_t output, uint32_t m, uint32_t n,
+                                      uint32_t k, void* stream) noexcept {
+  return launch_entry(service, "metrale_w8a16_gemm_m16", "w8a16_gemm_m16",
+                      [&](const GpuBackend& gpu, KernelHandle kernel) {
+                        metrale::w8a16_gemm_m16(gpu, kernel, DevicePtr(input), DevicePtr(weight),
+                                                DevicePtr(block_scale), DevicePtr(output), m, n, k,
+                                                stream_handle(stream));
+                      });
+}
+
+metrale_status metrale_w8a16_gemm_m16_n64(metrale_service* service, uint64_t input, uint64_t weight,
+                                          uint64_t block_scale, uint64_t output, uint32_t m,
+                                          uint32_t n, uint32_t k, void* stream) noexcept {
+  return launch_entry(service, "metrale_w8a16_gemm_m16_n64", "w8a16_gemm_m16_n64",
+                      [&](const GpuBackend& gpu, KernelHandle kernel) {
+                        metrale::w8a16_gemm_m16_n64(gpu, kernel, DevicePtr(input),
+                                                    DevicePtr(weight), DevicePtr(block_scale),
+                                                    DevicePtr(output), m, n, k,
+                                                    stream_handle(stream));
+                      });
+}
+
+metrale_status metrale_w8a16_gemm_m16_strided(metrale_service* service, uint64_t input,
+                                              uint64_t weight, uint64_t block_scale,
+                                              uint64_t output, uint32_t m, uint32_t n, uint32_t k,
+                                              uint32_t a_row_stride, uint32_t c_row_stride,
+                                              void* stream) noexcept {
+  return launch_entry(service, "metrale_w8a16_gemm_m16_strided", "w8a16_gemm_m16_strided",
+                      [&](const GpuBackend& gpu, KernelHandle kernel) {
+                        metrale::w8a16_gemm_m16_strided(gpu, kernel, DevicePtr(input),
+                                                        DevicePtr(weight), DevicePtr(block_scale),
+                                                        DevicePtr(output), m, n, k, a_row_stride,
+                                                        c_row_stride, stream_handle(stream));
+                      });
+}
+
+metrale_status metrale_w8a16_gemv_batch16(metrale_service* service, uint64_t input, uint64_t weight,
+                                          uint64_t block_scale, uint64_t output, uint32_t m,
+                                          uint32_t n, uint32_t k, void* stream) noexcept {
+  return launch_entry(service, "metrale_w8a16_gemv_batch16", "w8a16_gemv_batch16",
+                      [&](const GpuBackend& gpu, KernelHandle kernel) {
+                        metrale::w8a16_gemv_batch16(gpu, kernel, DevicePtr(input),
+                                                    DevicePtr(weight), DevicePtr(block_scale),
+                                                    DevicePtr(output), m, n, k,
+                                                    stream_handle(stream));
+                      });
+}
+
+metrale_status metrale_w8a16_gemv_batch16_strided(metrale_service* service, uint64_t input,
+                                                  uint64_t weight, uint64_t block_scale,
+                                                  uint64_t output, uint32_t m, uint32_t n,
+                                                  uint32_t k, uint32_t a_row_stride,
+                                                  uint32_t c_row_stride, void* stream) noexcept {
+  return launch_entry(service, "metrale_w8a16_gemv_batch16_strided", "w8a16_gemv_batch16_strided",
+                      [&](const GpuBackend& gpu, KernelHandle kernel) {
+                        metrale::w8a16_gemv_batch16_strided(
+                            gpu, kernel, DevicePtr(input), DevicePtr(weight),
+                            DevicePtr(block_scale), DevicePtr(output), m, n, k, a_row_stride,
+                            c_row_stride, stream_handle(stream));
+                      });
+}
+
+metrale_status metrale_dense_ffn_select(metrale_service* service, uint32_t* n_tile) noexcept {
+  return run([&](metrale_status& phase) {
+    constexpr std::string_view fn = "metrale_dense_ffn_select";
+    KernelService& svc = metrale::capi::service(service, fn);
+    require(n_tile, fn, "n_tile");
+    const std::uint32_t tile = metrale::m16_tc_n_tile(metrale::m16_tc_ntile_env());
+    phase = METRALE_ERROR_COMPILE;
+    svc.ffn_kernel(tile);
+    *n_tile = tile;
+  });
+}
+
+metrale_status metrale_dense_ffn(metrale_service* service, uint32_t n_tile, uint64_t input,
+                                 uint64_t weight, uint64_t block_scale, uint64_t output,
+                                 uint32_t rows, uint32_t n, uint32_t k, void* stream) noexcept {
+  return run([&](metrale_status& phase) {
+    constexpr std::string_view fn = "metrale_dense_ffn";
+    KernelService& svc = metrale::capi::service(service, fn);
+    metrale::ensure(
+        n_tile == metrale::W8A16_GEMM_M16_N_TILE || n_tile == metrale::W8A16_GEMM_M16_N_TILE_WIDE,
+        "{}: n_tile={} is not a dense-FFN N tile ({} or {}, as "
+        "metrale_dense_ffn_select returns)",
+        fn, n_tile, metrale::W8A16_GEMM_M16_N_TILE, metrale::W8A16_GEMM_M16_N_TILE_WIDE);
+    // Without the lever nothing is compiled: dense_ffn_m16_tc refuses the target with its
+    // own first check, before it touches the (then empty) kernel handle.
+    metrale::M16TcKernel selected{&metrale::w8a16_gemm_m16, {}, n_tile};
+    if (svc.levers().ffn_m16_tc) {
+      phase = METRALE_ERROR_COMPILE;
+      selected = svc.ffn_kernel(n_tile);
+      phase = METRALE_ERROR_INVALID_ARGUMENT;
+    } else {
+      phase = METRALE_ERROR_UNSUPPORTED;
+    }
+    const metrale::capi::TrackedGpu gpu(svc, phase);
+    metrale::dense_ffn_m16_tc(selected, svc.levers(), gpu, DevicePtr(input), DevicePtr(weight),
+                              DevicePtr(block_scale), DevicePtr(output), rows, n, k,
+                              stream_handle(stream));
+  });
+}
+
+metrale_status metrale_qkv_projection(metrale_service* service, uint64_t input,
+                                      uint32_t input_row_stride, uint64_t weight,
+                                      uint64_t block_scale, uint64_t qkv, uint32_t per_seq_qkv,
+                                      uint32_t slot_offset, uint32_t slot_width, uint32_t n_seq,
+                                      uint32_t k, void* stream) noexcept {
+  return run([&](metrale_status& phase) {
+    KernelService& svc = metrale::capi::service(service, "metrale_qkv_projection");
+    KernelHandle kernel{};
+    if (svc.levers().attn_m16_tc) {
+      phase = METRALE_ERROR_COMPILE;
+      kernel = svc.kernel("w8a16_gemm_m16_strided");
+      phase = METRALE_ERROR_INVALID_ARGUMENT;
+    } else {
+      phase = METRALE_ERROR_UNSUPPORTED;  // refused by the lever check, as above
+    }
+    const metrale::capi::TrackedGpu gpu(svc, phase);
+    metrale::qkv_projection_m16_tc(svc.levers(), gpu, kernel, DevicePtr(input), input_row_stride,
+                                   DevicePtr(weight), DevicePtr(block_scale), DevicePtr(qkv),
+                                   per_seq_qkv, metrale::QkvSlot{slot_offset, slot_width}, n_seq, k,
+                                   stream_handle(stream));
+  });
+}
+
+}  // extern "C"

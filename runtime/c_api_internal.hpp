@@ -1,0 +1,108 @@
+// What the C ABI's source files share: the service handle, the per-thread last error,
+// and the wrapper that turns everything thrown inside an entry point into a status.
+#pragma once
+
+#include <cstdint>
+#include <new>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "metrale/error.hpp"
+#include "metrale/gpu_backend.hpp"
+#include "metrale/kernel_service.hpp"
+#include "metrale/kernels.h"
+
+struct metrale_service {
+  template <typename Arg>
+  explicit metrale_service(Arg&& arg) : service(std::forward<Arg>(arg)) {}
+  metrale::KernelService service;
+};
+
+namespace metrale::capi {
+
+// Records the message metrale_last_error() returns on this thread; never throws.
+void set_last_error(std::string_view message) noexcept;
+
+// Runs `body(phase)` and returns its status. `phase` is the status an Error thrown at
+// that point maps to: the body moves it forward as it goes (checking arguments,
+// compiling, launching), so the same Error type yields the status of the stage that
+// failed. Anything else thrown is METRALE_ERROR_INTERNAL. Nothing escapes.
+template <typename Body>
+metrale_status run(Body&& body) noexcept {
+  metrale_status phase = METRALE_ERROR_INVALID_ARGUMENT;
+  try {
+    body(phase);
+    set_last_error({});
+    return METRALE_OK;
+  } catch (const Error& e) {
+    set_last_error(e.what());
+    return phase;
+  } catch (const std::bad_alloc&) {
+    set_last_error("out of host memory");
+  } catch (const std::exception& e) {
+    try {
+      set_last_error(std::string("internal error: ") + e.what());
+    } catch (...) {
+      set_last_error("internal error");
+    }
+  } catch (...) {
+    set_last_error("internal error: an unknown exception");
+  }
+  return METRALE_ERROR_INTERNAL;
+}
+
+// The service behind a handle; throws Error naming `fn` for NULL.
+KernelService& service(metrale_service* handle, std::string_view fn);
+
+// Throws Error naming `fn` and `what` for a NULL pointer argument.
+void require(const void* pointer, std::string_view fn, std::string_view what);
+
+inline StreamHandle stream_handle(void* stream) {
+  return static_cast<StreamHandle>(reinterpret_cast<std::uintptr_t>(stream));
+}
+
+// Forwards to the service's launch backend and moves `phase` to the launch stage when a
+// launch is issued: an Error before that is a refused argument; one from the launch, a
+// driver failure, or on a compile-only service the missing device.
+class TrackedGpu final : public GpuBackend {
+ public:
+  TrackedGpu(const KernelService& service, metrale_status& phase)
+      : inner_(service.gpu()),
+        launch_status_(service.compile_only() ? METRALE_ERROR_NO_DEVICE : METRALE_ERROR_CUDA),
+        phase_(phase) {}
+  ContextId context() const override { return inner_.context(); }
+  std::string target() const override { return inner_.target(); }
+  std::unique_ptr<LoadedModule> load_module(std::span<const char> image,
+                                            std::string_view label) const override {
+    return inner_.load_module(image, label);
+  }
+  void launch(const KernelHandle& kernel, const LaunchConfig& config,
+              std::span<const KernelArg> args, StreamHandle stream) const override {
+    phase_ = launch_status_;
+    inner_.launch(kernel, config, args, stream);
+  }
+
+ private:
+  const GpuBackend& inner_;
+  metrale_status launch_status_;
+  metrale_status& phase_;
+};
+
+// The common shape of a launcher entry: resolve `entry` (compiling on first use), then
+// run `launch(gpu, kernel)` with the launch stage tracked.
+template <typename Launch>
+metrale_status launch_entry(metrale_service* handle, std::string_view fn, std::string_view entry,
+                            Launch&& launch) noexcept {
+  return run([&](metrale_status& phase) {
+    KernelService& svc = service(handle, fn);
+    phase = METRALE_ERROR_COMPILE;
+    const KernelHandle kernel = svc.kernel(entry);
+    phase = METRALE_ERROR_INVALID_ARGUMENT;
+    const TrackedGpu gpu(svc, phase);
+    launch(gpu, kernel);
+  });
+}
+
+}  // namespace metrale::capi

@@ -1,0 +1,59 @@
+#include "metrale/w8a16_gemm_m16_splitk.hpp"
+
+#include "launch_guards.hpp"
+#include "metrale/error.hpp"
+#include "metrale/kernel_launch.hpp"
+#include "metrale/w8a16_gemm_m16.hpp"
+
+namespace metrale {
+
+void w8a16_gemm_m16_splitk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input,
+                           DevicePtr weight, DevicePtr block_scale, DevicePtr output,
+                           std::uint32_t m, std::uint32_t n, std::uint32_t k,
+                           std::uint32_t a_row_stride, std::uint32_t c_row_stride,
+                           std::uint32_t split, StreamHandle stream) {
+  constexpr std::string_view fn = "w8a16_gemm_m16_splitk";
+  guards::check_m_and_k(fn, m, k);
+  guards::check_strides(fn, n, k, a_row_stride, c_row_stride);
+  ensure(split >= 1 && split <= W8A16_GEMM_M16_SPLITK_MAX,
+         "{}: split={} outside 1..={} (portable cluster size)", fn, split,
+         W8A16_GEMM_M16_SPLITK_MAX);
+  ensure(split <= k / 128, "{}: split={} exceeds the K/128={} blocks to share", fn, split,
+         k / 128);
+  guards::check_operands(fn, input, weight, block_scale, output, n);
+  KernelLaunch launch(gpu, kernel);
+  launch.grid({div_ceil(n, W8A16_GEMM_M16_N_TILE), split, 1}).block({128, 1, 1});
+  // A one-CTA split needs no cluster; the kernel then sees a cluster of one.
+  if (split > 1) launch.cluster({1, split, 1});
+  launch.arg_ptr(input)
+      .arg_ptr(weight)
+      .arg_ptr(block_scale)
+      .arg_ptr(output)
+      .arg_u32(m)
+      .arg_u32(n)
+      .arg_u32(k)
+      .arg_u32(a_row_stride)
+      .arg_u32(c_row_stride)
+      .launch(stream);
+}
+
+M16Plan plan_m16_gemm(std::uint32_t m, std::uint32_t n, std::uint32_t k,
+                      std::uint32_t sm_count) {
+  (void)m;
+  // Too few CTAs per SM leave loads in flight, hence bandwidth, unused (registers allow
+  // two resident per SM). Measured on an H200 (docs/performance.md): 128 and 160 tiles
+  // run best split in 2 (or 4), 18 in 8, while 192 and more tiles run best unsplit; the
+  // threshold between, 1.4 CTAs per SM, follows those measurements.
+  const std::uint64_t wanted = std::uint64_t{sm_count == 0 ? 132u : sm_count} * 14 / 10;
+  const std::uint64_t tiles = div_ceil(n, W8A16_GEMM_M16_N_TILE);
+  if (tiles >= wanted) return {"w8a16_gemm_m16", 1};
+  // Each CTA should keep its four warps streaming: at least 4 K blocks per CTA.
+  const std::uint32_t max_split = std::min<std::uint32_t>(W8A16_GEMM_M16_SPLITK_MAX,
+                                                          std::max<std::uint32_t>(1, k / 512));
+  std::uint32_t split = 1;
+  while (split < max_split && tiles * split < wanted) split *= 2;
+  if (split == 1) return {"w8a16_gemm_m16", 1};
+  return {"w8a16_gemm_m16_splitk", split};
+}
+
+}  // namespace metrale

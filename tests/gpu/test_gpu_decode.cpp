@@ -1,0 +1,95 @@
+// The device FP8 decodes over all 256 codes against the host's (which is checked against
+// the format's definition in test_numerics.cpp), and NaN weights turning their output
+// column NaN end to end, as in the reference.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "gpu/gpu_fixture.hpp"
+#include "metrale/host_reference.hpp"
+#include "metrale/kernel_launch.hpp"
+#include "metrale/nvrtc_compiler.hpp"
+
+using namespace metrale;
+using namespace metrale::test;
+
+namespace {
+
+// Decodes every code with both device paths: the tensor-core kernels' integer decode
+// (four codes a word) and the reference kernels' exact decode (two codes at a time).
+constexpr const char* kDecodeProbe = R"(
+#include "metrale_device.cuh"
+extern "C" __global__ void decode_all(u32* fast, u32* nan_bits, u32* exact) {
+  const u32 i = threadIdx.x;  // word i holds codes 4i .. 4i+3
+  const u32 w = (4 * i) | ((4 * i + 1) << 8) | ((4 * i + 2) << 16) | ((4 * i + 3) << 24);
+  fp8x4_e4m3_to_bf16x2_fast(w, fast[2 * i], fast[2 * i + 1]);
+  nan_bits[i] = fp8x4_nan_bits(w);
+  exact[2 * i] = fp8x2_e4m3_to_bf16x2(w & 0xFFFFu);
+  exact[2 * i + 1] = fp8x2_e4m3_to_bf16x2(w >> 16);
+}
+)";
+
+}  // namespace
+
+TEST_CASE("gpu: both device FP8 decodes agree with the host on all 256 codes") {
+  CudaBackend& b = gpu().backend;
+  const CompiledModule m =
+      nvrtc_compile(CompileRequest{"decode_probe.cu", kDecodeProbe, {}, {}, b.target()});
+  auto module = b.load_module(m.image, "decode_probe");
+  const KernelHandle k{module->function("decode_all"), b.context(), "decode_all"};
+  DeviceBuffer fast(b, 128 * 4), nan_bits(b, 64 * 4), exact(b, 128 * 4);
+  KernelLaunch(b, k).grid({1, 1, 1}).block({64, 1, 1})
+      .arg_ptr(fast.get()).arg_ptr(nan_bits.get()).arg_ptr(exact.get()).launch(0);
+  std::vector<std::uint32_t> f(128), nb(64), ex(128);
+  b.download(f.data(), fast.get(), 512);
+  b.download(nb.data(), nan_bits.get(), 256);
+  b.download(ex.data(), exact.get(), 512);
+  for (unsigned code = 0; code < 256; ++code) {
+    CAPTURE(code);
+    const std::uint16_t want = fp8_e4m3_to_bf16_bits(static_cast<std::uint8_t>(code));
+    const auto lane = [&](const std::vector<std::uint32_t>& v) {
+      return static_cast<std::uint16_t>(v[code / 2] >> (16 * (code % 2)));
+    };
+    const bool nan_code = (code & 0x7F) == 0x7F;
+    const bool flagged = ((nb[code / 4] >> (8 * (code % 4))) & 0x80u) != 0;
+    CHECK(flagged == nan_code);
+    if (nan_code) {
+      CHECK(std::isnan(bf16_to_float(lane(ex))));
+      CHECK(lane(f) == ((code & 0x80) != 0 ? 0xC3F0 : 0x43F0));  // +-480, flagged above
+    } else {
+      CHECK(lane(ex) == want);
+      CHECK(lane(f) == want);
+    }
+  }
+}
+
+TEST_CASE("gpu: a NaN weight makes its output column NaN, in every entry and the reference") {
+  for (const TcEntry& entry : tc_entries()) {
+    CAPTURE(entry.name);
+    const std::uint32_t n = 4096 + 32, k = 7168, nan_col = 1234;
+    Problem p(9, n, k, entry.strided ? k + 8 : k, entry.strided ? n + 3 : n, 4242);
+    const std::uint8_t nan_code = 0xFF;
+    gpu().backend.upload(p.weight.get() + std::uint64_t{nan_col} * k + 3001, &nan_code, 1);
+    entry.launch(p, 0);
+    p.run_reference();
+    const auto got = p.download_out();
+    const auto ref = p.download_ref();
+    std::uint64_t nan_ok = 0, finite_ok = 0;
+    for (std::uint32_t i = 0; i < p.m; ++i) {
+      for (std::uint32_t j = 0; j < n; ++j) {
+        const std::size_t e = std::size_t{i} * p.c_row_stride + j;
+        const float g = bf16_to_float(got[e]);
+        const float r = bf16_to_float(ref[e]);
+        if (j == nan_col) {
+          nan_ok += std::isnan(g) && std::isnan(r);
+        } else {
+          finite_ok += std::isfinite(g) && std::isfinite(r);
+        }
+      }
+    }
+    CHECK(nan_ok == p.m);
+    CHECK(finite_ok == std::uint64_t{p.m} * (n - 1));
+  }
+}

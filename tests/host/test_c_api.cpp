@@ -1,0 +1,433 @@
+// The C ABI refuses bad calls with the right status and the C++ library's message, and
+// never crashes or lets an exception out. Runs without a GPU: launches go to a
+// compile-only service, whose argument checks run before it refuses to launch.
+#include <doctest/doctest.h>
+#include <spdlog/sinks/ostream_sink.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "metrale/error.hpp"
+#include "metrale/kernels.h"
+#include "metrale/log.hpp"
+#include "metrale/nvrtc_compiler.hpp"
+#include "metrale/w8a16_gemm_m16.hpp"
+#include "support/fake_backend.hpp"
+
+namespace {
+
+// Aligned, non-null fake device addresses: nothing is ever dereferenced.
+constexpr uint64_t kIn = 0x10000, kW = 0x20000, kS = 0x30000, kOut = 0x40000;
+
+std::string last_error() { return metrale_last_error(); }
+
+// Expects `status` and a message that contains `text`.
+void expect(metrale_status got, metrale_status want, const std::string& text) {
+  CHECK_MESSAGE(got == want, metrale_status_name(got), " (", last_error(), ")");
+  CHECK_MESSAGE(last_error().find(text) != std::string::npos, "message: ", last_error(),
+                "\nexpected to contain: ", text);
+}
+
+// A compile-only service for the test; destroyed at scope exit.
+class Service {
+ public:
+  explicit Service(const char* target = "sm_90") {
+    REQUIRE(metrale_service_create_for_target(target, &handle_) == METRALE_OK);
+    REQUIRE(handle_ != nullptr);
+  }
+  ~Service() { metrale_service_destroy(handle_); }
+  Service(const Service&) = delete;
+  Service& operator=(const Service&) = delete;
+  metrale_service* get() const { return handle_; }
+
+ private:
+  metrale_service* handle_ = nullptr;
+};
+
+// Sets an environment variable for a scope, restoring the old value after.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    if (value != nullptr) {
+      setenv(name, value, 1);
+    } else {
+      unsetenv(name);
+    }
+  }
+  ~ScopedEnv() {
+    if (old_) {
+      setenv(name_, old_->c_str(), 1);
+    } else {
+      unsetenv(name_);
+    }
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+// The message the C++ launcher throws for the same arguments.
+std::string cpp_error_of_gemm_m16(uint64_t input, uint32_t m, uint32_t n, uint32_t k) {
+  metrale::test::RecordingBackend gpu;
+  try {
+    metrale::w8a16_gemm_m16(gpu, metrale::KernelHandle{}, metrale::DevicePtr(input),
+                            metrale::DevicePtr(kW), metrale::DevicePtr(kS),
+                            metrale::DevicePtr(kOut), m, n, k, 0);
+  } catch (const metrale::Error& e) {
+    return e.what();
+  }
+  return "<no error>";
+}
+
+}  // namespace
+
+TEST_CASE("C ABI: version, status names, NULL destroy") {
+  const std::string version = metrale_version();
+  CHECK(version.find('.') != std::string::npos);
+  CHECK(std::string(metrale_status_name(METRALE_OK)) == "METRALE_OK");
+  CHECK(std::string(metrale_status_name(METRALE_ERROR_INVALID_ARGUMENT)) ==
+        "METRALE_ERROR_INVALID_ARGUMENT");
+  CHECK(std::string(metrale_status_name(METRALE_ERROR_NO_DEVICE)) == "METRALE_ERROR_NO_DEVICE");
+  CHECK(std::string(metrale_status_name(static_cast<metrale_status>(7))) == "unknown status");
+  metrale_service_destroy(nullptr);
+}
+
+TEST_CASE("C ABI: creating services") {
+  metrale_service* s = reinterpret_cast<metrale_service*>(0x1);
+  expect(metrale_service_create(0, nullptr), METRALE_ERROR_INVALID_ARGUMENT,
+         "metrale_service_create: out is NULL");
+  expect(metrale_service_create_for_target(nullptr, &s), METRALE_ERROR_INVALID_ARGUMENT,
+         "metrale_service_create_for_target: target is NULL");
+  CHECK(s == nullptr);
+  expect(metrale_service_create_for_target("sm_90", nullptr), METRALE_ERROR_INVALID_ARGUMENT,
+         "metrale_service_create_for_target: out is NULL");
+  expect(metrale_service_create_for_target("gfx90a", &s), METRALE_ERROR_INVALID_ARGUMENT,
+         "invalid target 'gfx90a'");
+  CHECK(s == nullptr);
+  expect(metrale_service_create_for_target("sm_10", &s), METRALE_ERROR_INVALID_ARGUMENT,
+         "cannot compile for sm_10");
+
+  s = reinterpret_cast<metrale_service*>(0x1);
+  expect(metrale_service_create(-1, &s), METRALE_ERROR_NO_DEVICE, "CUDA");
+  CHECK(s == nullptr);
+
+  // Device 0 exists on a GPU machine only; elsewhere the reason names the driver.
+  const metrale_status st = metrale_service_create(0, &s);
+  if (st == METRALE_OK) {
+    int compile_only = -1;
+    CHECK(metrale_service_is_compile_only(s, &compile_only) == METRALE_OK);
+    CHECK(compile_only == 0);
+    metrale_service_destroy(s);
+  } else {
+    CHECK(st == METRALE_ERROR_NO_DEVICE);
+    CHECK(s == nullptr);
+    MESSAGE("no device here: ", last_error());
+    CHECK(last_error().starts_with("no CUDA"));
+  }
+
+  Service svc("9.0");
+  const char* target = nullptr;
+  CHECK(metrale_service_target(svc.get(), &target) == METRALE_OK);
+  CHECK(std::string(target) == "sm_90");
+  CHECK(last_error().empty());  // a success clears the message
+  int compile_only = -1;
+  CHECK(metrale_service_is_compile_only(svc.get(), &compile_only) == METRALE_OK);
+  CHECK(compile_only == 1);
+  expect(metrale_service_target(svc.get(), nullptr), METRALE_ERROR_INVALID_ARGUMENT,
+         "metrale_service_target: out is NULL");
+  expect(metrale_service_is_compile_only(nullptr, &compile_only), METRALE_ERROR_INVALID_ARGUMENT,
+         "metrale_service_is_compile_only: service is NULL");
+}
+
+TEST_CASE("C ABI: every entry refuses a NULL service") {
+  uint32_t tile = 0;
+  uint64_t ptr = 0;
+  const char* target = nullptr;
+  int flag = 0;
+  char host[16] = {};
+  struct Case {
+    const char* fn;
+    metrale_status status;
+  };
+  const Case cases[] = {
+      {"metrale_service_target", metrale_service_target(nullptr, &target)},
+      {"metrale_warm_up", metrale_warm_up(nullptr, nullptr, 0)},
+      {"metrale_w8a16_gemm_m16",
+       metrale_w8a16_gemm_m16(nullptr, kIn, kW, kS, kOut, 1, 32, 128, nullptr)},
+      {"metrale_w8a16_gemm_m16_n64",
+       metrale_w8a16_gemm_m16_n64(nullptr, kIn, kW, kS, kOut, 1, 32, 128, nullptr)},
+      {"metrale_w8a16_gemm_m16_strided",
+       metrale_w8a16_gemm_m16_strided(nullptr, kIn, kW, kS, kOut, 1, 32, 128, 128, 32, nullptr)},
+      {"metrale_w8a16_gemv_batch16",
+       metrale_w8a16_gemv_batch16(nullptr, kIn, kW, kS, kOut, 1, 32, 128, nullptr)},
+      {"metrale_w8a16_gemv_batch16_strided",
+       metrale_w8a16_gemv_batch16_strided(nullptr, kIn, kW, kS, kOut, 1, 32, 128, 128, 32,
+                                          nullptr)},
+      {"metrale_dense_ffn_select", metrale_dense_ffn_select(nullptr, &tile)},
+      {"metrale_dense_ffn", metrale_dense_ffn(nullptr, 32, kIn, kW, kS, kOut, 1, 32, 128, nullptr)},
+      {"metrale_qkv_projection",
+       metrale_qkv_projection(nullptr, kIn, 128, kW, kS, kOut, 96, 0, 32, 1, 128, nullptr)},
+      {"metrale_fill_random_bf16", metrale_fill_random_bf16(nullptr, kOut, 8, 1, 1.0f, nullptr)},
+      {"metrale_fill_random_fp8", metrale_fill_random_fp8(nullptr, kOut, 8, 1, 0x7E, nullptr)},
+      {"metrale_fill_random_f32",
+       metrale_fill_random_f32(nullptr, kOut, 8, 1, 0.0f, 1.0f, nullptr)},
+      {"metrale_alloc", metrale_alloc(nullptr, 16, &ptr)},
+      {"metrale_free", metrale_free(nullptr, kOut)},
+      {"metrale_upload", metrale_upload(nullptr, kOut, host, sizeof host)},
+      {"metrale_download", metrale_download(nullptr, host, kOut, sizeof host)},
+      {"metrale_synchronize", metrale_synchronize(nullptr)},
+  };
+  // Each status above was taken before the next call overwrote the message, so check
+  // the statuses here and one message per entry below.
+  for (const Case& c : cases) {
+    CAPTURE(c.fn);
+    CHECK(c.status == METRALE_ERROR_INVALID_ARGUMENT);
+  }
+  CHECK(metrale_service_is_compile_only(nullptr, &flag) == METRALE_ERROR_INVALID_ARGUMENT);
+  expect(metrale_w8a16_gemm_m16(nullptr, kIn, kW, kS, kOut, 1, 32, 128, nullptr),
+         METRALE_ERROR_INVALID_ARGUMENT, "metrale_w8a16_gemm_m16: service is NULL");
+  expect(metrale_dense_ffn(nullptr, 32, kIn, kW, kS, kOut, 1, 32, 128, nullptr),
+         METRALE_ERROR_INVALID_ARGUMENT, "metrale_dense_ffn: service is NULL");
+  expect(metrale_synchronize(nullptr), METRALE_ERROR_INVALID_ARGUMENT,
+         "metrale_synchronize: service is NULL");
+}
+
+TEST_CASE("C ABI: launchers check their arguments, then refuse to launch without a device") {
+  Service svc;
+  metrale_service* s = svc.get();
+
+  // Good arguments reach the launch, which a compile-only service refuses.
+  expect(metrale_w8a16_gemm_m16(s, kIn, kW, kS, kOut, 16, 4096, 7168, nullptr),
+         METRALE_ERROR_NO_DEVICE,
+         "compile-only service (sm_90): no CUDA device to launch w8a16_gemm_m16");
+  expect(metrale_w8a16_gemm_m16_n64(s, kIn, kW, kS, kOut, 1, 64, 128, nullptr),
+         METRALE_ERROR_NO_DEVICE, "no CUDA device to launch w8a16_gemm_m16_n64");
+  expect(metrale_w8a16_gemm_m16_strided(s, kIn, kW, kS, kOut, 4, 96, 128, 136, 96, nullptr),
+         METRALE_ERROR_NO_DEVICE, "no CUDA device to launch w8a16_gemm_m16_strided");
+  expect(metrale_w8a16_gemv_batch16(s, kIn, kW, kS, kOut, 16, 100, 256, nullptr),
+         METRALE_ERROR_NO_DEVICE, "no CUDA device to launch w8a16_gemv_batch16");
+  expect(metrale_w8a16_gemv_batch16_strided(s, kIn, kW, kS, kOut, 2, 32, 128, 128, 32, nullptr),
+         METRALE_ERROR_NO_DEVICE, "no CUDA device to launch w8a16_gemv_batch16_strided");
+
+  // m, k, n and pointers: the C++ guards' messages, word for word.
+  expect(metrale_w8a16_gemm_m16(s, kIn, kW, kS, kOut, 0, 32, 128, nullptr),
+         METRALE_ERROR_INVALID_ARGUMENT, "w8a16_gemm_m16: m=0 outside 1..=16");
+  CHECK(last_error() == cpp_error_of_gemm_m16(kIn, 0, 32, 128));
+  expect(metrale_w8a16_gemm_m16(s, kIn, kW, kS, kOut, 17, 32, 128, nullptr),
+         METRALE_ERROR_INVALID_ARGUMENT, "m=17 outside 1..=16");
+  CHECK(last_error() == cpp_error_of_gemm_m16(kIn, 17, 32, 128));
+  expect(metrale_w8a16_gemm_m16(s, kIn, kW, kS, kOut, 1, 32, 100, nullptr),
+         METRALE_ERROR_INVALID_ARGUMENT, "K=100 not a multiple of 128");
+  CHECK(last_error() == cpp_error_of_gemm_m16(kIn, 1, 32, 100));
+  expect(metrale_w8a16_gemm_m16(s, kIn + 8, kW, kS, kOut, 1, 32, 128, nullptr),
+         METRALE_ERROR_INVALID_ARGUMENT, "input=0x10008 is not 16-byte aligned");
+  CHECK(last_error() == cpp_error_of_gemm_m16(kIn + 8, 1, 32, 128));
+  expect(metrale_w8a16_gemm_m16(s, kIn, kW, kS, kOut, 1, 0, 128, nullptr),
+         METRALE_ERROR_INVALID_ARGUMENT, "n=0");
+  expect(metrale_w8a16_gemm_m16_n64(s, kIn, kW + 4, kS, kOut, 1, 64, 128, nullptr),
+         METRALE_ERROR_INVALID_ARGUMENT, "w8a16_gemm_m16_n64: weight=0x20004 is not 16-byte");
+  expect(metrale_w8a16_gemm_m16_n64(s, kIn, kW, kS + 2, kOut, 1, 64, 128, nullptr),
+         METRALE_ERROR_INVALID_ARGUMENT, "block_scale=0x30002 is not 4-byte aligned");
+  expect(metrale_w8a16_gemm_m16_n64(s, kIn, kW, kS, kOut + 1, 1, 64, 128, nullptr),
+         METRALE_ERROR_INVALID_ARGUMENT, "output=0x40001 is not 2-byte aligned");
+  expect(metrale_w8a16_gemm_m16(s, 0, kW, kS, kOut, 1, 32, 128, nullptr),
+         METRALE_ERROR_INVALID_ARGUMENT, "input is a null device pointer");
+  expect(metrale_w8a16_gemv_batch16(s, kIn, kW, kS, kOut, 17, 32, 128, nullptr),
+         METRALE_ERROR_INVALID_ARGUMENT, "w8a16_gemv_batch16: m=17 outside 1..=16");
+  expect(metrale_w8a16_gemv_batch16(s, kIn, kW, kS, kOut, 1, 32, 100, nullptr),
+         METRALE_ERROR_INVALID_ARGUMENT, "K=100 not a multiple of 128");
+
+  // Strides.
+  expect(metrale_w8a16_gemm_m16_strided(s, kIn, kW, kS, kOut, 1, 32, 128, 132, 32, nullptr),
+         METRALE_ERROR_INVALID_ARGUMENT, "a_row_stride=132 must keep rows 16B-aligned");
+  expect(metrale_w8a16_gemm_m16_strided(s, kIn, kW, kS, kOut, 1, 32, 256, 128, 32, nullptr),
+         METRALE_ERROR_INVALID_ARGUMENT, "must cover the used extents");
+  expect(metrale_w8a16_gemv_batch16_strided(s, kIn, kW, kS, kOut, 1, 64, 128, 128, 32, nullptr),
+         METRALE_ERROR_INVALID_ARGUMENT, "must cover the used extents");
+  expect(metrale_w8a16_gemv_batch16_strided(s, kIn, kW, kS, kOut, 0, 32, 128, 128, 32, nullptr),
+         METRALE_ERROR_INVALID_ARGUMENT, "m=0 outside 1..=16");
+}
+
+TEST_CASE("C ABI: dense FFN selection and call") {
+  Service svc;
+  metrale_service* s = svc.get();
+  uint32_t tile = 0;
+  {
+    const ScopedEnv env("METRALE_FFN_M16_TC_NTILE", nullptr);
+    CHECK(metrale_dense_ffn_select(s, &tile) == METRALE_OK);
+    CHECK(tile == 32);
+  }
+  {
+    const ScopedEnv env("METRALE_FFN_M16_TC_NTILE", "64");
+    CHECK(metrale_dense_ffn_select(s, &tile) == METRALE_OK);
+    CHECK(tile == 64);
+  }
+  {
+    const ScopedEnv env("METRALE_FFN_M16_TC_NTILE", "48");
+    tile = 7;
+    expect(metrale_dense_ffn_select(s, &tile), METRALE_ERROR_INVALID_ARGUMENT,
+           "METRALE_FFN_M16_TC_NTILE='48' is not an accepted value (accepted: unset, 32, 64)");
+    CHECK(tile == 7);  // untouched on failure
+  }
+  expect(metrale_dense_ffn_select(s, nullptr), METRALE_ERROR_INVALID_ARGUMENT,
+         "metrale_dense_ffn_select: n_tile is NULL");
+
+  expect(metrale_dense_ffn(s, 48, kIn, kW, kS, kOut, 1, 32, 128, nullptr),
+         METRALE_ERROR_INVALID_ARGUMENT, "n_tile=48 is not a dense-FFN N tile");
+  expect(metrale_dense_ffn(s, 32, kIn, kW, kS, kOut, 0, 32, 128, nullptr),
+         METRALE_ERROR_INVALID_ARGUMENT, "dense_ffn_m16_tc: rows=0 outside 1..=32");
+  expect(metrale_dense_ffn(s, 64, kIn, kW, kS, kOut, 33, 32, 128, nullptr),
+         METRALE_ERROR_INVALID_ARGUMENT, "rows=33 outside 1..=32");
+  expect(metrale_dense_ffn(s, 32, kIn, kW, kS, kOut, 5, 32, 100, nullptr),
+         METRALE_ERROR_INVALID_ARGUMENT, "K=100 not a multiple of 128");
+  expect(metrale_dense_ffn(s, 32, kIn + 8, kW, kS, kOut, 20, 32, 128, nullptr),
+         METRALE_ERROR_INVALID_ARGUMENT, "is not 16-byte aligned");
+  expect(metrale_dense_ffn(s, 32, kIn, kW, kS, kOut, 20, 32, 128, nullptr), METRALE_ERROR_NO_DEVICE,
+         "no CUDA device to launch w8a16_gemm_m16");
+  expect(metrale_dense_ffn(s, 64, kIn, kW, kS, kOut, 32, 64, 256, nullptr), METRALE_ERROR_NO_DEVICE,
+         "no CUDA device to launch w8a16_gemm_m16_n64");
+}
+
+TEST_CASE("C ABI: strided QKV projection") {
+  Service svc;
+  metrale_service* s = svc.get();
+  // Q 64 + K 32 + V 32 columns per sequence.
+  expect(metrale_qkv_projection(s, kIn, 136, kW, kS, kOut, 128, 96, 32, 4, 128, nullptr),
+         METRALE_ERROR_NO_DEVICE, "no CUDA device to launch w8a16_gemm_m16_strided");
+  expect(metrale_qkv_projection(s, kIn, 136, kW, kS, kOut, 128, 112, 32, 4, 128, nullptr),
+         METRALE_ERROR_INVALID_ARGUMENT, "slot [112, 144) exceeds the row width per_seq_qkv=128");
+  expect(metrale_qkv_projection(s, kIn, 136, kW, kS, kOut, 128, 0, 64, 0, 128, nullptr),
+         METRALE_ERROR_INVALID_ARGUMENT, "m=0 outside 1..=16");
+  expect(metrale_qkv_projection(s, kIn, 136, kW, kS, kOut, 128, 0, 64, 17, 128, nullptr),
+         METRALE_ERROR_INVALID_ARGUMENT, "m=17 outside 1..=16");
+  expect(metrale_qkv_projection(s, kIn, 130, kW, kS, kOut, 128, 0, 64, 2, 128, nullptr),
+         METRALE_ERROR_INVALID_ARGUMENT, "a_row_stride=130");
+  expect(metrale_qkv_projection(s, kIn, 136, kW, kS, kOut, 128, 0, 64, 2, 100, nullptr),
+         METRALE_ERROR_INVALID_ARGUMENT, "K=100 not a multiple of 128");
+}
+
+TEST_CASE("C ABI: a target without BF16 tensor cores is unsupported, not a crash") {
+  const auto targets = metrale::nvrtc_supported_targets();
+  if (std::find(targets.begin(), targets.end(), "sm_75") == targets.end()) {
+    MESSAGE("NVRTC here cannot compile for sm_75; skipped");
+    return;
+  }
+  Service svc("sm_75");
+  expect(metrale_dense_ffn(svc.get(), 32, kIn, kW, kS, kOut, 4, 32, 128, nullptr),
+         METRALE_ERROR_UNSUPPORTED, "dense_ffn_m16_tc: the target's ffn_m16_tc lever is off");
+  expect(metrale_qkv_projection(svc.get(), kIn, 128, kW, kS, kOut, 96, 0, 32, 1, 128, nullptr),
+         METRALE_ERROR_UNSUPPORTED, "attn_m16_tc lever is off");
+}
+
+TEST_CASE("C ABI: fills and memory on a compile-only service") {
+  Service svc;
+  metrale_service* s = svc.get();
+  expect(metrale_fill_random_bf16(s, 0, 8, 1, 1.0f, nullptr), METRALE_ERROR_INVALID_ARGUMENT,
+         "metrale_fill_random_bf16: out is a null device pointer");
+  expect(metrale_fill_random_bf16(s, kOut + 1, 8, 1, 1.0f, nullptr), METRALE_ERROR_INVALID_ARGUMENT,
+         "out=0x40001 is not 2-byte aligned");
+  expect(metrale_fill_random_f32(s, kOut + 2, 8, 1, 0.0f, 1.0f, nullptr),
+         METRALE_ERROR_INVALID_ARGUMENT, "out=0x40002 is not 4-byte aligned");
+  expect(metrale_fill_random_fp8(s, kOut, 0, 1, 0x7E, nullptr), METRALE_ERROR_INVALID_ARGUMENT,
+         "count=0");
+  expect(metrale_fill_random_fp8(s, kOut + 1, 100, 1, 0x7E, nullptr), METRALE_ERROR_NO_DEVICE,
+         "no CUDA device to launch fill_random_fp8");
+
+  uint64_t ptr = 123;
+  expect(metrale_alloc(s, 16, nullptr), METRALE_ERROR_INVALID_ARGUMENT,
+         "metrale_alloc: out is NULL");
+  expect(metrale_alloc(s, 16, &ptr), METRALE_ERROR_NO_DEVICE,
+         "compile-only service (sm_90): no CUDA device");
+  CHECK(ptr == 0);
+  char host[16] = {};
+  expect(metrale_upload(s, kOut, nullptr, 16), METRALE_ERROR_INVALID_ARGUMENT,
+         "metrale_upload: src is NULL");
+  expect(metrale_upload(s, 0, host, 16), METRALE_ERROR_INVALID_ARGUMENT,
+         "metrale_upload: dst is a null device pointer");
+  expect(metrale_download(s, nullptr, kOut, 16), METRALE_ERROR_INVALID_ARGUMENT,
+         "metrale_download: dst is NULL");
+  expect(metrale_download(s, host, 0, 16), METRALE_ERROR_INVALID_ARGUMENT,
+         "metrale_download: src is a null device pointer");
+  expect(metrale_upload(s, kOut, host, 16), METRALE_ERROR_NO_DEVICE, "no CUDA device");
+  expect(metrale_download(s, host, kOut, 16), METRALE_ERROR_NO_DEVICE, "no CUDA device");
+  expect(metrale_free(s, kOut), METRALE_ERROR_NO_DEVICE, "no CUDA device");
+  expect(metrale_synchronize(s), METRALE_ERROR_NO_DEVICE, "no CUDA device");
+}
+
+TEST_CASE("C ABI: warm-up names, and compile-only warm-up compiles") {
+  Service svc;
+  metrale_service* s = svc.get();
+  expect(metrale_warm_up(s, nullptr, 1), METRALE_ERROR_INVALID_ARGUMENT,
+         "metrale_warm_up: variants is NULL");
+  const char* with_null[] = {"fill_random", nullptr};
+  expect(metrale_warm_up(s, with_null, 2), METRALE_ERROR_INVALID_ARGUMENT,
+         "metrale_warm_up: variants[1] is NULL");
+  const char* unknown[] = {"nope"};
+  expect(metrale_warm_up(s, unknown, 1), METRALE_ERROR_INVALID_ARGUMENT,
+         "no kernel variant named nope");
+
+  // The compile is logged at debug level: the callback sees it.
+  std::vector<std::string> seen;
+  auto collect = [](int level, const char* message, void* user) {
+    if (level == METRALE_LOG_DEBUG)
+      static_cast<std::vector<std::string>*>(user)->push_back(message);
+  };
+  CHECK(metrale_set_log_callback(collect, &seen) == METRALE_OK);
+  CHECK(metrale_set_log_level(METRALE_LOG_DEBUG) == METRALE_OK);
+  const char* fill[] = {"fill_random"};
+  CHECK(metrale_warm_up(s, fill, 1) == METRALE_OK);
+  CHECK(last_error().empty());
+  CHECK(metrale_set_log_level(METRALE_LOG_WARN) == METRALE_OK);
+  CHECK(metrale_set_log_callback(nullptr, nullptr) == METRALE_OK);
+  bool compiled = false;
+  for (const std::string& m : seen) compiled = compiled || m.find("compiled fill_random.cu") == 0;
+  CHECK_MESSAGE(compiled, "no debug message about compiling fill_random.cu");
+
+  expect(metrale_set_log_level(7), METRALE_ERROR_INVALID_ARGUMENT,
+         "metrale_set_log_level: level=7 outside 0..=6");
+  expect(metrale_set_log_level(-1), METRALE_ERROR_INVALID_ARGUMENT, "level=-1");
+}
+
+TEST_CASE("C ABI: the last error is per thread") {
+  Service svc;
+  CHECK(metrale_w8a16_gemm_m16(svc.get(), kIn, kW, kS, kOut, 0, 32, 128, nullptr) ==
+        METRALE_ERROR_INVALID_ARGUMENT);
+  std::string other = "<unset>";
+  std::thread([&] { other = metrale_last_error(); }).join();
+  CHECK(other.empty());
+  CHECK(last_error().find("m=0") != std::string::npos);
+}
+
+TEST_CASE("C ABI: numerics for checks") {
+  CHECK(metrale_bf16_to_float(0x3F80) == 1.0f);
+  CHECK(metrale_bf16_to_float(0xC000) == -2.0f);
+  CHECK(metrale_within_m16_tc_budget(1.0f, 1.0f, 128, 1.0) == 1);
+  CHECK(metrale_within_m16_tc_budget(1.0f, 1.0078125f, 128, 1.0) == 1);  // 1 ULP
+  CHECK(metrale_within_m16_tc_budget(1.0f, 1.5f, 128, 1.0) == 0);
+  CHECK(metrale_within_m16_tc_budget(std::nanf(""), 1.0f, 128, 1.0) == 0);
+}
+
+TEST_CASE("C++: add_log_sink gives the logger the engine's sink; remove_log_sink takes it") {
+  // A logger without sinks stands in for stderr, so the test prints nothing.
+  metrale::set_logger(std::make_shared<spdlog::logger>("metrale"));
+  std::ostringstream out;
+  auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(out);
+  metrale::add_log_sink(sink);
+  metrale::logger()->error("embedding test message {}", 1);
+  metrale::remove_log_sink(sink);
+  metrale::logger()->error("embedding test message {}", 2);
+  metrale::set_logger(nullptr);
+  CHECK(out.str().find("embedding test message 1") != std::string::npos);
+  CHECK(out.str().find("embedding test message 2") == std::string::npos);
+}
