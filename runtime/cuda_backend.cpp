@@ -149,6 +149,19 @@ void CudaBackend::launch(const KernelHandle& kernel, const LaunchConfig& config,
   if (args.size() > params.size()) fail("launch: {} arguments exceed 32", args.size());
   for (std::size_t i = 0; i < args.size(); ++i) params[i] = const_cast<void*>(args[i].value);
 
+  // The plain launch is the cheaper driver path; attributes need the extended one.
+  if (config.cluster.x == 0 && !config.programmatic_dependent) {
+    const CUresult r = driver::api().cuLaunchKernel(
+        static_cast<CUfunction>(kernel.function), config.grid.x, config.grid.y, config.grid.z,
+        config.block.x, config.block.y, config.block.z, config.shared_bytes,
+        reinterpret_cast<CUstream>(stream), params.data(), nullptr);
+    if (r != CUDA_SUCCESS) {
+      fail("cuLaunchKernel of {} (grid {}x{}x{}, block {}x{}x{}) failed: {}",
+           kernel.name != nullptr ? kernel.name : "?", config.grid.x, config.grid.y,
+           config.grid.z, config.block.x, config.block.y, config.block.z, driver::describe(r));
+    }
+    return;
+  }
   CUlaunchConfig cfg{};
   cfg.gridDimX = config.grid.x;
   cfg.gridDimY = config.grid.y;

@@ -48,6 +48,6 @@ TEST_CASE("gpu: a launch the driver refuses names the call and the driver error"
                            .arg_u32(32)
                            .arg_u32(0)
                            .launch(0),
-                       doctest::Contains("cuLaunchKernelEx of fill_u16"), Error);
+                       doctest::Contains("cuLaunchKernel of fill_u16"), Error);
   g.backend.synchronize();
 }

@@ -12,8 +12,9 @@ namespace metrale::bench {
 
 LaunchCost measure_launch_cost(const CudaBackend& gpu, ModuleCache& cache, const Stream& stream,
                                std::uint32_t batches, std::uint32_t batch) {
-  // One N tile, one K block, one row: the kernel finishes faster than the host can
-  // launch it, so the queue stays short and only the host side is measured.
+  // One N tile, one K block, one row, and batches of 100 calls followed by a
+  // synchronisation: the launch queue never fills, so a call never waits for the GPU
+  // and only the host side is measured.
   constexpr std::uint32_t kN = 128;
   constexpr std::uint32_t kK = 128;
   DeviceBuffer x(gpu, kK * 2);

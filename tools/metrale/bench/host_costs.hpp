@@ -12,11 +12,11 @@
 namespace metrale::bench {
 
 // Median host time of one w8a16_gemm_m16 launcher call into `stream` (guards, argument
-// packing and cuLaunchKernelEx), over `batches` batches of `batch` calls on a problem
+// packing and the driver launch), over `batches` batches of `batch` calls on a problem
 // small enough that the GPU keeps up; the stream is drained between batches so the
 // driver's launch queue never fills and blocks a call.
 LaunchCost measure_launch_cost(const CudaBackend& gpu, ModuleCache& cache, const Stream& stream,
-                               std::uint32_t batches = 100, std::uint32_t batch = 1000);
+                               std::uint32_t batches = 1000, std::uint32_t batch = 100);
 
 // nvrtc_compile time and image size of every library variant for the device's target.
 std::vector<CompileTime> measure_compile_times(const CudaBackend& gpu);
