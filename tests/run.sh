@@ -30,4 +30,10 @@ log="$build/Testing/Temporary/LastTest.log"
 if [[ -f $log ]] && grep -q "^SKIPPED:" "$log"; then
   grep "^SKIPPED:" "$log" | sort -u
 fi
+# Where the GPU tests ran, the figures they report (outputs checked, largest errors,
+# planted defects caught) are worth seeing even when everything passed.
+if [[ -f $log ]] && grep -q "gpu/.*MESSAGE:" "$log"; then
+  echo "GPU test figures:"
+  grep "gpu/.*MESSAGE:" "$log" | sed 's/^.*MESSAGE: /  /' | grep -v "registers"
+fi
 exit $status
