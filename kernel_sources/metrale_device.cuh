@@ -59,9 +59,8 @@ __device__ __forceinline__ u32 fp8x2_e4m3_to_bf16x2(u32 two_codes) {
 }
 
 // Four E4M3 codes (one word, k order b0..b3) to two packed BF16 pairs, lo = (b0, b1) and
-// hi = (b2, b3), with integer moves and one BF16 FMA per pair (no conversion-pipe
-// instruction: that pipe runs at a quarter of the integer rate and would cap the decode
-// below the memory rate). PRMT spreads each byte into a 16-bit lane with its sign byte
+// hi = (b2, b3), with integer moves and one BF16 FMA per pair: no conversion-pipe
+// instruction, and the same code on every target from sm_80. PRMT spreads each byte into a 16-bit lane with its sign byte
 // replicated above it; shifted left by 4 and masked, the lane holds sign | e | m as a
 // BF16 whose exponent is biased by 7 instead of 127, i.e. the value times 2^-120 (E4M3
 // subnormals land on BF16 subnormals, exactly); the FMA by 2^120 restores it exactly.

@@ -1,5 +1,7 @@
 #include "metrale/w8a16_gemm_m16_splitk.hpp"
 
+#include <algorithm>
+
 #include "launch_guards.hpp"
 #include "metrale/error.hpp"
 #include "metrale/kernel_launch.hpp"
@@ -40,18 +42,20 @@ void w8a16_gemm_m16_splitk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr
 M16Plan plan_m16_gemm(std::uint32_t m, std::uint32_t n, std::uint32_t k,
                       std::uint32_t sm_count) {
   (void)m;
-  // Too few CTAs per SM leave loads in flight, hence bandwidth, unused (registers allow
-  // two resident per SM). Measured on an H200 (docs/performance.md): 128 and 160 tiles
-  // run best split in 2 (or 4), 18 in 8, while 192 and more tiles run best unsplit; the
-  // threshold between, 1.4 CTAs per SM, follows those measurements.
-  const std::uint64_t wanted = std::uint64_t{sm_count == 0 ? 132u : sm_count} * 14 / 10;
+  // Too few CTAs leave loads in flight, hence bandwidth, unused. Measured on an H200
+  // (docs/performance.md, bench/results/): 128, 160 and 192 tiles run best split in two,
+  // 224 and more unsplit, so the threshold sits at 1.6 CTAs per SM.
+  const std::uint64_t sms = sm_count == 0 ? 132 : sm_count;
   const std::uint64_t tiles = div_ceil(n, W8A16_GEMM_M16_N_TILE);
-  if (tiles >= wanted) return {"w8a16_gemm_m16", 1};
-  // Each CTA should keep its four warps streaming: at least 4 K blocks per CTA.
-  const std::uint32_t max_split = std::min<std::uint32_t>(W8A16_GEMM_M16_SPLITK_MAX,
-                                                          std::max<std::uint32_t>(1, k / 512));
+  if (tiles >= sms * 8 / 5) return {"w8a16_gemm_m16", 1};
+  // Each warp should get at least two K blocks (DeepSeek-V3 q_a: 4 beats 8), unless even
+  // that split leaves SMs without a CTA (kv_a: 18 tiles, 8 beats 4).
+  std::uint32_t max_split = std::clamp<std::uint32_t>(k / 1024, 1, W8A16_GEMM_M16_SPLITK_MAX);
+  if (tiles * max_split < sms) {
+    max_split = std::clamp<std::uint32_t>(k / 512, 1, W8A16_GEMM_M16_SPLITK_MAX);
+  }
   std::uint32_t split = 1;
-  while (split < max_split && tiles * split < wanted) split *= 2;
+  while (split * 2 <= max_split && tiles * split < sms * 8 / 5) split *= 2;
   if (split == 1) return {"w8a16_gemm_m16", 1};
   return {"w8a16_gemm_m16_splitk", split};
 }

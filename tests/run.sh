@@ -4,21 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# Install what is missing (Debian / Ubuntu packages); a machine that already has the
-# tools and headers installs nothing.
-need=()
-command -v cmake >/dev/null || need+=(cmake)
-command -v ninja >/dev/null || need+=(ninja-build)
-command -v g++ >/dev/null || need+=(g++)
-has_header() { echo "#include <$1>" | g++ -std=c++20 -E -x c++ - >/dev/null 2>&1; }
-has_header fmt/format.h || need+=(libfmt-dev)
-has_header spdlog/spdlog.h || need+=(libspdlog-dev)
-has_header doctest/doctest.h || need+=(doctest-dev)
-if ((${#need[@]})); then
-  echo "installing: ${need[*]}"
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
-fi
+source tests/prerequisites.sh
 
 build=${METRALE_BUILD_DIR:-build}
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMETRALE_WERROR=ON
@@ -28,7 +14,7 @@ ctest --test-dir "$build" --output-on-failure || status=$?
 # CTest does not print a skipped test's output: show why the GPU tests were skipped.
 log="$build/Testing/Temporary/LastTest.log"
 if [[ -f $log ]] && grep -q "^SKIPPED:" "$log"; then
-  grep "^SKIPPED:" "$log" | sort -u
+  grep -B4 "^SKIPPED:" "$log" | grep -E "test cases|^SKIPPED:" | sed 's/^\[doctest\] /GPU /'
 fi
 # Where the GPU tests ran, the figures they report (outputs checked, largest errors,
 # planted defects caught) are worth seeing even when everything passed.

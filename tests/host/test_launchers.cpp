@@ -242,17 +242,19 @@ TEST_CASE("split-K launcher: grid (tiles, split), cluster (1, split), guards") {
 }
 
 TEST_CASE("plan_m16_gemm: split K only where the tiles leave the SMs short") {
-  // 28672 / 32 = 896 tiles: the seed's entry.
-  CHECK(plan_m16_gemm(16, 28672, 4096, 132).entry == "w8a16_gemm_m16");
-  CHECK(plan_m16_gemm(16, 28672, 4096, 132).split == 1);
-  // DeepSeek-V3 kv_a: 18 tiles -> the largest split.
-  CHECK(plan_m16_gemm(1, 576, 7168, 132).entry == "w8a16_gemm_m16_splitk");
-  CHECK(plan_m16_gemm(1, 576, 7168, 132).split == 8);
-  // 128 tiles are short of 1.4 per SM: split in two.
-  CHECK(plan_m16_gemm(8, 4096, 4096, 132).split == 2);
-  // 160 tiles (Qwen3-32B down): two; 192 (Llama-3-8B qkv): unsplit.
-  CHECK(plan_m16_gemm(1, 5120, 25600, 132).split == 2);
-  CHECK(plan_m16_gemm(1, 6144, 4096, 132).split == 1);
+  const auto plan = [](std::uint32_t n, std::uint32_t k) { return plan_m16_gemm(1, n, k, 132); };
+  // 896 tiles (Llama-3-8B gate_up), 224 (DeepSeek-V3 o): the seed's entry.
+  CHECK(plan(28672, 4096).entry == "w8a16_gemm_m16");
+  CHECK(plan(28672, 4096).split == 1);
+  CHECK(plan(7168, 16384).split == 1);
+  // 192, 160 and 128 tiles: split in two.
+  CHECK(plan(6144, 4096).entry == "w8a16_gemm_m16_splitk");
+  CHECK(plan(6144, 4096).split == 2);
+  CHECK(plan(5120, 25600).split == 2);
+  CHECK(plan(4096, 4096).split == 2);
+  // DeepSeek-V3 q_a (48 tiles): four, keeping two K blocks per warp; kv_a (18): eight.
+  CHECK(plan(1536, 7168).split == 4);
+  CHECK(plan(576, 7168).split == 8);
   // Too few K blocks to share: no split.
-  CHECK(plan_m16_gemm(8, 576, 256, 132).split == 1);
+  CHECK(plan(576, 256).split == 1);
 }
