@@ -5,6 +5,7 @@
 #include "driver_api.hpp"
 #include "metrale/bench/oracle_check.hpp"
 #include "metrale/error.hpp"
+#include "metrale/fill_random.hpp"
 #include "metrale/kernel_launch.hpp"
 #include "metrale/w8a16_gemm_m16_splitk.hpp"
 #include "metrale/w8a16_gemv_batch16.hpp"
@@ -66,35 +67,24 @@ Runner::Runner(const CudaBackend& gpu, ModuleCache& cache, const Stream& stream,
 
 Runner::~Runner() = default;
 
+// The library's fill launchers on the benchmark's stream, for counts checked to fit.
 void Runner::fill_fp8(DevicePtr p, std::uint64_t count, std::uint32_t seed) {
   // 0x7E: every finite E4M3 magnitude, as real checkpoints use the whole range.
-  KernelLaunch(gpu_, cache_.kernel("fill_random_fp8"))
-      .grid({fill_grid_, 1, 1}).block({kFillThreads, 1, 1})
-      .arg_ptr(p).arg_u32(as_count(count)).arg_u32(seed).arg_u32(0x7E)
-      .launch(stream_.handle());
+  fill_random_fp8(cache_, p, as_count(count), seed, 0x7E, stream_.handle());
 }
 
 void Runner::fill_f32(DevicePtr p, std::uint64_t count, std::uint32_t seed, float lo,
                       float hi) {
-  KernelLaunch(gpu_, cache_.kernel("fill_random_f32"))
-      .grid({fill_grid_, 1, 1}).block({kFillThreads, 1, 1})
-      .arg_ptr(p).arg_u32(as_count(count)).arg_u32(seed).arg_f32(lo).arg_f32(hi)
-      .launch(stream_.handle());
+  fill_random_f32(cache_, p, as_count(count), seed, lo, hi, stream_.handle());
 }
 
 void Runner::fill_bf16(DevicePtr p, std::uint64_t count, std::uint32_t seed, float scale) {
-  KernelLaunch(gpu_, cache_.kernel("fill_random_bf16"))
-      .grid({fill_grid_, 1, 1}).block({kFillThreads, 1, 1})
-      .arg_ptr(p).arg_u32(as_count(count)).arg_u32(seed).arg_f32(scale)
-      .launch(stream_.handle());
+  fill_random_bf16(cache_, p, as_count(count), seed, scale, stream_.handle());
 }
 
 void Runner::poison(DevicePtr p, std::uint64_t count) {
   // 0xFFFF is a BF16 NaN: an output the kernel never writes fails the check.
-  KernelLaunch(gpu_, cache_.kernel("fill_u16"))
-      .grid({fill_grid_, 1, 1}).block({kFillThreads, 1, 1})
-      .arg_ptr(p).arg_u32(as_count(count)).arg_u32(0xFFFF)
-      .launch(stream_.handle());
+  fill_u16(cache_, p, as_count(count), 0xFFFF, stream_.handle());
 }
 
 void Runner::check_memory(const Shape& shape, std::uint64_t needed) const {
