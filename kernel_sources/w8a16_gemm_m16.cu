@@ -13,9 +13,10 @@
 // over k is unchanged because A and B use the same permutation.
 //
 // A CTA of 4 warps owns N_TILE weight rows. Warp w takes the 128-K blocks w, w+4, ... of
-// the CTA's K range. Decode is memory-bound, so each warp keeps M16_DEPTH blocks in
-// flight: the weights in a ring of registers (16-byte loads, evict-first from L2), the
-// activations in a per-warp shared-memory ring filled by cp.async. Each block's partial
+// the CTA's K range. Each warp keeps depth_for() blocks in flight: the weights in a ring
+// of registers (16-byte loads, evict-first from L2), the activations in a per-warp
+// shared-memory ring filled by cp.async. FP8 is decoded with integer moves and one BF16
+// FMA per pair (metrale_device.cuh); a NaN code poisons its output column. Each block's partial
 // starts from zero in the MMA accumulators and is folded with one FMA per element onto
 // the warp's FP32 accumulator (the block scale is the same for the whole tile: N_TILE
 // divides 128). The four warps' sums are added in a fixed order through shared memory.
@@ -55,18 +56,18 @@ constexpr u32 kMaxTokens = 16;
 constexpr u32 kRedStride = kMaxTokens + 1;  // padded row of the reduction buffer
 constexpr u32 kXPitch = kBlockK + 8;       // activations per staged token row (padded)
 
-// K blocks each warp keeps in flight. Registers bound it: m <= 8 with the 32-wide tile
-// affords four weight buffers; wider tiles and 16 tokens afford two (more CTAs per SM
-// then carry the rest of the bytes in flight).
+// K blocks each warp keeps in flight, for m <= 8 and for m > 8. Two measured best on an
+// H200 (docs/performance.md: four held more registers and ran slower); the defines
+// let `metrale bench --define` compare others.
 #ifndef M16_DEPTH_M8
 #define M16_DEPTH_M8 2
+#endif
+#ifndef M16_DEPTH_M16
+#define M16_DEPTH_M16 2
 #endif
 // CTAs per SM the register allocation must allow (__launch_bounds__ minimum).
 #ifndef M16_MIN_CTAS
 #define M16_MIN_CTAS 1
-#endif
-#ifndef M16_DEPTH_M16
-#define M16_DEPTH_M16 2
 #endif
 template <u32 kTokenGroups>
 __host__ __device__ constexpr u32 depth_for() {
