@@ -4,6 +4,7 @@
 #include <future>
 #include <vector>
 
+#include "metrale/cache_fill.hpp"
 #include "metrale/embedded_sources.hpp"
 #include "metrale/error.hpp"
 #include "metrale/kernel_variants.hpp"
@@ -93,12 +94,13 @@ void KernelService::warm_up(std::span<const std::string> variants) {
   } else {
     for (const std::string& n : variants) wanted.push_back(&variant_named(n));
   }
+  // With no device to load into, warming up means filling the persistent cache, so that
+  // processes on a device of this target start from it.
+  DiskCache disk(DiskCacheConfig::from_environment());
   std::vector<std::future<void>> jobs;
   for (const KernelVariant* v : wanted) {
-    jobs.push_back(std::async(std::launch::async, [this, v] {
-      nvrtc_compile(CompileRequest{v->source, embedded_source(v->source), v->defines, {},
-                                   target_});
-    }));
+    jobs.push_back(std::async(std::launch::async,
+                              [this, v, &disk] { compile_through_cache(disk, *v, target_); }));
   }
   for (auto& j : jobs) j.get();
 }

@@ -20,7 +20,7 @@
 
 #include "file_io.hpp"
 #include "metrale/args.hpp"
-#include "metrale/cache_key.hpp"
+#include "metrale/cache_fill.hpp"
 #include "metrale/commands.hpp"
 #include "metrale/compile_target.hpp"
 #include "metrale/disk_cache.hpp"
@@ -88,26 +88,19 @@ void run_job(Job& job, DiskCache* cache, const std::optional<std::filesystem::pa
              const std::optional<std::filesystem::path>& cubin_dir) {
   const auto start = std::chrono::steady_clock::now();
   const KernelVariant& v = *job.variant;
-  CompileRequest request{v.source, embedded_source(v.source), v.defines, {}, job.target};
-  const bool is_ptx = job.target.starts_with("compute_");
   std::vector<char> image;
-  job.status = "compiled";
-  std::string key;
   if (job.to_cache) {
-    key = cache_key(request);
-    if (auto hit = cache->load(key)) {
-      image = std::move(hit->image);
-      job.status = "cached";
-    }
-  }
-  if (image.empty()) {
-    CompiledModule compiled = nvrtc_compile(request);
-    image = std::move(compiled.image);
-    if (job.to_cache) {
-      ensure(cache->store(key, CacheEntryMeta{job.target, v.name, !is_ptx}, image),
-             "could not write the cache entry for {} ({}) into {}", v.name, job.target,
-             cache->config().directory.string());
-    }
+    CacheFill fill = compile_through_cache(*cache, v, job.target);
+    ensure(fill.from_cache || fill.stored,
+           "could not write the cache entry for {} ({}) into {}", v.name, job.target,
+           cache->config().directory.string());
+    image = std::move(fill.image);
+    job.status = fill.from_cache ? "cached" : "compiled";
+  } else {
+    image = nvrtc_compile(CompileRequest{v.source, embedded_source(v.source), v.defines, {},
+                                         job.target})
+                .image;
+    job.status = "compiled";
   }
   if (job.dump_ptx) write_dump(*ptx_dir, v.name + "." + job.target + ".ptx", image, true);
   if (job.dump_cubin) write_dump(*cubin_dir, v.name + "." + job.target + ".cubin", image, false);

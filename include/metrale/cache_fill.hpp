@@ -1,0 +1,24 @@
+// Ahead-of-time compilation into the persistent cache, with no device: what
+// `metrale compile` and a compile-only KernelService's warm_up do for each variant.
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+#include "metrale/disk_cache.hpp"
+#include "metrale/kernel_variants.hpp"
+
+namespace metrale {
+
+struct CacheFill {
+  std::vector<char> image;  // CUBIN, or PTX for a compute_XY target
+  bool from_cache = false;  // a valid entry was already there
+  bool stored = false;      // a fresh compile was written to the cache
+};
+
+// The image of `variant` for `target`: the cache's entry when it holds a valid one, else
+// compiled by NVRTC and stored (a store that fails leaves stored = false).
+CacheFill compile_through_cache(DiskCache& cache, const KernelVariant& variant,
+                                std::string_view target);
+
+}  // namespace metrale
