@@ -386,7 +386,16 @@ TEST_CASE("C ABI: warm-up names, and compile-only warm-up compiles") {
   CHECK(metrale_set_log_callback(collect, &seen) == METRALE_OK);
   CHECK(metrale_set_log_level(METRALE_LOG_DEBUG) == METRALE_OK);
   const char* fill[] = {"fill_random"};
+  // A compile-only warm-up fills the persistent cache; with it off, it must compile.
+  const char* cache_setting = std::getenv("METRALE_KERNEL_CACHE");
+  const std::string saved_setting = cache_setting != nullptr ? cache_setting : "";
+  setenv("METRALE_KERNEL_CACHE", "0", 1);
   CHECK(metrale_warm_up(s, fill, 1) == METRALE_OK);
+  if (cache_setting != nullptr) {
+    setenv("METRALE_KERNEL_CACHE", saved_setting.c_str(), 1);
+  } else {
+    unsetenv("METRALE_KERNEL_CACHE");
+  }
   CHECK(last_error().empty());
   CHECK(metrale_set_log_level(METRALE_LOG_WARN) == METRALE_OK);
   CHECK(metrale_set_log_callback(nullptr, nullptr) == METRALE_OK);
