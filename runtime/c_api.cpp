@@ -9,6 +9,7 @@
 #include "metrale/kernel_variants.hpp"
 #include "metrale/kernels.h"
 #include "metrale/w8a16_gemm_m16.hpp"
+#include "metrale/w8a16_gemm_m16_splitk.hpp"
 #include "metrale/w8a16_gemv_batch16.hpp"
 
 #ifndef METRALE_VERSION_STRING
@@ -175,6 +176,31 @@ metrale_status metrale_w8a16_gemm_m16_strided(metrale_service* service, uint64_t
                                                         DevicePtr(output), m, n, k, a_row_stride,
                                                         c_row_stride, stream_handle(stream));
                       });
+}
+
+metrale_status metrale_w8a16_gemm_m16_splitk(metrale_service* service, uint64_t input,
+                                             uint64_t weight, uint64_t block_scale,
+                                             uint64_t output, uint32_t m, uint32_t n, uint32_t k,
+                                             uint32_t a_row_stride, uint32_t c_row_stride,
+                                             uint32_t split, void* stream) noexcept {
+  return launch_entry(service, "metrale_w8a16_gemm_m16_splitk", "w8a16_gemm_m16_splitk",
+                      [&](const GpuBackend& gpu, KernelHandle kernel) {
+                        metrale::w8a16_gemm_m16_splitk(gpu, kernel, DevicePtr(input),
+                                                       DevicePtr(weight), DevicePtr(block_scale),
+                                                       DevicePtr(output), m, n, k, a_row_stride,
+                                                       c_row_stride, split, stream_handle(stream));
+                      });
+}
+
+metrale_status metrale_plan_m16_gemm(metrale_service* service, uint32_t m, uint32_t n,
+                                     uint32_t k, uint32_t* split_out) noexcept {
+  return run([&](metrale_status&) {
+    KernelService& svc = metrale::capi::service(service, "metrale_plan_m16_gemm");
+    require(split_out, "metrale_plan_m16_gemm", "split_out");
+    const std::uint32_t sms =
+        svc.compile_only() ? 132u : static_cast<std::uint32_t>(svc.backend().info().sm_count);
+    *split_out = metrale::plan_m16_gemm(m, n, k, sms).split;
+  });
 }
 
 metrale_status metrale_w8a16_gemv_batch16(metrale_service* service, uint64_t input, uint64_t weight,

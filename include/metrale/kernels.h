@@ -117,6 +117,21 @@ metrale_status metrale_w8a16_gemm_m16_strided(metrale_service* service, uint64_t
                                               uint32_t a_row_stride, uint32_t c_row_stride,
                                               void* stream) METRALE_NOEXCEPT;
 
+/* Split K over a thread-block cluster of `split` CTAs per 32-column tile (1..8, and at
+ * most k/128), strided rows as above; deterministic. metrale_plan_m16_gemm says which
+ * entry and split suit a shape on the service's device. */
+metrale_status metrale_w8a16_gemm_m16_splitk(metrale_service* service, uint64_t input,
+                                             uint64_t weight, uint64_t block_scale,
+                                             uint64_t output, uint32_t m, uint32_t n, uint32_t k,
+                                             uint32_t a_row_stride, uint32_t c_row_stride,
+                                             uint32_t split, void* stream) METRALE_NOEXCEPT;
+
+/* *split_out receives the split to pass to metrale_w8a16_gemm_m16_splitk, or 1 when the
+ * unsplit metrale_w8a16_gemm_m16 suits the shape better. A compile-only service plans
+ * for 132 SMs (an H100 / H200). */
+metrale_status metrale_plan_m16_gemm(metrale_service* service, uint32_t m, uint32_t n,
+                                     uint32_t k, uint32_t* split_out) METRALE_NOEXCEPT;
+
 /* The scalar reference (FP32 sequential accumulation, one BF16 round), for checking
  * the tensor-core launchers with metrale_within_m16_tc_budget. */
 metrale_status metrale_w8a16_gemv_batch16(metrale_service* service, uint64_t input, uint64_t weight,

@@ -169,6 +169,10 @@ TEST_CASE("C ABI: every entry refuses a NULL service") {
        metrale_w8a16_gemm_m16_n64(nullptr, kIn, kW, kS, kOut, 1, 32, 128, nullptr)},
       {"metrale_w8a16_gemm_m16_strided",
        metrale_w8a16_gemm_m16_strided(nullptr, kIn, kW, kS, kOut, 1, 32, 128, 128, 32, nullptr)},
+      {"metrale_w8a16_gemm_m16_splitk",
+       metrale_w8a16_gemm_m16_splitk(nullptr, kIn, kW, kS, kOut, 1, 32, 256, 256, 32, 2,
+                                     nullptr)},
+      {"metrale_plan_m16_gemm", metrale_plan_m16_gemm(nullptr, 1, 576, 7168, &tile)},
       {"metrale_w8a16_gemv_batch16",
        metrale_w8a16_gemv_batch16(nullptr, kIn, kW, kS, kOut, 1, 32, 128, nullptr)},
       {"metrale_w8a16_gemv_batch16_strided",
@@ -257,6 +261,25 @@ TEST_CASE("C ABI: launchers check their arguments, then refuse to launch without
          METRALE_ERROR_INVALID_ARGUMENT, "must cover the used extents");
   expect(metrale_w8a16_gemv_batch16_strided(s, kIn, kW, kS, kOut, 0, 32, 128, 128, 32, nullptr),
          METRALE_ERROR_INVALID_ARGUMENT, "m=0 outside 1..=16");
+
+  // Split K: the split's own checks, then the launch a compile-only service refuses.
+  expect(metrale_w8a16_gemm_m16_splitk(s, kIn, kW, kS, kOut, 4, 576, 7168, 7168, 576, 9,
+                                       nullptr),
+         METRALE_ERROR_INVALID_ARGUMENT,
+         "w8a16_gemm_m16_splitk: split=9 outside 1..=8 (portable cluster size)");
+  expect(metrale_w8a16_gemm_m16_splitk(s, kIn, kW, kS, kOut, 4, 576, 256, 256, 576, 4,
+                                       nullptr),
+         METRALE_ERROR_INVALID_ARGUMENT, "split=4 exceeds the K/128=2 blocks to share");
+  expect(metrale_w8a16_gemm_m16_splitk(s, kIn, kW, kS, kOut, 4, 576, 7168, 7168, 576, 8,
+                                       nullptr),
+         METRALE_ERROR_NO_DEVICE, "no CUDA device to launch w8a16_gemm_m16_splitk");
+  std::uint32_t split = 0;
+  expect(metrale_plan_m16_gemm(s, 1, 576, 7168, nullptr), METRALE_ERROR_INVALID_ARGUMENT,
+         "metrale_plan_m16_gemm: split_out is NULL");
+  CHECK(metrale_plan_m16_gemm(s, 1, 576, 7168, &split) == METRALE_OK);
+  CHECK(split == 8);
+  CHECK(metrale_plan_m16_gemm(s, 16, 28672, 4096, &split) == METRALE_OK);
+  CHECK(split == 1);
 }
 
 TEST_CASE("C ABI: dense FFN selection and call") {
