@@ -52,6 +52,7 @@ struct LaunchCost {
   double max_ns = 0.0;
   std::uint64_t calls = 0;
   std::uint32_t batch = 0;
+  double library_median_ns = 0.0;  // the same calls into a backend that launches nothing
 };
 
 struct CompileTime {
