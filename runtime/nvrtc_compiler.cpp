@@ -93,17 +93,19 @@ CompiledModule nvrtc_compile(const CompileRequest& request) {
   out.options = nvrtc_options(request);
   out.is_cubin = !request.target.starts_with("compute_");
 
-  // Every embedded header is available to #include "name.cuh".
+  // Every embedded header is available to #include "name.cuh". The strings are filled
+  // first and only then pointed at, so no pointer outlives a reallocation.
+  std::vector<std::string> header_storage;
+  for (const EmbeddedSource& src : embedded_sources()) {
+    if (!src.name.ends_with(".cuh")) continue;
+    header_storage.emplace_back(src.text);
+    header_storage.emplace_back(src.name);
+  }
   std::vector<const char*> header_texts;
   std::vector<const char*> header_names;
-  std::vector<std::string> header_storage;
-  header_storage.reserve(embedded_sources().size() * 2);
-  for (const EmbeddedSource& s : embedded_sources()) {
-    if (!s.name.ends_with(".cuh")) continue;
-    header_storage.emplace_back(s.text);
-    header_texts.push_back(header_storage.back().c_str());
-    header_storage.emplace_back(s.name);
-    header_names.push_back(header_storage.back().c_str());
+  for (std::size_t i = 0; i < header_storage.size(); i += 2) {
+    header_texts.push_back(header_storage[i].c_str());
+    header_names.push_back(header_storage[i + 1].c_str());
   }
 
   Program program(request.source, request.source_name, header_texts, header_names);
