@@ -27,12 +27,17 @@ std::optional<std::string_view> m16_tc_ntile_env() {
   return value != nullptr ? std::optional<std::string_view>(value) : std::nullopt;
 }
 
+M16TcEntry m16_tc_entry(std::uint32_t n_tile) {
+  if (n_tile == W8A16_GEMM_M16_N_TILE) return {&w8a16_gemm_m16, "w8a16_gemm_m16"};
+  if (n_tile == W8A16_GEMM_M16_N_TILE_WIDE) return {&w8a16_gemm_m16_n64, "w8a16_gemm_m16_n64"};
+  fail("dense FFN N tile {} does not exist (the dense FFN has {} and {})", n_tile,
+       W8A16_GEMM_M16_N_TILE, W8A16_GEMM_M16_N_TILE_WIDE);
+}
+
 M16TcKernel m16_tc_kernel(ModuleCache& cache, std::optional<std::string_view> ntile_value) {
-  if (m16_tc_n_tile(ntile_value) == W8A16_GEMM_M16_N_TILE_WIDE) {
-    return {&w8a16_gemm_m16_n64, cache.kernel("w8a16_gemm_m16_n64"),
-            W8A16_GEMM_M16_N_TILE_WIDE};
-  }
-  return {&w8a16_gemm_m16, cache.kernel("w8a16_gemm_m16"), W8A16_GEMM_M16_N_TILE};
+  const std::uint32_t n_tile = m16_tc_n_tile(ntile_value);
+  const M16TcEntry e = m16_tc_entry(n_tile);
+  return {e.launcher, cache.kernel(e.entry), n_tile};
 }
 
 M16TcKernel m16_tc_kernel(ModuleCache& cache) { return m16_tc_kernel(cache, m16_tc_ntile_env()); }

@@ -108,14 +108,8 @@ void KernelService::warm_up(std::span<const std::string> variants) {
 M16TcKernel KernelService::ffn_kernel() { return ffn_kernel(m16_tc_n_tile(m16_tc_ntile_env())); }
 
 M16TcKernel KernelService::ffn_kernel(std::uint32_t n_tile) {
-  if (n_tile == W8A16_GEMM_M16_N_TILE) {
-    return {&w8a16_gemm_m16, kernel("w8a16_gemm_m16"), W8A16_GEMM_M16_N_TILE};
-  }
-  if (n_tile == W8A16_GEMM_M16_N_TILE_WIDE) {
-    return {&w8a16_gemm_m16_n64, kernel("w8a16_gemm_m16_n64"), W8A16_GEMM_M16_N_TILE_WIDE};
-  }
-  fail("dense FFN N tile {} does not exist (the dense FFN has {} and {})", n_tile,
-       W8A16_GEMM_M16_N_TILE, W8A16_GEMM_M16_N_TILE_WIDE);
+  const M16TcEntry e = m16_tc_entry(n_tile);
+  return {e.launcher, kernel(e.entry), n_tile};
 }
 
 }  // namespace metrale

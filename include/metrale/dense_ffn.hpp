@@ -43,6 +43,14 @@ M16TcKernel m16_tc_kernel(ModuleCache& cache, std::optional<std::string_view> nt
 // Error for a value it does not accept.
 std::uint32_t m16_tc_n_tile(std::optional<std::string_view> ntile_value);
 
+// The contiguous launcher and kernel entry of an N tile: 32 -> w8a16_gemm_m16,
+// 64 -> w8a16_gemm_m16_n64; throws Error for any other tile.
+struct M16TcEntry {
+  ContiguousM16Gemm launcher;
+  const char* entry;
+};
+M16TcEntry m16_tc_entry(std::uint32_t n_tile);
+
 // The value of METRALE_FFN_M16_TC_NTILE (nullopt when unset).
 std::optional<std::string_view> m16_tc_ntile_env();
 
