@@ -11,9 +11,12 @@
 // weight byte.
 //
 // A stage is 128 row segments of 128 bytes: the CTA's `rows` rows times kparts =
-// 128/rows consecutive 128-K blocks. Warp w computes rows 32*(w % slabs) .. +31 of
-// K block w / slabs of the stage (slabs = rows/32), so every warp does the same work
-// (32 rows x 128 K) in every stage, whatever the tile.
+// 128/rows consecutive 128-K blocks. Warp w of 8 computes rows 16*(w % slabs) .. +15 of
+// K block w / slabs of the stage (slabs = rows/16), so every warp does the same work
+// (16 rows x 128 K) in every stage, whatever the tile. Eight warps per CTA, because
+// with few warps the SM waits on instruction latencies, not on memory: every thread's
+// copies are set up once (fixed rows, a moving K offset), so issuing a stage is a few
+// instructions per 16 bytes.
 //
 // Per warp and K block, as in w8a16_gemm_m16.cu: the MMA's 16-row A operand is 16 weight
 // rows and B is 8 tokens (m <= 8: one MMA per 16 rows and k16 step; m > 8: two), with K
@@ -31,7 +34,7 @@
 // Both weight rows and activation rows are XOR-swizzled in 16-byte units so that a
 // warp's 128-bit fragment loads hit distinct banks.
 //
-// Grid: (ceil(N/rows), S, 1)  Block: (128, 1, 1)  Cluster: (1, S, 1) when S > 1.
+// Grid: (ceil(N/rows), S, 1)  Block: (256, 1, 1)  Cluster: (1, S, 1) when S > 1.
 // m in 1..16, K a multiple of 128, a_row_stride a multiple of 8.
 // Test builds may define one METRALE_DEFECT_* switch to plant a known defect (the same
 // ones as w8a16_gemm_m16.cu); the shipped build defines none.
@@ -39,12 +42,13 @@
 
 namespace {
 
-constexpr u32 kThreads = 128;
+constexpr u32 kThreads = 256;
 constexpr u32 kWarps = kThreads / 32;
 constexpr u32 kBlockK = 128;
-constexpr u32 kSegments = 128;                        // 128-byte row segments per stage
+constexpr u32 kSegments = 128;                          // 128-byte row segments per stage
 constexpr u32 kStageWeightBytes = kSegments * kBlockK;  // 16 KiB
-constexpr u32 kTokenRowBytes = kBlockK * 2;           // 128 BF16 activations
+constexpr u32 kCopiesPerThread = kStageWeightBytes / 16 / kThreads;
+constexpr u32 kTokenRowBytes = kBlockK * 2;             // 128 BF16 activations
 constexpr u32 kMaxTokens = 16;
 constexpr u32 kMaxStages = 8;
 constexpr u32 kRedStride = kMaxTokens + 1;
@@ -61,7 +65,7 @@ struct Operands {
 struct Layout {
   u32 rows;          // weight rows of the tile
   u32 kparts_log2;   // log2(128 / rows): K blocks per stage
-  u32 slabs;         // rows / 32
+  u32 slabs;         // rows / 16: warps per K block
   u32 act_offset;    // byte offset of the activations inside a stage
   u32 scale_offset;  // byte offset of the scales inside a stage
   u32 stage_bytes;
@@ -70,8 +74,8 @@ struct Layout {
 
 // After streaming, the reduction buffers reuse the stages' shared memory.
 struct SharedReduce {
-  float red[kWarps * 32 * kRedStride];    // [warp][row of its slab][token]
-  float tile[kMaxTokens * kSegments];      // the CTA's partial tile, read by the cluster
+  float red[kWarps * 16 * kRedStride];  // [warp][row of its slab][token]
+  float tile[kMaxTokens * kSegments];   // the CTA's partial tile, read by the cluster
 };
 
 __device__ __forceinline__ u32 dynamic_smem_bytes() {
@@ -133,132 +137,145 @@ __device__ __forceinline__ float load_shared_f32(u32 addr) {
   return v;
 }
 
+// One thread's share of a stage's weight copies. The rows a thread copies are the same
+// in every stage; only the K offset moves.
+struct WeightCopies {
+  const u8* src[kCopiesPerThread];  // at K block 0 of the CTA's range
+  u32 dst[kCopiesPerThread];        // offset inside a stage
+  u32 kp[kCopiesPerThread];         // K block of the stage
+  u32 bytes[kCopiesPerThread];      // 16, or 0 for rows past N (zero-filled)
+};
+
+__device__ __forceinline__ void plan_weight_copies(WeightCopies& wc, const Operands& op,
+                                                   const Layout& L, u32 n0, u32 kb_begin) {
+#pragma unroll
+  for (u32 j = 0; j < kCopiesPerThread; ++j) {
+    const u32 q = threadIdx.x + kThreads * j;
+    const u32 c = q & 7;  // 16-byte unit of the segment
+    const u32 seg = q >> 3;
+    const u32 kp = seg & ((1u << L.kparts_log2) - 1);
+    const u32 row = seg >> L.kparts_log2;
+    const u32 grow = n0 + row;
+    wc.kp[j] = kp;
+    wc.dst[j] = (kp * L.rows + row) * kBlockK + ((c ^ ((row & 1) << 2)) << 4);
+    wc.bytes[j] = grow < op.n ? 16 : 0;
+    wc.src[j] = grow < op.n
+                    ? op.weight + static_cast<u64>(grow) * op.k + (kb_begin + kp) * kBlockK + 16 * c
+                    : op.weight;
+  }
+}
+
 // Issues the copies of stage `i` (K blocks kb0 .. kb0 + kparts - 1 of the CTA's range)
-// into the ring and commits one group; past the last stage the group is empty, so
-// every stage counts one group.
-__device__ __forceinline__ void issue_stage(const Operands& op, const Layout& L, u32 ring, u32 i,
-                                            u32 num_stages, u32 n0, u32 kb_begin, u32 kb_end,
+// into `slot` and commits one group; past the last stage the group is empty, so every
+// stage counts one group.
+__device__ __forceinline__ void issue_stage(const Operands& op, const Layout& L,
+                                            const WeightCopies& wc, u32 slot, u32 i,
+                                            u32 num_stages, u32 kb_begin, u32 kb_end,
                                             const float* scales, u64 policy) {
   if (i < num_stages) {
-    const u32 slot = ring + (i % L.stages) * L.stage_bytes;
     const u32 kb0 = kb_begin + (i << L.kparts_log2);
-    const u32 kparts_mask = (1u << L.kparts_log2) - 1;
+    const u32 kparts = 1u << L.kparts_log2;
+    const u64 advance = static_cast<u64>(i << L.kparts_log2) * kBlockK;
+    const bool whole = kb0 + kparts <= kb_end;
 #pragma unroll
-    for (u32 j = 0; j < kSegments * 8 / kThreads; ++j) {
-      const u32 q = threadIdx.x + kThreads * j;
-      const u32 c = q & 7;  // 16-byte unit of the segment
-      const u32 seg = q >> 3;
-      const u32 kp = seg & kparts_mask;
-      const u32 row = seg >> L.kparts_log2;
-      const u32 kb = kb0 + kp;
-      if (kb < kb_end) {
-        const u32 dst = slot + (kp * L.rows + row) * kBlockK + ((c ^ ((row & 1) << 2)) << 4);
-        const u32 grow = n0 + row;
-        const bool inside = grow < op.n;
-        const u8* src = inside ? op.weight + static_cast<u64>(grow) * op.k + kb * kBlockK + 16 * c
-                               : op.weight;
-        copy_16(dst, src, inside ? 16 : 0, policy);
+    for (u32 j = 0; j < kCopiesPerThread; ++j) {
+      if (whole || kb0 + wc.kp[j] < kb_end) {
+        copy_16(slot + wc.dst[j], wc.src[j] + (wc.bytes[j] != 0 ? advance : 0), wc.bytes[j],
+                policy);
       }
     }
     const u32 act_units = (op.m << L.kparts_log2) * (kTokenRowBytes / 16);
     for (u32 q = threadIdx.x; q < act_units; q += kThreads) {
       const u32 c = q & 15;
       const u32 rest = q >> 4;
-      const u32 kp = rest & kparts_mask;
+      const u32 kp = rest & (kparts - 1);
       const u32 token = rest >> L.kparts_log2;
-      const u32 kb = kb0 + kp;
-      if (kb < kb_end) {
+      if (whole || kb0 + kp < kb_end) {
         const u32 dst = slot + L.act_offset + (kp * op.m + token) * kTokenRowBytes +
                         ((c ^ (token & 1)) << 4);
-        const u16* src = op.input + static_cast<u64>(token) * op.a_row_stride + kb * kBlockK + 8 * c;
+        const u16* src = op.input + static_cast<u64>(token) * op.a_row_stride +
+                         (kb0 + kp) * kBlockK + 8 * c;
         copy_16_cached(dst, src);
       }
     }
-    if (threadIdx.x <= kparts_mask && kb0 + threadIdx.x < kb_end) {
+    if (threadIdx.x < kparts && kb0 + threadIdx.x < kb_end) {
       copy_4(slot + L.scale_offset + 4 * threadIdx.x, scales + kb0 + threadIdx.x);
     }
   }
   commit();
 }
 
-// One warp's 32 rows x one 128-K block of a stage: the block's partial onto `acc`.
+// One warp's 16 rows x one 128-K block of a stage: the block's partial onto `acc`.
 template <u32 kTokenGroups>
-__device__ __forceinline__ void compute_block(float (&acc)[2][kTokenGroups][4],
-                                              u32 (&nan_bits)[2][2], u32 w_base, u32 x_base,
-                                              float scale, bool fold, u32 m, u32 g, u32 t) {
-  float part[2][kTokenGroups][4];
+__device__ __forceinline__ void compute_block(float (&acc)[kTokenGroups][4], u32 (&nan_bits)[2],
+                                              u32 w_base, u32 x_base, float scale, bool fold,
+                                              u32 m, u32 g, u32 t) {
+  float part[kTokenGroups][4];
 #pragma unroll
-  for (u32 r = 0; r < 2; ++r)
+  for (u32 tg = 0; tg < kTokenGroups; ++tg)
 #pragma unroll
-    for (u32 tg = 0; tg < kTokenGroups; ++tg)
-#pragma unroll
-      for (u32 e = 0; e < 4; ++e) part[r][tg][e] = 0.0f;
+    for (u32 e = 0; e < 4; ++e) part[tg][e] = 0.0f;
 
-  // Weights of rows g, g+8 of both row groups, both 64-K chunks: this thread's bytes
-  // 16t .. 16t+15 of each chunk (unit 4h + t, swizzled by row parity = g & 1).
-  uint4 w[2][2][2];  // [row group][g / g+8][chunk]
+  // Weights of rows g and g+8, both 64-K chunks: this thread's bytes 16t .. 16t+15 of
+  // each chunk (unit 4h + t, swizzled by row parity = g & 1).
+  uint4 w[2][2];  // [g / g+8][chunk]
 #pragma unroll
-  for (u32 r = 0; r < 2; ++r)
+  for (u32 half = 0; half < 2; ++half)
 #pragma unroll
-    for (u32 half = 0; half < 2; ++half)
+    for (u32 h = 0; h < 2; ++h) {
+      const u32 row = 8 * half + g;
+      w[half][h] = load_shared_16(w_base + row * kBlockK + (((4 * h + t) ^ ((g & 1) << 2)) << 4));
+    }
+  // B fragments: token 8*tg + g, activations 64h + 16t .. +15 (units 8h + 2t, +1).
+  uint4 x[2][kTokenGroups][2];  // [chunk][token group][first / second 8 k]
 #pragma unroll
-      for (u32 h = 0; h < 2; ++h) {
-        const u32 row = 16 * r + 8 * half + g;
-        w[r][half][h] = load_shared_16(w_base + row * kBlockK + (((4 * h + t) ^ ((g & 1) << 2)) << 4));
-      }
-
-#pragma unroll
-  for (u32 h = 0; h < 2; ++h) {
-    // B fragments: token 8*tg + g, activations 64h + 16t .. +15 (units 8h + 2t, +1).
-    uint4 x[kTokenGroups][2];
+  for (u32 h = 0; h < 2; ++h)
 #pragma unroll
     for (u32 tg = 0; tg < kTokenGroups; ++tg) {
       const u32 token = 8 * tg + g;
       if (token < m) {
         const u32 row = x_base + token * kTokenRowBytes;
-        x[tg][0] = load_shared_16(row + (((8 * h + 2 * t) ^ (token & 1)) << 4));
-        x[tg][1] = load_shared_16(row + (((8 * h + 2 * t + 1) ^ (token & 1)) << 4));
+        x[h][tg][0] = load_shared_16(row + (((8 * h + 2 * t) ^ (token & 1)) << 4));
+        x[h][tg][1] = load_shared_16(row + (((8 * h + 2 * t + 1) ^ (token & 1)) << 4));
       } else {
-        x[tg][0] = make_uint4(0, 0, 0, 0);
-        x[tg][1] = make_uint4(0, 0, 0, 0);
+        x[h][tg][0] = make_uint4(0, 0, 0, 0);
+        x[h][tg][1] = make_uint4(0, 0, 0, 0);
       }
     }
+
 #pragma unroll
-    for (u32 r = 0; r < 2; ++r) {
-      const uint4 lo = w[r][0][h];
-      const uint4 hi = w[r][1][h];
-      const u32 lo_words[4] = {lo.x, lo.y, lo.z, lo.w};
-      const u32 hi_words[4] = {hi.x, hi.y, hi.z, hi.w};
+  for (u32 h = 0; h < 2; ++h) {
+    const uint4 lo = w[0][h];
+    const uint4 hi = w[1][h];
+    const u32 lo_words[4] = {lo.x, lo.y, lo.z, lo.w};
+    const u32 hi_words[4] = {hi.x, hi.y, hi.z, hi.w};
 #pragma unroll
-      for (u32 q = 0; q < 4; ++q) {
-        u32 a[4];
-        fp8x4_e4m3_to_bf16x2_fast(lo_words[q], a[0], a[2]);  // row g:   slots 0,1 | 2,3
-        fp8x4_e4m3_to_bf16x2_fast(hi_words[q], a[1], a[3]);  // row g+8: slots 0,1 | 2,3
-        nan_bits[r][0] |= fp8x4_nan_bits(lo_words[q]);
-        nan_bits[r][1] |= fp8x4_nan_bits(hi_words[q]);
+    for (u32 q = 0; q < 4; ++q) {
+      u32 a[4];
+      fp8x4_e4m3_to_bf16x2_fast(lo_words[q], a[0], a[2]);  // row g:   slots 0,1 | 2,3
+      fp8x4_e4m3_to_bf16x2_fast(hi_words[q], a[1], a[3]);  // row g+8: slots 0,1 | 2,3
+      nan_bits[0] |= fp8x4_nan_bits(lo_words[q]);
+      nan_bits[1] |= fp8x4_nan_bits(hi_words[q]);
 #pragma unroll
-        for (u32 tg = 0; tg < kTokenGroups; ++tg) {
-          const uint4 xs = x[tg][q / 2];
-          u32 bfrag[2];
-          bfrag[0] = (q % 2 == 0) ? xs.x : xs.z;
-          bfrag[1] = (q % 2 == 0) ? xs.y : xs.w;
-          mma_m16n8k16_bf16(part[r][tg], a, bfrag);
-        }
+      for (u32 tg = 0; tg < kTokenGroups; ++tg) {
+        const uint4 xs = x[h][tg][q / 2];
+        u32 bfrag[2];
+        bfrag[0] = (q % 2 == 0) ? xs.x : xs.z;
+        bfrag[1] = (q % 2 == 0) ? xs.y : xs.w;
+        mma_m16n8k16_bf16(part[tg], a, bfrag);
       }
     }
   }
   if (!fold) return;
 #pragma unroll
-  for (u32 r = 0; r < 2; ++r)
+  for (u32 tg = 0; tg < kTokenGroups; ++tg)
 #pragma unroll
-    for (u32 tg = 0; tg < kTokenGroups; ++tg)
-#pragma unroll
-      for (u32 e = 0; e < 4; ++e) {
-        acc[r][tg][e] = __fmaf_rn(scale, part[r][tg][e], acc[r][tg][e]);
+    for (u32 e = 0; e < 4; ++e) {
+      acc[tg][e] = __fmaf_rn(scale, part[tg][e], acc[tg][e]);
 #if defined(METRALE_DEFECT_BF16_ACCUM)
-        acc[r][tg][e] = bf16_to_f32(f32_to_bf16_rn(acc[r][tg][e]));
+      acc[tg][e] = bf16_to_f32(f32_to_bf16_rn(acc[tg][e]));
 #endif
-      }
+    }
 }
 
 template <u32 kTokenGroups>
@@ -284,24 +301,29 @@ __device__ __forceinline__ void gemm(const Operands& op, const Layout& L, unsign
 #endif
   const float* scales = op.block_scale + static_cast<u64>(scale_row) * k_blocks;
   const u64 policy = l2_evict_first_policy();
+  WeightCopies wc;
+  plan_weight_copies(wc, op, L, n0, kb_begin);
 
-  float acc[2][kTokenGroups][4];
+  float acc[kTokenGroups][4];
 #pragma unroll
-  for (u32 r = 0; r < 2; ++r)
+  for (u32 tg = 0; tg < kTokenGroups; ++tg)
 #pragma unroll
-    for (u32 tg = 0; tg < kTokenGroups; ++tg)
-#pragma unroll
-      for (u32 e = 0; e < 4; ++e) acc[r][tg][e] = 0.0f;
-  u32 nan_bits[2][2] = {{0, 0}, {0, 0}};
+    for (u32 e = 0; e < 4; ++e) acc[tg][e] = 0.0f;
+  u32 nan_bits[2] = {0, 0};
 
   for (u32 i = 0; i + 1 < L.stages; ++i) {
-    issue_stage(op, L, ring, i, num_stages, n0, kb_begin, kb_end, scales, policy);
+    issue_stage(op, L, wc, ring + i * L.stage_bytes, i, num_stages, kb_begin, kb_end, scales,
+                policy);
   }
+  // Slots of the stage computed and of the stage issued in this iteration.
+  u32 compute_slot = 0;
+  u32 issue_slot = L.stages - 1;
   for (u32 i = 0; i < num_stages; ++i) {
     wait_pending(L.stages - 2);  // stage i has landed (for this thread's copies)
     __syncthreads();             // ... for every thread's; and stage i-1 is consumed
-    issue_stage(op, L, ring, i + L.stages - 1, num_stages, n0, kb_begin, kb_end, scales, policy);
-    const u32 slot = ring + (i % L.stages) * L.stage_bytes;
+    issue_stage(op, L, wc, ring + issue_slot * L.stage_bytes, i + L.stages - 1, num_stages,
+                kb_begin, kb_end, scales, policy);
+    const u32 slot = ring + compute_slot * L.stage_bytes;
     const u32 kb = kb_begin + (i << L.kparts_log2) + kp;
     if (kb < kb_end) {
 #if defined(METRALE_DEFECT_DROP_KBLOCK)
@@ -310,45 +332,42 @@ __device__ __forceinline__ void gemm(const Operands& op, const Layout& L, unsign
       const bool fold = true;
 #endif
       const float scale = load_shared_f32(slot + L.scale_offset + 4 * kp);
-      compute_block<kTokenGroups>(acc, nan_bits,
-                                  slot + (kp * L.rows + 32 * slab) * kBlockK,
-                                  slot + L.act_offset + kp * op.m * kTokenRowBytes, scale,
-                                  fold, op.m, g, t);
+      compute_block<kTokenGroups>(acc, nan_bits, slot + (kp * L.rows + 16 * slab) * kBlockK,
+                                  slot + L.act_offset + kp * op.m * kTokenRowBytes, scale, fold,
+                                  op.m, g, t);
     }
+    compute_slot = compute_slot + 1 == L.stages ? 0 : compute_slot + 1;
+    issue_slot = issue_slot + 1 == L.stages ? 0 : issue_slot + 1;
   }
   asm volatile("cp.async.wait_all;" ::: "memory");
 
   // A NaN weight makes its whole output column NaN, as in the reference: the four lanes
   // of a quad hold different k of the same rows, so they pool what they saw.
 #pragma unroll
-  for (u32 r = 0; r < 2; ++r)
+  for (u32 half = 0; half < 2; ++half) {
+    u32 seen = nan_bits[half];
+    seen |= __shfl_xor_sync(0xFFFFFFFFu, seen, 1);
+    seen |= __shfl_xor_sync(0xFFFFFFFFu, seen, 2);
+    if (seen != 0) {
 #pragma unroll
-    for (u32 half = 0; half < 2; ++half) {
-      u32 seen = nan_bits[r][half];
-      seen |= __shfl_xor_sync(0xFFFFFFFFu, seen, 1);
-      seen |= __shfl_xor_sync(0xFFFFFFFFu, seen, 2);
-      if (seen != 0) {
-#pragma unroll
-        for (u32 tg = 0; tg < kTokenGroups; ++tg) {
-          acc[r][tg][2 * half] = __int_as_float(0x7FC00000);
-          acc[r][tg][2 * half + 1] = __int_as_float(0x7FC00000);
-        }
+      for (u32 tg = 0; tg < kTokenGroups; ++tg) {
+        acc[tg][2 * half] = __int_as_float(0x7FC00000);
+        acc[tg][2 * half + 1] = __int_as_float(0x7FC00000);
       }
     }
+  }
   __syncthreads();  // the ring is dead: the reduction buffers reuse its memory
 
   SharedReduce& reduce = *reinterpret_cast<SharedReduce*>(smem);
   // red[warp][row][token]: C fragment element e is row g + 8*(e/2), token 2t + (e%2).
 #pragma unroll
-  for (u32 r = 0; r < 2; ++r)
+  for (u32 tg = 0; tg < kTokenGroups; ++tg)
 #pragma unroll
-    for (u32 tg = 0; tg < kTokenGroups; ++tg)
-#pragma unroll
-      for (u32 e = 0; e < 4; ++e) {
-        const u32 row = 16 * r + g + 8 * (e / 2);
-        const u32 token = 8 * tg + 2 * t + (e % 2);
-        reduce.red[(warp * 32 + row) * kRedStride + token] = acc[r][tg][e];
-      }
+    for (u32 e = 0; e < 4; ++e) {
+      const u32 row = g + 8 * (e / 2);
+      const u32 token = 8 * tg + 2 * t + (e % 2);
+      reduce.red[(warp * 16 + row) * kRedStride + token] = acc[tg][e];
+    }
   __syncthreads();
 
   // Output (token, col) of the tile: the kparts warps of col's slab, in K order.
@@ -357,10 +376,10 @@ __device__ __forceinline__ void gemm(const Operands& op, const Layout& L, unsign
 #if defined(METRALE_DEFECT_SHIFT_ROW)
     if (token == 0) col ^= 1u;
 #endif
-    const u32 s = col / 32;
-    const u32 row = col % 32;
+    const u32 s = col / 16;
+    const u32 row = col % 16;
     float sum = 0.0f;
-    for (u32 p = 0; p < kparts; ++p) sum += reduce.red[((p * L.slabs + s) * 32 + row) * kRedStride + token];
+    for (u32 p = 0; p < kparts; ++p) sum += reduce.red[((p * L.slabs + s) * 16 + row) * kRedStride + token];
     return sum;
   };
 #if defined(METRALE_DEFECT_SKIP_LAST_TILE)
@@ -411,7 +430,7 @@ w8a16_gemm_m16_splitk(const u16* __restrict__ input, const u8* __restrict__ weig
   Layout L;
   L.rows = rows;
   L.kparts_log2 = rows == 32 ? 2 : rows == 64 ? 1 : 0;
-  L.slabs = rows / 32;
+  L.slabs = rows / 16;
   L.act_offset = kStageWeightBytes;
   L.scale_offset = L.act_offset + (m << L.kparts_log2) * kTokenRowBytes;
   L.stage_bytes = L.scale_offset + 16;

@@ -90,6 +90,15 @@ std::string describe(CUresult result) { return describe_with(api(), result); }
 
 void check(CUresult result, std::string_view call) {
   if (result == CUDA_SUCCESS) return;
+  // Loading a module, resolving its entries and reading its constants are not allowed
+  // while a global-mode capture runs: the usual cause is a kernel's first use inside it.
+  if (result == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED ||
+      result == CUDA_ERROR_STREAM_CAPTURE_IMPLICIT ||
+      result == CUDA_ERROR_STREAM_CAPTURE_INVALIDATED) {
+    throw Error(fmt::format("{} failed: {}; if a kernel was first used during CUDA graph "
+                            "capture: call warm_up() before capturing",
+                            call, describe(result)));
+  }
   throw Error(fmt::format("{} failed: {}", call, describe(result)));
 }
 

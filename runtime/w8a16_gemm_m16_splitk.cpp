@@ -43,7 +43,7 @@ void w8a16_gemm_m16_splitk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr
   ensure(stages >= 2 && stages <= 8, "{}: stages={} outside 2..=8", fn, stages);
   guards::check_operands(fn, input, weight, block_scale, output, n);
   KernelLaunch launch(gpu, kernel);
-  launch.grid({div_ceil(n, rows), split, 1}).block({128, 1, 1}).shared_bytes(stages * stage_bytes);
+  launch.grid({div_ceil(n, rows), split, 1}).block({256, 1, 1}).shared_bytes(stages * stage_bytes);
   // A one-CTA split needs no cluster; the kernel then sees a cluster of one.
   if (split > 1) launch.cluster({1, split, 1});
   launch.arg_ptr(input)

@@ -3,8 +3,11 @@
 # sanitizers and the benchmark, each step's log written to $OUT (default ./device-out).
 #
 #   tools/device_run.sh [STEP...]     steps: build tests ci info sass startup sanitize bench
-#                                     multigpu (default: build tests info sass)
+#                                     profile multigpu (default: build tests info sass)
 #   BENCH_ARGS="--shape 4096x4096 --m 16" tools/device_run.sh build bench
+#   PROFILE_ARGS="--shape 7168x16384 --m 1 --entry w8a16_gemm_m16_splitk/4" \
+#     PROFILE_KERNEL=w8a16_gemm_m16_splitk tools/device_run.sh build profile
+#     (ncu counters of the first launch of PROFILE_KERNEL, default any w8a16_gemm*)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/device-out}
@@ -60,6 +63,10 @@ for s in "${steps[@]}"; do
       done ;;
     bench)
       step bench "$BUILD/tools/metrale" bench --json "$OUT/bench.json" ${BENCH_ARGS:-} ;;
+    profile)  # the split-K entry's SASS, then ncu counters of one launch of a bench entry
+      step profile bash -c "rm -rf $BUILD/prof && $BUILD/tools/metrale compile --target sm_90 --variant w8a16_gemm_m16_splitk --out $BUILD/prof/cache --dump-cubin $BUILD/prof >/dev/null &&
+        cuobjdump --dump-sass $BUILD/prof/*.cubin > $OUT/splitk.sass &&
+        ncu --clock-control none --kernel-name ${PROFILE_KERNEL:-regex:w8a16_gemm} --launch-count 1 --section SpeedOfLight --section WarpStateStats --section SchedulerStats --section Occupancy --section MemoryWorkloadAnalysis --section InstructionStats --section LaunchStats $BUILD/tools/metrale bench --no-baselines --replays 1 ${PROFILE_ARGS:-}" ;;
     multigpu)
       step multigpu "$BUILD/tests/metrale_gpu_tests" -tc="*two GPUs*,*multi*" ;;
     *) echo "unknown step $s"; exit 2 ;;

@@ -6,7 +6,7 @@
 // Deterministic (bit-identical from run to run), no atomics, and held to the same
 // accuracy budget as the seed's entries.
 //
-// Grid: (ceil(N/rows), split, 1)  Block: (128, 1, 1)  Cluster: (1, split, 1) when
+// Grid: (ceil(N/rows), split, 1)  Block: (256, 1, 1)  Cluster: (1, split, 1) when
 // split > 1; dynamic shared memory stages * (16384 + (128/rows)*m*256 + 16) bytes.
 // Same operands and guards as w8a16_gemm_m16_strided, plus 1 <= split <= 8 and
 // split <= K/128.

@@ -224,6 +224,7 @@ TEST_CASE("split-K launcher: grid (tiles, split), cluster (1, split), ring, guar
   CHECK(l[0].config.grid.y == 8);
   CHECK(l[0].config.cluster.x == 1);
   CHECK(l[0].config.cluster.y == 8);
+  CHECK(l[0].config.block.x == 256);
   CHECK(l[0].config.shared_bytes == 4 * (16384 + 4 * 4 * 256 + 16));
   REQUIRE(l[0].args.size() == 10);
   CHECK(l[0].u32_arg(7) == 7168);
