@@ -93,10 +93,10 @@ __device__ __forceinline__ u32 shared_address(const void* p) {
   return a;
 }
 
-// 16 bytes global -> shared, bypassing L1; src_bytes = 0 writes zeros and reads nothing.
-__device__ __forceinline__ void copy_16(u32 dst, const void* src, u32 src_bytes, u64 policy) {
-  asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2, %3;"
-               :: "r"(dst), "l"(src), "r"(src_bytes), "l"(policy) : "memory");
+// 16 bytes of weights global -> shared, bypassing L1, with the L2 policy `policy`.
+__device__ __forceinline__ void copy_16(u32 dst, const void* src, u64 policy) {
+  asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2;"
+               :: "r"(dst), "l"(src), "l"(policy) : "memory");
 }
 
 // Activations: every CTA of the column re-reads them, so they keep the default L2 policy.
@@ -137,17 +137,22 @@ __device__ __forceinline__ float load_shared_f32(u32 addr) {
   return v;
 }
 
-// One thread's share of a stage's weight copies. The rows a thread copies are the same
-// in every stage; only the K offset moves.
-struct WeightCopies {
-  const u8* src[kCopiesPerThread];  // at K block 0 of the CTA's range
-  u32 dst[kCopiesPerThread];        // offset inside a stage
-  u32 kp[kCopiesPerThread];         // K block of the stage
-  u32 bytes[kCopiesPerThread];      // 16, or 0 for rows past N (zero-filled)
+// One thread's share of every stage's copies. The rows and tokens a thread copies are the
+// same in every stage; only the K offset moves, so a stage costs an add per copy.
+// Rows past N read row N-1 instead (their outputs are never written), which keeps the
+// common path free of predicates.
+// Activation copies per thread at most: 16 tokens x 4 K blocks x 16 units / 256 threads.
+constexpr u32 kActCopiesMax = kMaxTokens * 4 * (kTokenRowBytes / 16) / kThreads;
+struct StageCopies {
+  const u8* w_src[kCopiesPerThread];  // at the CTA's first K block
+  u32 w_dst[kCopiesPerThread];        // offset inside a stage
+  const u16* x_src[kActCopiesMax];
+  u32 x_dst[kActCopiesMax];
+  u32 x_count;                        // activation copies of this thread
 };
 
-__device__ __forceinline__ void plan_weight_copies(WeightCopies& wc, const Operands& op,
-                                                   const Layout& L, u32 n0, u32 kb_begin) {
+__device__ __forceinline__ void plan_copies(StageCopies& sc, const Operands& op, const Layout& L,
+                                            u32 n0, u32 kb_begin) {
 #pragma unroll
   for (u32 j = 0; j < kCopiesPerThread; ++j) {
     const u32 q = threadIdx.x + kThreads * j;
@@ -155,47 +160,57 @@ __device__ __forceinline__ void plan_weight_copies(WeightCopies& wc, const Opera
     const u32 seg = q >> 3;
     const u32 kp = seg & ((1u << L.kparts_log2) - 1);
     const u32 row = seg >> L.kparts_log2;
-    const u32 grow = n0 + row;
-    wc.kp[j] = kp;
-    wc.dst[j] = (kp * L.rows + row) * kBlockK + ((c ^ ((row & 1) << 2)) << 4);
-    wc.bytes[j] = grow < op.n ? 16 : 0;
-    wc.src[j] = grow < op.n
-                    ? op.weight + static_cast<u64>(grow) * op.k + (kb_begin + kp) * kBlockK + 16 * c
-                    : op.weight;
+    const u32 grow = n0 + row < op.n ? n0 + row : op.n - 1;
+    sc.w_dst[j] = (kp * L.rows + row) * kBlockK + ((c ^ ((row & 1) << 2)) << 4);
+    sc.w_src[j] = op.weight + static_cast<u64>(grow) * op.k + (kb_begin + kp) * kBlockK + 16 * c;
+  }
+  const u32 act_units = (op.m << L.kparts_log2) * (kTokenRowBytes / 16);
+  sc.x_count = 0;
+#pragma unroll
+  for (u32 j = 0; j < kActCopiesMax; ++j) {
+    const u32 q = threadIdx.x + kThreads * j;
+    const u32 c = q & 15;
+    const u32 rest = q >> 4;
+    const u32 kp = rest & ((1u << L.kparts_log2) - 1);
+    const u32 token = rest >> L.kparts_log2;
+    sc.x_dst[j] = L.act_offset + (kp * op.m + token) * kTokenRowBytes + ((c ^ (token & 1)) << 4);
+    sc.x_src[j] = op.input + static_cast<u64>(token) * op.a_row_stride + (kb_begin + kp) * kBlockK + 8 * c;
+    if (q < act_units) sc.x_count = j + 1;
   }
 }
 
 // Issues the copies of stage `i` (K blocks kb0 .. kb0 + kparts - 1 of the CTA's range)
 // into `slot` and commits one group; past the last stage the group is empty, so every
 // stage counts one group.
-__device__ __forceinline__ void issue_stage(const Operands& op, const Layout& L,
-                                            const WeightCopies& wc, u32 slot, u32 i,
-                                            u32 num_stages, u32 kb_begin, u32 kb_end,
+__device__ __forceinline__ void issue_stage(const Layout& L, const StageCopies& sc, u32 slot,
+                                            u32 i, u32 num_stages, u32 kb_begin, u32 kb_end,
                                             const float* scales, u64 policy) {
   if (i < num_stages) {
     const u32 kb0 = kb_begin + (i << L.kparts_log2);
     const u32 kparts = 1u << L.kparts_log2;
-    const u64 advance = static_cast<u64>(i << L.kparts_log2) * kBlockK;
-    const bool whole = kb0 + kparts <= kb_end;
+    const u32 advance = (i << L.kparts_log2) * kBlockK;  // bytes of a weight row, elements of a token's
+    if (kb0 + kparts <= kb_end) {
 #pragma unroll
-    for (u32 j = 0; j < kCopiesPerThread; ++j) {
-      if (whole || kb0 + wc.kp[j] < kb_end) {
-        copy_16(slot + wc.dst[j], wc.src[j] + (wc.bytes[j] != 0 ? advance : 0), wc.bytes[j],
-                policy);
+      for (u32 j = 0; j < kCopiesPerThread; ++j) {
+        copy_16(slot + sc.w_dst[j], sc.w_src[j] + advance, policy);
       }
-    }
-    const u32 act_units = (op.m << L.kparts_log2) * (kTokenRowBytes / 16);
-    for (u32 q = threadIdx.x; q < act_units; q += kThreads) {
-      const u32 c = q & 15;
-      const u32 rest = q >> 4;
-      const u32 kp = rest & (kparts - 1);
-      const u32 token = rest >> L.kparts_log2;
-      if (whole || kb0 + kp < kb_end) {
-        const u32 dst = slot + L.act_offset + (kp * op.m + token) * kTokenRowBytes +
-                        ((c ^ (token & 1)) << 4);
-        const u16* src = op.input + static_cast<u64>(token) * op.a_row_stride +
-                         (kb0 + kp) * kBlockK + 8 * c;
-        copy_16_cached(dst, src);
+#pragma unroll
+      for (u32 j = 0; j < kActCopiesMax; ++j) {
+        if (j < sc.x_count) copy_16_cached(slot + sc.x_dst[j], sc.x_src[j] + advance);
+      }
+    } else {
+      // The CTA's last stage holds fewer than kparts blocks: copy only those.
+#pragma unroll
+      for (u32 j = 0; j < kCopiesPerThread; ++j) {
+        const u32 kp = ((threadIdx.x + kThreads * j) >> 3) & (kparts - 1);
+        if (kb0 + kp < kb_end) copy_16(slot + sc.w_dst[j], sc.w_src[j] + advance, policy);
+      }
+#pragma unroll
+      for (u32 j = 0; j < kActCopiesMax; ++j) {
+        const u32 kp = ((threadIdx.x + kThreads * j) >> 4) & (kparts - 1);
+        if (j < sc.x_count && kb0 + kp < kb_end) {
+          copy_16_cached(slot + sc.x_dst[j], sc.x_src[j] + advance);
+        }
       }
     }
     if (threadIdx.x < kparts && kb0 + threadIdx.x < kb_end) {
@@ -205,43 +220,63 @@ __device__ __forceinline__ void issue_stage(const Operands& op, const Layout& L,
   commit();
 }
 
+// Where one lane reads its fragments inside a warp's part of a stage, fixed for the
+// whole loop: weights of rows g and g+8 (chunk h = 0; chunk 1 is unit ^ 4), and the
+// 16-byte halves of token 8*tg + g's 16 activations (chunk 1 is 128 bytes on). Tokens
+// past m read token m-1: their MMA columns are never stored.
+template <u32 kTokenGroups>
+struct FragmentOffsets {
+  u32 w[2][2];             // [g / g+8][chunk]
+  u32 x[kTokenGroups][2];  // [token group][first / second 8 k] of chunk 0
+};
+
+template <u32 kTokenGroups>
+__device__ __forceinline__ FragmentOffsets<kTokenGroups> fragment_offsets(u32 m, u32 g, u32 t) {
+  FragmentOffsets<kTokenGroups> f;
+#pragma unroll
+  for (u32 half = 0; half < 2; ++half)
+#pragma unroll
+    for (u32 h = 0; h < 2; ++h) {
+      f.w[half][h] = (8 * half + g) * kBlockK + (((4 * h + t) ^ ((g & 1) << 2)) << 4);
+    }
+#pragma unroll
+  for (u32 tg = 0; tg < kTokenGroups; ++tg) {
+    const u32 token = 8 * tg + g < m ? 8 * tg + g : m - 1;
+    f.x[tg][0] = token * kTokenRowBytes + (((2 * t) ^ (token & 1)) << 4);
+    f.x[tg][1] = token * kTokenRowBytes + (((2 * t + 1) ^ (token & 1)) << 4);
+  }
+  return f;
+}
+
+__device__ __forceinline__ void nan_accumulate(u32& acc, u32 w0, u32 w1) {
+  // Bit 7 of a byte of (w & 0x7F..) + 0x01.. is set where that byte is a NaN code; the
+  // other bits are masked off once, after the loop.
+  acc |= ((w0 & 0x7F7F7F7Fu) + 0x01010101u) | ((w1 & 0x7F7F7F7Fu) + 0x01010101u);
+}
+
 // One warp's 16 rows x one 128-K block of a stage: the block's partial onto `acc`.
 template <u32 kTokenGroups>
 __device__ __forceinline__ void compute_block(float (&acc)[kTokenGroups][4], u32 (&nan_bits)[2],
-                                              u32 w_base, u32 x_base, float scale, bool fold,
-                                              u32 m, u32 g, u32 t) {
+                                              const FragmentOffsets<kTokenGroups>& f, u32 w_base,
+                                              u32 x_base, float scale, bool fold) {
   float part[kTokenGroups][4];
 #pragma unroll
   for (u32 tg = 0; tg < kTokenGroups; ++tg)
 #pragma unroll
     for (u32 e = 0; e < 4; ++e) part[tg][e] = 0.0f;
 
-  // Weights of rows g and g+8, both 64-K chunks: this thread's bytes 16t .. 16t+15 of
-  // each chunk (unit 4h + t, swizzled by row parity = g & 1).
   uint4 w[2][2];  // [g / g+8][chunk]
 #pragma unroll
   for (u32 half = 0; half < 2; ++half)
 #pragma unroll
-    for (u32 h = 0; h < 2; ++h) {
-      const u32 row = 8 * half + g;
-      w[half][h] = load_shared_16(w_base + row * kBlockK + (((4 * h + t) ^ ((g & 1) << 2)) << 4));
-    }
-  // B fragments: token 8*tg + g, activations 64h + 16t .. +15 (units 8h + 2t, +1).
+    for (u32 h = 0; h < 2; ++h) w[half][h] = load_shared_16(w_base + f.w[half][h]);
   uint4 x[2][kTokenGroups][2];  // [chunk][token group][first / second 8 k]
 #pragma unroll
   for (u32 h = 0; h < 2; ++h)
 #pragma unroll
-    for (u32 tg = 0; tg < kTokenGroups; ++tg) {
-      const u32 token = 8 * tg + g;
-      if (token < m) {
-        const u32 row = x_base + token * kTokenRowBytes;
-        x[h][tg][0] = load_shared_16(row + (((8 * h + 2 * t) ^ (token & 1)) << 4));
-        x[h][tg][1] = load_shared_16(row + (((8 * h + 2 * t + 1) ^ (token & 1)) << 4));
-      } else {
-        x[h][tg][0] = make_uint4(0, 0, 0, 0);
-        x[h][tg][1] = make_uint4(0, 0, 0, 0);
-      }
-    }
+    for (u32 tg = 0; tg < kTokenGroups; ++tg)
+#pragma unroll
+      for (u32 p = 0; p < 2; ++p) x[h][tg][p] = load_shared_16(x_base + 128 * h + f.x[tg][p]);
 
 #pragma unroll
   for (u32 h = 0; h < 2; ++h) {
@@ -249,13 +284,15 @@ __device__ __forceinline__ void compute_block(float (&acc)[kTokenGroups][4], u32
     const uint4 hi = w[1][h];
     const u32 lo_words[4] = {lo.x, lo.y, lo.z, lo.w};
     const u32 hi_words[4] = {hi.x, hi.y, hi.z, hi.w};
+    nan_accumulate(nan_bits[0], lo.x, lo.y);
+    nan_accumulate(nan_bits[0], lo.z, lo.w);
+    nan_accumulate(nan_bits[1], hi.x, hi.y);
+    nan_accumulate(nan_bits[1], hi.z, hi.w);
 #pragma unroll
     for (u32 q = 0; q < 4; ++q) {
       u32 a[4];
       fp8x4_e4m3_to_bf16x2_fast(lo_words[q], a[0], a[2]);  // row g:   slots 0,1 | 2,3
       fp8x4_e4m3_to_bf16x2_fast(hi_words[q], a[1], a[3]);  // row g+8: slots 0,1 | 2,3
-      nan_bits[0] |= fp8x4_nan_bits(lo_words[q]);
-      nan_bits[1] |= fp8x4_nan_bits(hi_words[q]);
 #pragma unroll
       for (u32 tg = 0; tg < kTokenGroups; ++tg) {
         const uint4 xs = x[h][tg][q / 2];
@@ -301,8 +338,11 @@ __device__ __forceinline__ void gemm(const Operands& op, const Layout& L, unsign
 #endif
   const float* scales = op.block_scale + static_cast<u64>(scale_row) * k_blocks;
   const u64 policy = l2_evict_first_policy();
-  WeightCopies wc;
-  plan_weight_copies(wc, op, L, n0, kb_begin);
+  StageCopies sc;
+  plan_copies(sc, op, L, n0, kb_begin);
+  const FragmentOffsets<kTokenGroups> frag = fragment_offsets<kTokenGroups>(op.m, g, t);
+  const u32 warp_w = (kp * L.rows + 16 * slab) * kBlockK;  // the warp's rows in a stage
+  const u32 warp_x = L.act_offset + kp * op.m * kTokenRowBytes;
 
   float acc[kTokenGroups][4];
 #pragma unroll
@@ -312,8 +352,7 @@ __device__ __forceinline__ void gemm(const Operands& op, const Layout& L, unsign
   u32 nan_bits[2] = {0, 0};
 
   for (u32 i = 0; i + 1 < L.stages; ++i) {
-    issue_stage(op, L, wc, ring + i * L.stage_bytes, i, num_stages, kb_begin, kb_end, scales,
-                policy);
+    issue_stage(L, sc, ring + i * L.stage_bytes, i, num_stages, kb_begin, kb_end, scales, policy);
   }
   // Slots of the stage computed and of the stage issued in this iteration.
   u32 compute_slot = 0;
@@ -321,7 +360,7 @@ __device__ __forceinline__ void gemm(const Operands& op, const Layout& L, unsign
   for (u32 i = 0; i < num_stages; ++i) {
     wait_pending(L.stages - 2);  // stage i has landed (for this thread's copies)
     __syncthreads();             // ... for every thread's; and stage i-1 is consumed
-    issue_stage(op, L, wc, ring + issue_slot * L.stage_bytes, i + L.stages - 1, num_stages,
+    issue_stage(L, sc, ring + issue_slot * L.stage_bytes, i + L.stages - 1, num_stages,
                 kb_begin, kb_end, scales, policy);
     const u32 slot = ring + compute_slot * L.stage_bytes;
     const u32 kb = kb_begin + (i << L.kparts_log2) + kp;
@@ -332,9 +371,7 @@ __device__ __forceinline__ void gemm(const Operands& op, const Layout& L, unsign
       const bool fold = true;
 #endif
       const float scale = load_shared_f32(slot + L.scale_offset + 4 * kp);
-      compute_block<kTokenGroups>(acc, nan_bits, slot + (kp * L.rows + 16 * slab) * kBlockK,
-                                  slot + L.act_offset + kp * op.m * kTokenRowBytes, scale, fold,
-                                  op.m, g, t);
+      compute_block<kTokenGroups>(acc, nan_bits, frag, slot + warp_w, slot + warp_x, scale, fold);
     }
     compute_slot = compute_slot + 1 == L.stages ? 0 : compute_slot + 1;
     issue_slot = issue_slot + 1 == L.stages ? 0 : issue_slot + 1;
@@ -345,7 +382,7 @@ __device__ __forceinline__ void gemm(const Operands& op, const Layout& L, unsign
   // of a quad hold different k of the same rows, so they pool what they saw.
 #pragma unroll
   for (u32 half = 0; half < 2; ++half) {
-    u32 seen = nan_bits[half];
+    u32 seen = nan_bits[half] & 0x80808080u;
     seen |= __shfl_xor_sync(0xFFFFFFFFu, seen, 1);
     seen |= __shfl_xor_sync(0xFFFFFFFFu, seen, 2);
     if (seen != 0) {
