@@ -137,80 +137,107 @@ __device__ __forceinline__ float load_shared_f32(u32 addr) {
   return v;
 }
 
-// One thread's share of every stage's copies. The rows and tokens a thread copies are the
-// same in every stage; only the K offset moves, so a stage costs an add per copy.
-// Rows past N read row N-1 instead (their outputs are never written), which keeps the
-// common path free of predicates.
-// Activation copies per thread at most: 16 tokens x 4 K blocks x 16 units / 256 threads.
-constexpr u32 kActCopiesMax = kMaxTokens * 4 * (kTokenRowBytes / 16) / kThreads;
-struct StageCopies {
-  const u8* w_src[kCopiesPerThread];  // at the CTA's first K block
-  u32 w_dst[kCopiesPerThread];        // offset inside a stage
-  const u16* x_src[kActCopiesMax];
-  u32 x_dst[kActCopiesMax];
-  u32 x_count;                        // activation copies of this thread
+// One thread's share of every stage's copies. Thread q's j-th weight copy is unit q & 7 of
+// segment (q >> 3) + 32j: the same K block and unit for every j, rows 32/kparts apart.
+// Its activation copies likewise step by 16/kparts tokens. So a thread keeps one source
+// and one destination per operand, and a stage costs a few adds per copy. The values
+// pass through opaque() so that the compiler keeps them instead of re-deriving them from
+// the thread index in every stage.
+struct CopyPlan {
+  const u8* w_src;   // first weight copy, at the CTA's first K block
+  u64 w_src_step;    // bytes between consecutive weight copies
+  u32 w_dst;         // offset of the first weight copy inside a stage
+  u32 w_dst_step;
+  u32 w_row;         // tile row of the first weight copy
+  u32 w_row_step;
+  const u16* x_src;  // first activation copy
+  u64 x_src_step;    // elements between consecutive activation copies
+  u32 x_dst;
+  u32 x_dst_step;
+  u32 x_count;       // activation copies of this thread (0..4)
+  u32 w_kp;          // K block of the stage of this thread's weight copies
+  u32 x_kp;          // ... and of its activation copies
 };
 
-__device__ __forceinline__ void plan_copies(StageCopies& sc, const Operands& op, const Layout& L,
-                                            u32 n0, u32 kb_begin) {
-#pragma unroll
-  for (u32 j = 0; j < kCopiesPerThread; ++j) {
-    const u32 q = threadIdx.x + kThreads * j;
-    const u32 c = q & 7;  // 16-byte unit of the segment
-    const u32 seg = q >> 3;
-    const u32 kp = seg & ((1u << L.kparts_log2) - 1);
+template <typename T>
+__device__ __forceinline__ T opaque(T v) {
+  if constexpr (sizeof(T) == 8) {
+    u64 r;
+    asm volatile("mov.b64 %0, %1;" : "=l"(r) : "l"((u64)v));
+    return (T)r;
+  } else {
+    u32 r;
+    asm volatile("mov.b32 %0, %1;" : "=r"(r) : "r"((u32)v));
+    return (T)r;
+  }
+}
+
+// Activation copies per thread at most: 16 tokens x 4 K blocks x 16 units / 256 threads.
+constexpr u32 kActCopiesMax = kMaxTokens * 4 * (kTokenRowBytes / 16) / kThreads;
+
+__device__ __forceinline__ CopyPlan plan_copies(const Operands& op, const Layout& L, u32 n0,
+                                                u32 kb_begin) {
+  CopyPlan p;
+  const u32 kp_mask = (1u << L.kparts_log2) - 1;
+  {
+    const u32 c = threadIdx.x & 7;  // 16-byte unit of the segment
+    const u32 seg = threadIdx.x >> 3;
+    const u32 kp = seg & kp_mask;
     const u32 row = seg >> L.kparts_log2;
     const u32 grow = n0 + row < op.n ? n0 + row : op.n - 1;
-    sc.w_dst[j] = (kp * L.rows + row) * kBlockK + ((c ^ ((row & 1) << 2)) << 4);
-    sc.w_src[j] = op.weight + static_cast<u64>(grow) * op.k + (kb_begin + kp) * kBlockK + 16 * c;
+    p.w_kp = kp;
+    p.w_row = row;
+    p.w_row_step = (kThreads / 8) >> L.kparts_log2;
+    p.w_dst = opaque((kp * L.rows + row) * kBlockK + ((c ^ ((row & 1) << 2)) << 4));
+    p.w_dst_step = p.w_row_step * kBlockK;
+    p.w_src = opaque(op.weight + static_cast<u64>(grow) * op.k + (kb_begin + kp) * kBlockK + 16 * c);
+    p.w_src_step = opaque(static_cast<u64>(p.w_row_step) * op.k);
   }
-  const u32 act_units = (op.m << L.kparts_log2) * (kTokenRowBytes / 16);
-  sc.x_count = 0;
-#pragma unroll
-  for (u32 j = 0; j < kActCopiesMax; ++j) {
-    const u32 q = threadIdx.x + kThreads * j;
-    const u32 c = q & 15;
-    const u32 rest = q >> 4;
-    const u32 kp = rest & ((1u << L.kparts_log2) - 1);
+  {
+    const u32 c = threadIdx.x & 15;
+    const u32 rest = threadIdx.x >> 4;
+    const u32 kp = rest & kp_mask;
     const u32 token = rest >> L.kparts_log2;
-    sc.x_dst[j] = L.act_offset + (kp * op.m + token) * kTokenRowBytes + ((c ^ (token & 1)) << 4);
-    sc.x_src[j] = op.input + static_cast<u64>(token) * op.a_row_stride + (kb_begin + kp) * kBlockK + 8 * c;
-    if (q < act_units) sc.x_count = j + 1;
+    const u32 token_step = (kThreads / 16) >> L.kparts_log2;
+    const u32 tokens = op.m;
+    p.x_kp = kp;
+    p.x_dst = opaque(L.act_offset + (kp * op.m + token) * kTokenRowBytes + ((c ^ (token & 1)) << 4));
+    p.x_dst_step = token_step * kTokenRowBytes;
+    p.x_src = opaque(op.input + static_cast<u64>(token) * op.a_row_stride + (kb_begin + kp) * kBlockK + 8 * c);
+    p.x_src_step = opaque(static_cast<u64>(token_step) * op.a_row_stride);
+    p.x_count = token < tokens ? (tokens - token + token_step - 1) / token_step : 0;
   }
+  return p;
 }
 
 // Issues the copies of stage `i` (K blocks kb0 .. kb0 + kparts - 1 of the CTA's range)
 // into `slot` and commits one group; past the last stage the group is empty, so every
-// stage counts one group.
-__device__ __forceinline__ void issue_stage(const Layout& L, const StageCopies& sc, u32 slot,
-                                            u32 i, u32 num_stages, u32 kb_begin, u32 kb_end,
-                                            const float* scales, u64 policy) {
+// stage counts one group. Rows past N and K blocks past the CTA's range are not copied:
+// their shared memory holds stale bytes that reach only outputs nobody stores.
+__device__ __forceinline__ void issue_stage(const Layout& L, const CopyPlan& p, u32 rows_valid,
+                                            u32 slot, u32 i, u32 num_stages, u32 kb_begin,
+                                            u32 kb_end, const float* scales, u64 policy) {
   if (i < num_stages) {
     const u32 kb0 = kb_begin + (i << L.kparts_log2);
     const u32 kparts = 1u << L.kparts_log2;
     const u32 advance = (i << L.kparts_log2) * kBlockK;  // bytes of a weight row, elements of a token's
-    if (kb0 + kparts <= kb_end) {
+    const bool k_whole = kb0 + kparts <= kb_end;
+    if (k_whole || kb0 + p.w_kp < kb_end) {
+      const u8* src = p.w_src + advance;
+      const u32 dst = slot + p.w_dst;
 #pragma unroll
       for (u32 j = 0; j < kCopiesPerThread; ++j) {
-        copy_16(slot + sc.w_dst[j], sc.w_src[j] + advance, policy);
-      }
-#pragma unroll
-      for (u32 j = 0; j < kActCopiesMax; ++j) {
-        if (j < sc.x_count) copy_16_cached(slot + sc.x_dst[j], sc.x_src[j] + advance);
-      }
-    } else {
-      // The CTA's last stage holds fewer than kparts blocks: copy only those.
-#pragma unroll
-      for (u32 j = 0; j < kCopiesPerThread; ++j) {
-        const u32 kp = ((threadIdx.x + kThreads * j) >> 3) & (kparts - 1);
-        if (kb0 + kp < kb_end) copy_16(slot + sc.w_dst[j], sc.w_src[j] + advance, policy);
-      }
-#pragma unroll
-      for (u32 j = 0; j < kActCopiesMax; ++j) {
-        const u32 kp = ((threadIdx.x + kThreads * j) >> 4) & (kparts - 1);
-        if (j < sc.x_count && kb0 + kp < kb_end) {
-          copy_16_cached(slot + sc.x_dst[j], sc.x_src[j] + advance);
+        if (p.w_row + j * p.w_row_step < rows_valid) {
+          copy_16(dst + j * p.w_dst_step, src + j * p.w_src_step, policy);
         }
+      }
+    }
+    if (k_whole || kb0 + p.x_kp < kb_end) {
+      const u16* src = p.x_src + advance;
+      const u32 dst = slot + p.x_dst;
+#pragma unroll
+      for (u32 j = 0; j < kActCopiesMax; ++j) {
+        if (j < p.x_count) copy_16_cached(dst + j * p.x_dst_step, src + j * p.x_src_step);
       }
     }
     if (threadIdx.x < kparts && kb0 + threadIdx.x < kb_end) {
@@ -338,8 +365,8 @@ __device__ __forceinline__ void gemm(const Operands& op, const Layout& L, unsign
 #endif
   const float* scales = op.block_scale + static_cast<u64>(scale_row) * k_blocks;
   const u64 policy = l2_evict_first_policy();
-  StageCopies sc;
-  plan_copies(sc, op, L, n0, kb_begin);
+  const CopyPlan plan = plan_copies(op, L, n0, kb_begin);
+  const u32 rows_valid = op.n - n0 < L.rows ? op.n - n0 : L.rows;
   const FragmentOffsets<kTokenGroups> frag = fragment_offsets<kTokenGroups>(op.m, g, t);
   const u32 warp_w = (kp * L.rows + 16 * slab) * kBlockK;  // the warp's rows in a stage
   const u32 warp_x = L.act_offset + kp * op.m * kTokenRowBytes;
@@ -352,7 +379,8 @@ __device__ __forceinline__ void gemm(const Operands& op, const Layout& L, unsign
   u32 nan_bits[2] = {0, 0};
 
   for (u32 i = 0; i + 1 < L.stages; ++i) {
-    issue_stage(L, sc, ring + i * L.stage_bytes, i, num_stages, kb_begin, kb_end, scales, policy);
+    issue_stage(L, plan, rows_valid, ring + i * L.stage_bytes, i, num_stages, kb_begin, kb_end,
+                scales, policy);
   }
   // Slots of the stage computed and of the stage issued in this iteration.
   u32 compute_slot = 0;
@@ -360,8 +388,8 @@ __device__ __forceinline__ void gemm(const Operands& op, const Layout& L, unsign
   for (u32 i = 0; i < num_stages; ++i) {
     wait_pending(L.stages - 2);  // stage i has landed (for this thread's copies)
     __syncthreads();             // ... for every thread's; and stage i-1 is consumed
-    issue_stage(L, sc, ring + issue_slot * L.stage_bytes, i + L.stages - 1, num_stages,
-                kb_begin, kb_end, scales, policy);
+    issue_stage(L, plan, rows_valid, ring + issue_slot * L.stage_bytes, i + L.stages - 1,
+                num_stages, kb_begin, kb_end, scales, policy);
     const u32 slot = ring + compute_slot * L.stage_bytes;
     const u32 kb = kb_begin + (i << L.kparts_log2) + kp;
     if (kb < kb_end) {
