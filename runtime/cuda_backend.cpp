@@ -145,6 +145,25 @@ std::unique_ptr<LoadedModule> CudaBackend::load_module(std::span<const char> ima
   return std::make_unique<CudaModule>(module, std::string(label), info_.shared_optin_bytes);
 }
 
+void CudaBackend::check_not_capturing(std::string_view module) const {
+  // No call reports "a capture is running" without its stream; an allocation is one of
+  // the calls a global-mode capture forbids, and it is cheap next to a compile.
+  make_current();
+  CUdeviceptr probe = 0;
+  const CUresult r = driver::api().cuMemAlloc(&probe, 256);
+  if (r == CUDA_SUCCESS) {
+    METRALE_CU(cuMemFree, probe);
+    return;
+  }
+  if (r == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED || r == CUDA_ERROR_STREAM_CAPTURE_IMPLICIT ||
+      r == CUDA_ERROR_STREAM_CAPTURE_INVALIDATED) {
+    fail("module {} first used during CUDA graph capture: call warm_up() before capturing "
+         "({})",
+         module, driver::describe(r));
+  }
+  driver::check(r, "cuMemAlloc");
+}
+
 void CudaBackend::launch(const KernelHandle& kernel, const LaunchConfig& config,
                          std::span<const KernelArg> args, StreamHandle stream) const {
   if (kernel.function == nullptr) fail("launch: empty kernel handle");

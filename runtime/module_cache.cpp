@@ -73,6 +73,7 @@ std::shared_ptr<const ModuleCache::Loaded> ModuleCache::load(const KernelVariant
 }
 
 std::shared_ptr<const ModuleCache::Loaded> ModuleCache::build(const KernelVariant& variant) {
+  gpu_.check_not_capturing(variant.name);
   const auto start = Clock::now();
   CompileRequest request{variant.source, embedded_source(variant.source), variant.defines, {},
                          target_};

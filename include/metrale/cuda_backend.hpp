@@ -52,6 +52,7 @@ class CudaBackend final : public GpuBackend {
                                             std::string_view label) const override;
   void launch(const KernelHandle& kernel, const LaunchConfig& config,
               std::span<const KernelArg> args, StreamHandle stream) const override;
+  void check_not_capturing(std::string_view module) const override;
 
   KernelAttributes attributes(const KernelHandle& kernel) const;
 

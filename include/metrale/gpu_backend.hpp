@@ -80,6 +80,11 @@ class GpuBackend {
   virtual std::unique_ptr<LoadedModule> load_module(std::span<const char> image,
                                                     std::string_view label) const = 0;
 
+  // Throws Error naming warm_up() when a CUDA graph capture that forbids unsafe calls is
+  // in progress: a module must not be built then (it would compile, load and allocate
+  // inside the capture). Called on the cold path only.
+  virtual void check_not_capturing(std::string_view module) const { (void)module; }
+
   // Launches `kernel` with `args` packed in order on `stream`.
   virtual void launch(const KernelHandle& kernel, const LaunchConfig& config,
                       std::span<const KernelArg> args, StreamHandle stream) const = 0;
