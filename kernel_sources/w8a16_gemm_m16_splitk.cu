@@ -4,19 +4,19 @@
 //   y[i][j] = bf16_rn( sum_b s[j/128][b] * P_b[i][j] ),  P_b = FP32 partial of K block b
 //
 // Why it is built this way: decode is a stream of weight bytes, read once. The CTA keeps
-// `stages` stages of 16 KiB of weights in flight in shared memory with cp.async (no
-// registers held by loads in flight), so the SM, not the warp, sets how many bytes are
-// outstanding. A CTA owns `rows` weight rows (32, 64 or 128; one 128-row scale block) so
-// the activations it re-reads from L2 shrink as the tile grows: 2*m/rows bytes per
-// weight byte.
+// `stages` stages of 16 KiB of weights in flight in shared memory, so the SM, not the
+// warp's registers, sets how many bytes are outstanding. On sm_90 one warp fills a stage
+// with bulk copies (cp.async.bulk, one per tile row and token) that complete on the
+// stage's mbarrier, so the other warps spend no instructions on loads; before sm_90
+// every thread copies 16-byte pieces with cp.async and the same mbarrier counts them. A
+// CTA owns `rows` weight rows (32, 64 or 128; one 128-row scale block), so the
+// activations it re-reads from L2 shrink as the tile grows: 2*m/rows bytes per weight
+// byte.
 //
-// A stage is 128 row segments of 128 bytes: the CTA's `rows` rows times kparts =
-// 128/rows consecutive 128-K blocks. Warp w of 8 computes rows 16*(w % slabs) .. +15 of
-// K block w / slabs of the stage (slabs = rows/16), so every warp does the same work
-// (16 rows x 128 K) in every stage, whatever the tile. Eight warps per CTA, because
-// with few warps the SM waits on instruction latencies, not on memory: every thread's
-// copies are set up once (fixed rows, a moving K offset), so issuing a stage is a few
-// instructions per 16 bytes.
+// A stage holds the CTA's `rows` rows times kparts = 128/rows consecutive 128-K blocks
+// (16 KiB), then the m tokens' activations for those blocks. Warp w of 8 computes rows
+// 16*(w % slabs) .. +15 of K block w / slabs of the stage (slabs = rows/16), so every
+// warp does the same work (16 rows x 128 K) in every stage, whatever the tile.
 //
 // Per warp and K block, as in w8a16_gemm_m16.cu: the MMA's 16-row A operand is 16 weight
 // rows and B is 8 tokens (m <= 8: one MMA per 16 rows and k16 step; m > 8: two), with K
@@ -30,25 +30,29 @@
 // the values: results are bit-identical from run to run.
 //
 // Shared memory (dynamic; the launcher sizes it): `stages` = dynamic size / stage_bytes,
-// 2..8, with stage_bytes = 16384 + kparts*m*256 + 16 (weights, activations, scales).
-// Both weight rows and activation rows are XOR-swizzled in 16-byte units so that a
-// warp's 128-bit fragment loads hit distinct banks.
+// 2..8, with stage_bytes = 16384 + m * (256*kparts + 16): tile rows of 128*kparts bytes,
+// then token rows padded by 16 bytes so that a warp's activation loads hit distinct
+// banks.
 //
 // Grid: (ceil(N/rows), S, 1)  Block: (256, 1, 1)  Cluster: (1, S, 1) when S > 1.
 // m in 1..16, K a multiple of 128, a_row_stride a multiple of 8.
 // Test builds may define one METRALE_DEFECT_* switch to plant a known defect (the same
-// ones as w8a16_gemm_m16.cu); the shipped build defines none.
+// ones as w8a16_gemm_m16.cu); the shipped build defines none. SPLITK_NO_BULK=1 makes an
+// sm_90 build use the cp.async path of older GPUs, so that it can be checked there.
 #include "metrale_device.cuh"
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && !SPLITK_NO_BULK
+#define SPLITK_BULK 1
+#else
+#define SPLITK_BULK 0
+#endif
 
 namespace {
 
 constexpr u32 kThreads = 256;
 constexpr u32 kWarps = kThreads / 32;
 constexpr u32 kBlockK = 128;
-constexpr u32 kSegments = 128;                          // 128-byte row segments per stage
-constexpr u32 kStageWeightBytes = kSegments * kBlockK;  // 16 KiB
-constexpr u32 kCopiesPerThread = kStageWeightBytes / 16 / kThreads;
-constexpr u32 kTokenRowBytes = kBlockK * 2;             // 128 BF16 activations
+constexpr u32 kStageWeightBytes = 16384;  // the tile's rows x kparts K blocks
 constexpr u32 kMaxTokens = 16;
 constexpr u32 kMaxStages = 8;
 constexpr u32 kRedStride = kMaxTokens + 1;
@@ -66,16 +70,16 @@ struct Layout {
   u32 rows;          // weight rows of the tile
   u32 kparts_log2;   // log2(128 / rows): K blocks per stage
   u32 slabs;         // rows / 16: warps per K block
-  u32 act_offset;    // byte offset of the activations inside a stage
-  u32 scale_offset;  // byte offset of the scales inside a stage
-  u32 stage_bytes;
+  u32 w_pitch;       // bytes of a tile row in a stage: 128 * kparts
+  u32 x_pitch;       // bytes of a token row in a stage: 256 * kparts + 16
+  u32 stage_bytes;   // kStageWeightBytes + m * x_pitch
   u32 stages;
 };
 
 // After streaming, the reduction buffers reuse the stages' shared memory.
 struct SharedReduce {
   float red[kWarps * 16 * kRedStride];  // [warp][row of its slab][token]
-  float tile[kMaxTokens * kSegments];   // the CTA's partial tile, read by the cluster
+  float tile[kMaxTokens * 128];         // the CTA's partial tile, read by the cluster
 };
 
 __device__ __forceinline__ u32 dynamic_smem_bytes() {
@@ -93,36 +97,6 @@ __device__ __forceinline__ u32 shared_address(const void* p) {
   return a;
 }
 
-// 16 bytes of weights global -> shared, bypassing L1, with the L2 policy `policy`.
-__device__ __forceinline__ void copy_16(u32 dst, const void* src, u64 policy) {
-  asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2;"
-               :: "r"(dst), "l"(src), "l"(policy) : "memory");
-}
-
-// Activations: every CTA of the column re-reads them, so they keep the default L2 policy.
-__device__ __forceinline__ void copy_16_cached(u32 dst, const void* src) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(dst), "l"(src) : "memory");
-}
-
-__device__ __forceinline__ void copy_4(u32 dst, const void* src) {
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" :: "r"(dst), "l"(src) : "memory");
-}
-
-__device__ __forceinline__ void commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
-
-// Waits until at most `pending` groups are in flight (wait_group takes an immediate).
-__device__ __forceinline__ void wait_pending(u32 pending) {
-  switch (pending) {
-    case 0: asm volatile("cp.async.wait_group 0;" ::: "memory"); break;
-    case 1: asm volatile("cp.async.wait_group 1;" ::: "memory"); break;
-    case 2: asm volatile("cp.async.wait_group 2;" ::: "memory"); break;
-    case 3: asm volatile("cp.async.wait_group 3;" ::: "memory"); break;
-    case 4: asm volatile("cp.async.wait_group 4;" ::: "memory"); break;
-    case 5: asm volatile("cp.async.wait_group 5;" ::: "memory"); break;
-    default: asm volatile("cp.async.wait_group 6;" ::: "memory"); break;
-  }
-}
-
 __device__ __forceinline__ uint4 load_shared_16(u32 addr) {
   uint4 v;
   asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
@@ -131,126 +105,135 @@ __device__ __forceinline__ uint4 load_shared_16(u32 addr) {
   return v;
 }
 
-__device__ __forceinline__ float load_shared_f32(u32 addr) {
-  float v;
-  asm volatile("ld.shared.f32 %0, [%1];" : "=f"(v) : "r"(addr));
-  return v;
+// --- The stage barriers: one mbarrier per ring slot, one phase per use of the slot. ---
+
+__device__ __forceinline__ void barrier_init(u32 bar, u32 count) {
+  asm volatile("mbarrier.init.shared.b64 [%0], %1;" :: "r"(bar), "r"(count) : "memory");
 }
 
-// One thread's share of every stage's copies. Thread q's j-th weight copy is unit q & 7 of
-// segment (q >> 3) + 32j: the same K block and unit for every j, rows 32/kparts apart.
-// Its activation copies likewise step by 16/kparts tokens. So a thread keeps one source
-// and one destination per operand, and a stage costs a few adds per copy. The values
-// pass through opaque() so that the compiler keeps them instead of re-deriving them from
-// the thread index in every stage.
-struct CopyPlan {
-  const u8* w_src;   // first weight copy, at the CTA's first K block
-  u64 w_src_step;    // bytes between consecutive weight copies
-  u32 w_dst;         // offset of the first weight copy inside a stage
-  u32 w_dst_step;
-  u32 w_row;         // tile row of the first weight copy
-  u32 w_row_step;
-  const u16* x_src;  // first activation copy
-  u64 x_src_step;    // elements between consecutive activation copies
-  u32 x_dst;
-  u32 x_dst_step;
-  u32 x_count;       // activation copies of this thread (0..4)
-  u32 w_kp;          // K block of the stage of this thread's weight copies
-  u32 x_kp;          // ... and of its activation copies
+// Makes the initialised barriers visible to the copy engines and the other threads.
+__device__ __forceinline__ void barrier_init_fence() {
+#if SPLITK_BULK
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+#endif
+  __syncthreads();
+}
+
+__device__ __forceinline__ void barrier_wait(u32 bar, u32 parity) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile(
+      "{\n\t.reg .pred done;\n"
+      "WAIT:\n\t"
+      "mbarrier.try_wait.parity.shared.b64 done, [%0], %1;\n\t"
+      "@!done bra WAIT;\n\t}"
+      :: "r"(bar), "r"(parity) : "memory");
+#else
+  asm volatile(
+      "{\n\t.reg .pred done;\n"
+      "WAIT:\n\t"
+      "mbarrier.test_wait.parity.shared.b64 done, [%0], %1;\n\t"
+      "@!done bra WAIT;\n\t}"
+      :: "r"(bar), "r"(parity) : "memory");
+#endif
+}
+
+#if SPLITK_BULK
+constexpr u32 kBarrierCount = 1;  // the producer's arrive, which also sets the bytes
+
+// `bytes` of global memory -> shared; completion is counted on `bar`.
+__device__ __forceinline__ void bulk_copy(u32 dst, const void* src, u32 bytes, u32 bar,
+                                          u64 policy) {
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint "
+      "[%0], [%1], %2, [%3], %4;"
+      :: "r"(dst), "l"(src), "r"(bytes), "r"(bar), "l"(policy) : "memory");
+}
+
+__device__ __forceinline__ void bulk_copy(u32 dst, const void* src, u32 bytes, u32 bar) {
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+               :: "r"(dst), "l"(src), "r"(bytes), "r"(bar) : "memory");
+}
+
+__device__ __forceinline__ void barrier_expect(u32 bar, u32 bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared.b64 _, [%0], %1;" :: "r"(bar), "r"(bytes) : "memory");
+}
+#else
+constexpr u32 kBarrierCount = kThreads;  // every thread's cp.async arrival
+
+__device__ __forceinline__ void copy_16(u32 dst, const void* src) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(dst), "l"(src) : "memory");
+}
+
+// The barrier's pending count drops once this thread's earlier cp.async have landed.
+__device__ __forceinline__ void barrier_arrive_copies(u32 bar) {
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared.b64 [%0];" :: "r"(bar) : "memory");
+}
+#endif
+
+// What a stage's copies need besides the stage index.
+struct Stream {
+  const Operands* op;
+  const Layout* L;
+  u32 ring;        // shared address of slot 0
+  u32 bars;        // shared address of the slots' barriers (8 bytes each)
+  u32 n0;
+  u32 rows_valid;  // tile rows below N
+  u32 kb_begin, kb_end, num_stages;
+  u64 policy;      // L2 policy of the weights
 };
 
-template <typename T>
-__device__ __forceinline__ T opaque(T v) {
-  if constexpr (sizeof(T) == 8) {
-    u64 r;
-    asm volatile("mov.b64 %0, %1;" : "=l"(r) : "l"((u64)v));
-    return (T)r;
-  } else {
-    u32 r;
-    asm volatile("mov.b32 %0, %1;" : "=r"(r) : "r"((u32)v));
-    return (T)r;
+// Fills slot `i % stages` with stage i (K blocks kb0 .. kb0 + kparts - 1 of the CTA's
+// range, fewer in a last partial stage). Rows past N and K blocks past the range are
+// not copied: their shared memory holds stale bytes that reach only outputs nobody
+// stores. Called by every thread; on sm_90 only warp 0 copies.
+__device__ __forceinline__ void issue_stage(const Stream& st, u32 i) {
+  const Operands& op = *st.op;
+  const Layout& L = *st.L;
+  const u32 slot = i % L.stages;
+  const u32 dst = st.ring + slot * L.stage_bytes;
+  const u32 bar = st.bars + 8 * slot;
+  const u32 kb0 = st.kb_begin + (i << L.kparts_log2);
+  const u32 kparts = 1u << L.kparts_log2;
+  const u32 kvalid = i >= st.num_stages ? 0 : st.kb_end - kb0 < kparts ? st.kb_end - kb0 : kparts;
+  const u8* w_src = op.weight + static_cast<u64>(st.n0) * op.k + kb0 * kBlockK;
+  const u16* x_src = op.input + kb0 * kBlockK;
+#if SPLITK_BULK
+  if (threadIdx.x >= 32 || kvalid == 0) return;
+  const u32 lane = threadIdx.x;
+  const u32 w_bytes = kvalid * kBlockK;
+  const u32 x_bytes = kvalid * kBlockK * 2;
+  if (lane == 0) barrier_expect(bar, st.rows_valid * w_bytes + op.m * x_bytes);
+  __syncwarp();
+  for (u32 r = lane; r < st.rows_valid; r += 32) {
+    bulk_copy(dst + r * L.w_pitch, w_src + static_cast<u64>(r) * op.k, w_bytes, bar, st.policy);
   }
+  if (lane < op.m) {
+    bulk_copy(dst + kStageWeightBytes + lane * L.x_pitch,
+              x_src + static_cast<u64>(lane) * op.a_row_stride, x_bytes, bar);
+  }
+#else
+  const u32 w_units = kvalid * (kBlockK / 16);  // 16-byte pieces per row
+  for (u32 u = threadIdx.x; u < st.rows_valid * w_units; u += kThreads) {
+    const u32 r = u / w_units;
+    const u32 c = u % w_units;
+    copy_16(dst + r * L.w_pitch + 16 * c, w_src + static_cast<u64>(r) * op.k + 16 * c);
+  }
+  const u32 x_units = kvalid * (kBlockK * 2 / 16);
+  for (u32 u = threadIdx.x; u < op.m * x_units; u += kThreads) {
+    const u32 tok = u / x_units;
+    const u32 c = u % x_units;
+    copy_16(dst + kStageWeightBytes + tok * L.x_pitch + 16 * c,
+            x_src + static_cast<u64>(tok) * op.a_row_stride + 8 * c);
+  }
+  barrier_arrive_copies(bar);
+#endif
 }
 
-// Activation copies per thread at most: 16 tokens x 4 K blocks x 16 units / 256 threads.
-constexpr u32 kActCopiesMax = kMaxTokens * 4 * (kTokenRowBytes / 16) / kThreads;
-
-__device__ __forceinline__ CopyPlan plan_copies(const Operands& op, const Layout& L, u32 n0,
-                                                u32 kb_begin) {
-  CopyPlan p;
-  const u32 kp_mask = (1u << L.kparts_log2) - 1;
-  {
-    const u32 c = threadIdx.x & 7;  // 16-byte unit of the segment
-    const u32 seg = threadIdx.x >> 3;
-    const u32 kp = seg & kp_mask;
-    const u32 row = seg >> L.kparts_log2;
-    const u32 grow = n0 + row < op.n ? n0 + row : op.n - 1;
-    p.w_kp = kp;
-    p.w_row = row;
-    p.w_row_step = (kThreads / 8) >> L.kparts_log2;
-    p.w_dst = opaque((kp * L.rows + row) * kBlockK + ((c ^ ((row & 1) << 2)) << 4));
-    p.w_dst_step = p.w_row_step * kBlockK;
-    p.w_src = opaque(op.weight + static_cast<u64>(grow) * op.k + (kb_begin + kp) * kBlockK + 16 * c);
-    p.w_src_step = opaque(static_cast<u64>(p.w_row_step) * op.k);
-  }
-  {
-    const u32 c = threadIdx.x & 15;
-    const u32 rest = threadIdx.x >> 4;
-    const u32 kp = rest & kp_mask;
-    const u32 token = rest >> L.kparts_log2;
-    const u32 token_step = (kThreads / 16) >> L.kparts_log2;
-    const u32 tokens = op.m;
-    p.x_kp = kp;
-    p.x_dst = opaque(L.act_offset + (kp * op.m + token) * kTokenRowBytes + ((c ^ (token & 1)) << 4));
-    p.x_dst_step = token_step * kTokenRowBytes;
-    p.x_src = opaque(op.input + static_cast<u64>(token) * op.a_row_stride + (kb_begin + kp) * kBlockK + 8 * c);
-    p.x_src_step = opaque(static_cast<u64>(token_step) * op.a_row_stride);
-    p.x_count = token < tokens ? (tokens - token + token_step - 1) / token_step : 0;
-  }
-  return p;
-}
-
-// Issues the copies of stage `i` (K blocks kb0 .. kb0 + kparts - 1 of the CTA's range)
-// into `slot` and commits one group; past the last stage the group is empty, so every
-// stage counts one group. Rows past N and K blocks past the CTA's range are not copied:
-// their shared memory holds stale bytes that reach only outputs nobody stores.
-__device__ __forceinline__ void issue_stage(const Layout& L, const CopyPlan& p, u32 rows_valid,
-                                            u32 slot, u32 i, u32 num_stages, u32 kb_begin,
-                                            u32 kb_end, const float* scales, u64 policy) {
-  if (i < num_stages) {
-    const u32 kb0 = kb_begin + (i << L.kparts_log2);
-    const u32 kparts = 1u << L.kparts_log2;
-    const u32 advance = (i << L.kparts_log2) * kBlockK;  // bytes of a weight row, elements of a token's
-    const bool k_whole = kb0 + kparts <= kb_end;
-    if (k_whole || kb0 + p.w_kp < kb_end) {
-      const u8* src = p.w_src + advance;
-      const u32 dst = slot + p.w_dst;
-#pragma unroll
-      for (u32 j = 0; j < kCopiesPerThread; ++j) {
-        if (p.w_row + j * p.w_row_step < rows_valid) {
-          copy_16(dst + j * p.w_dst_step, src + j * p.w_src_step, policy);
-        }
-      }
-    }
-    if (k_whole || kb0 + p.x_kp < kb_end) {
-      const u16* src = p.x_src + advance;
-      const u32 dst = slot + p.x_dst;
-#pragma unroll
-      for (u32 j = 0; j < kActCopiesMax; ++j) {
-        if (j < p.x_count) copy_16_cached(dst + j * p.x_dst_step, src + j * p.x_src_step);
-      }
-    }
-    if (threadIdx.x < kparts && kb0 + threadIdx.x < kb_end) {
-      copy_4(slot + L.scale_offset + 4 * threadIdx.x, scales + kb0 + threadIdx.x);
-    }
-  }
-  commit();
-}
-
-// Where one lane reads its fragments inside a warp's part of a stage, fixed for the
-// whole loop: weights of rows g and g+8 (chunk h = 0; chunk 1 is unit ^ 4), and the
-// 16-byte halves of token 8*tg + g's 16 activations (chunk 1 is 128 bytes on). Tokens
-// past m read token m-1: their MMA columns are never stored.
+// Where one lane reads its fragments inside its warp's part of a stage, fixed for the
+// whole loop: weights of rows g and g+8 of the warp's slab (chunk h: bytes 64h + 16t),
+// and the two 16-byte halves of token 8*tg + g's activations 16t .. 16t+15 of chunk 0
+// (chunk 1 is 128 bytes on). Tokens past m read token m-1: their MMA columns are never
+// stored.
 template <u32 kTokenGroups>
 struct FragmentOffsets {
   u32 w[2][2];             // [g / g+8][chunk]
@@ -258,19 +241,18 @@ struct FragmentOffsets {
 };
 
 template <u32 kTokenGroups>
-__device__ __forceinline__ FragmentOffsets<kTokenGroups> fragment_offsets(u32 m, u32 g, u32 t) {
+__device__ __forceinline__ FragmentOffsets<kTokenGroups> fragment_offsets(const Layout& L, u32 m,
+                                                                          u32 g, u32 t) {
   FragmentOffsets<kTokenGroups> f;
 #pragma unroll
   for (u32 half = 0; half < 2; ++half)
 #pragma unroll
-    for (u32 h = 0; h < 2; ++h) {
-      f.w[half][h] = (8 * half + g) * kBlockK + (((4 * h + t) ^ ((g & 1) << 2)) << 4);
-    }
+    for (u32 h = 0; h < 2; ++h) f.w[half][h] = (8 * half + g) * L.w_pitch + 64 * h + 16 * t;
 #pragma unroll
   for (u32 tg = 0; tg < kTokenGroups; ++tg) {
     const u32 token = 8 * tg + g < m ? 8 * tg + g : m - 1;
-    f.x[tg][0] = token * kTokenRowBytes + (((2 * t) ^ (token & 1)) << 4);
-    f.x[tg][1] = token * kTokenRowBytes + (((2 * t + 1) ^ (token & 1)) << 4);
+    f.x[tg][0] = token * L.x_pitch + 32 * t;
+    f.x[tg][1] = token * L.x_pitch + 32 * t + 16;
   }
   return f;
 }
@@ -343,8 +325,8 @@ __device__ __forceinline__ void compute_block(float (&acc)[kTokenGroups][4], u32
 }
 
 template <u32 kTokenGroups>
-__device__ __forceinline__ void gemm(const Operands& op, const Layout& L, unsigned char* smem) {
-  const u32 ring = shared_address(smem);
+__device__ __forceinline__ void gemm(const Operands& op, const Layout& L, unsigned char* smem,
+                                     u32 bars) {
   const u32 warp = threadIdx.x / 32;
   const u32 lane = threadIdx.x % 32;
   const u32 g = lane / 4;
@@ -355,21 +337,26 @@ __device__ __forceinline__ void gemm(const Operands& op, const Layout& L, unsign
   const u32 k_blocks = op.k / kBlockK;
   const u32 split = cluster_size();
   const u32 rank = cluster_rank();
-  const u32 kb_begin = rank * k_blocks / split;
-  const u32 kb_end = (rank + 1) * k_blocks / split;
+  Stream st;
+  st.op = &op;
+  st.L = &L;
+  st.ring = shared_address(smem);
+  st.bars = bars;
+  st.n0 = n0;
+  st.rows_valid = op.n - n0 < L.rows ? op.n - n0 : L.rows;
+  st.kb_begin = rank * k_blocks / split;
+  st.kb_end = (rank + 1) * k_blocks / split;
   const u32 kparts = 1u << L.kparts_log2;
-  const u32 num_stages = (kb_end - kb_begin + kparts - 1) >> L.kparts_log2;
+  st.num_stages = (st.kb_end - st.kb_begin + kparts - 1) >> L.kparts_log2;
+  st.policy = l2_evict_first_policy();
   u32 scale_row = n0 / kBlockK;
 #if defined(METRALE_DEFECT_WRONG_SCALE_ROW)
   scale_row = (scale_row + 1) % ((op.n + kBlockK - 1) / kBlockK);
 #endif
   const float* scales = op.block_scale + static_cast<u64>(scale_row) * k_blocks;
-  const u64 policy = l2_evict_first_policy();
-  const CopyPlan plan = plan_copies(op, L, n0, kb_begin);
-  const u32 rows_valid = op.n - n0 < L.rows ? op.n - n0 : L.rows;
-  const FragmentOffsets<kTokenGroups> frag = fragment_offsets<kTokenGroups>(op.m, g, t);
-  const u32 warp_w = (kp * L.rows + 16 * slab) * kBlockK;  // the warp's rows in a stage
-  const u32 warp_x = L.act_offset + kp * op.m * kTokenRowBytes;
+  const FragmentOffsets<kTokenGroups> frag = fragment_offsets<kTokenGroups>(L, op.m, g, t);
+  const u32 warp_w = 16 * slab * L.w_pitch + kp * kBlockK;       // the warp's rows and block
+  const u32 warp_x = kStageWeightBytes + kp * kBlockK * 2;         // ... and activations
 
   float acc[kTokenGroups][4];
 #pragma unroll
@@ -378,33 +365,33 @@ __device__ __forceinline__ void gemm(const Operands& op, const Layout& L, unsign
     for (u32 e = 0; e < 4; ++e) acc[tg][e] = 0.0f;
   u32 nan_bits[2] = {0, 0};
 
-  for (u32 i = 0; i + 1 < L.stages; ++i) {
-    issue_stage(L, plan, rows_valid, ring + i * L.stage_bytes, i, num_stages, kb_begin, kb_end,
-                scales, policy);
-  }
-  // Slots of the stage computed and of the stage issued in this iteration.
-  u32 compute_slot = 0;
-  u32 issue_slot = L.stages - 1;
-  for (u32 i = 0; i < num_stages; ++i) {
-    wait_pending(L.stages - 2);  // stage i has landed (for this thread's copies)
-    __syncthreads();             // ... for every thread's; and stage i-1 is consumed
-    issue_stage(L, plan, rows_valid, ring + issue_slot * L.stage_bytes, i + L.stages - 1,
-                num_stages, kb_begin, kb_end, scales, policy);
-    const u32 slot = ring + compute_slot * L.stage_bytes;
-    const u32 kb = kb_begin + (i << L.kparts_log2) + kp;
-    if (kb < kb_end) {
+  for (u32 i = 0; i < L.stages; ++i) issue_stage(st, i);
+  // The block scale of this warp's next stage is loaded one stage ahead.
+  const auto warp_block = [&](u32 i) { return st.kb_begin + (i << L.kparts_log2) + kp; };
+  float scale = warp_block(0) < st.kb_end ? __ldg(scales + warp_block(0)) : 0.0f;
+  u32 slot = 0;
+  u32 parity = 0;
+  for (u32 i = 0; i < st.num_stages; ++i) {
+    const u32 kb = warp_block(i);
+    const float next_scale = warp_block(i + 1) < st.kb_end ? __ldg(scales + warp_block(i + 1)) : 0.0f;
+    barrier_wait(bars + 8 * slot, parity);
+    if (kb < st.kb_end) {
 #if defined(METRALE_DEFECT_DROP_KBLOCK)
       const bool fold = kb != k_blocks - 1 || k_blocks == 1;
 #else
       const bool fold = true;
 #endif
-      const float scale = load_shared_f32(slot + L.scale_offset + 4 * kp);
-      compute_block<kTokenGroups>(acc, nan_bits, frag, slot + warp_w, slot + warp_x, scale, fold);
+      const u32 base = st.ring + slot * L.stage_bytes;
+      compute_block<kTokenGroups>(acc, nan_bits, frag, base + warp_w, base + warp_x, scale, fold);
     }
-    compute_slot = compute_slot + 1 == L.stages ? 0 : compute_slot + 1;
-    issue_slot = issue_slot + 1 == L.stages ? 0 : issue_slot + 1;
+    scale = next_scale;
+    __syncthreads();  // every warp is done with this slot: refill it
+    issue_stage(st, i + L.stages);
+    if (++slot == L.stages) {
+      slot = 0;
+      parity ^= 1;
+    }
   }
-  asm volatile("cp.async.wait_all;" ::: "memory");
 
   // A NaN weight makes its whole output column NaN, as in the reference: the four lanes
   // of a quad hold different k of the same rows, so they pool what they saw.
@@ -421,8 +408,8 @@ __device__ __forceinline__ void gemm(const Operands& op, const Layout& L, unsign
       }
     }
   }
-  __syncthreads();  // the ring is dead: the reduction buffers reuse its memory
-
+  // The ring is dead (every issued stage was waited for, and the last loop iteration
+  // ended on a barrier): the reduction buffers reuse its memory.
   SharedReduce& reduce = *reinterpret_cast<SharedReduce*>(smem);
   // red[warp][row][token]: C fragment element e is row g + 8*(e/2), token 2t + (e%2).
 #pragma unroll
@@ -491,19 +478,23 @@ w8a16_gemm_m16_splitk(const u16* __restrict__ input, const u8* __restrict__ weig
                       const float* __restrict__ block_scale, u16* __restrict__ output, u32 m,
                       u32 n, u32 k, u32 a_row_stride, u32 c_row_stride, u32 rows) {
   extern __shared__ __align__(128) unsigned char smem[];
+  __shared__ __align__(8) u64 stage_barriers[kMaxStages];
   const Operands op{input, weight, block_scale, output, m, n, k, a_row_stride, c_row_stride, rows};
   Layout L;
   L.rows = rows;
   L.kparts_log2 = rows == 32 ? 2 : rows == 64 ? 1 : 0;
   L.slabs = rows / 16;
-  L.act_offset = kStageWeightBytes;
-  L.scale_offset = L.act_offset + (m << L.kparts_log2) * kTokenRowBytes;
-  L.stage_bytes = L.scale_offset + 16;
+  L.w_pitch = kBlockK << L.kparts_log2;
+  L.x_pitch = (2 * kBlockK << L.kparts_log2) + 16;
+  L.stage_bytes = kStageWeightBytes + m * L.x_pitch;
   L.stages = dynamic_smem_bytes() / L.stage_bytes;
   if (L.stages > kMaxStages) L.stages = kMaxStages;
+  const u32 bars = shared_address(stage_barriers);
+  if (threadIdx.x < L.stages) barrier_init(bars + 8 * threadIdx.x, kBarrierCount);
+  barrier_init_fence();
   if (m <= 8) {
-    gemm<1>(op, L, smem);
+    gemm<1>(op, L, smem, bars);
   } else {
-    gemm<2>(op, L, smem);
+    gemm<2>(op, L, smem, bars);
   }
 }

@@ -16,7 +16,7 @@ std::uint32_t splitk_tile_rows(std::uint32_t n) {
 }
 
 std::uint32_t splitk_stage_bytes(std::uint32_t m, std::uint32_t rows) {
-  return W8A16_GEMM_M16_SPLITK_STAGE_WEIGHT_BYTES + (128 / rows) * m * 256 + 16;
+  return W8A16_GEMM_M16_SPLITK_STAGE_WEIGHT_BYTES + m * ((128 / rows) * 256 + 16);
 }
 
 void w8a16_gemm_m16_splitk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input,

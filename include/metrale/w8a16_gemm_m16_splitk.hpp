@@ -2,12 +2,13 @@
 // w8a16_gemm_m16_splitk.cu): each tile of `rows` weight rows (32, 64 or 128) is computed
 // by a thread-block cluster of `split` CTAs, CTA r reducing the r-th share of the 128-K
 // blocks with its weights streamed through a shared-memory ring of `stages` 16 KiB
-// stages; the partial tiles are added in rank order through distributed shared memory.
+// stages (bulk copies on an mbarrier on sm_90, cp.async before); the partial tiles are
+// added in rank order through distributed shared memory.
 // Deterministic (bit-identical from run to run), no atomics, and held to the same
 // accuracy budget as the seed's entries.
 //
 // Grid: (ceil(N/rows), split, 1)  Block: (256, 1, 1)  Cluster: (1, split, 1) when
-// split > 1; dynamic shared memory stages * (16384 + (128/rows)*m*256 + 16) bytes.
+// split > 1; dynamic shared memory stages * (16384 + m * ((128/rows)*256 + 16)) bytes.
 // Same operands and guards as w8a16_gemm_m16_strided, plus 1 <= split <= 8 and
 // split <= K/128.
 #pragma once

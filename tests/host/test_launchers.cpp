@@ -219,26 +219,26 @@ TEST_CASE("split-K launcher: grid (tiles, split), cluster (1, split), ring, guar
                         SplitkTuning{128, 7});
   const auto l = f.gpu.launches();
   REQUIRE(l.size() == 3);
-  // N = 576: 32-row tiles, 4 K blocks per stage; 4 stages of 16384 + 4*4*256 + 16 bytes.
+  // N = 576: 32-row tiles, 4 K blocks per stage; 4 stages of 16384 + 4*(4*256 + 16) bytes.
   CHECK(l[0].config.grid.x == 18);
   CHECK(l[0].config.grid.y == 8);
   CHECK(l[0].config.cluster.x == 1);
   CHECK(l[0].config.cluster.y == 8);
   CHECK(l[0].config.block.x == 256);
-  CHECK(l[0].config.shared_bytes == 4 * (16384 + 4 * 4 * 256 + 16));
+  CHECK(l[0].config.shared_bytes == 4 * (16384 + 4 * (4 * 256 + 16)));
   REQUIRE(l[0].args.size() == 10);
   CHECK(l[0].u32_arg(7) == 7168);
   CHECK(l[0].u32_arg(8) == 576);
   CHECK(l[0].u32_arg(9) == 32);
-  // N = 28672: 128-row tiles; 4 stages of 16384 + 16*256 + 16 bytes.
+  // N = 28672: 128-row tiles; 4 stages of 16384 + 16*(256 + 16) bytes.
   CHECK(l[1].config.grid.x == 224);
   CHECK(l[1].config.grid.y == 1);
   CHECK(l[1].config.cluster.x == 0);  // a split of one launches without a cluster
-  CHECK(l[1].config.shared_bytes == 4 * (16384 + 16 * 256 + 16));
+  CHECK(l[1].config.shared_bytes == 4 * (16384 + 16 * (256 + 16)));
   CHECK(l[1].u32_arg(9) == 128);
   // Tuned by the caller.
   CHECK(l[2].config.grid.x == 12);
-  CHECK(l[2].config.shared_bytes == 7 * (16384 + 256 + 16));
+  CHECK(l[2].config.shared_bytes == 7 * (16384 + 1 * (256 + 16)));
   CHECK(l[2].u32_arg(9) == 128);
   CHECK(error_of([&] {
           w8a16_gemm_m16_splitk(f.gpu, k, kIn, kW, kS, kOut, 4, 576, 7168, 7168, 576, 9, 0);
