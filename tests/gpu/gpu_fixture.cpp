@@ -86,15 +86,13 @@ OutputCheck check_output(const Problem& p, const std::vector<std::uint16_t>& got
   return out;
 }
 
-TcEntry splitk_entry(std::uint32_t split, SplitkTuning tuning = {}) {
-  std::string name = fmt::format("w8a16_gemm_m16_splitk/{}", split);
-  if (tuning.rows != 0) name += fmt::format(" rows {}", tuning.rows);
-  if (tuning.stages != 0) name += fmt::format(" stages {}", tuning.stages);
-  return {name, true, [split, tuning](const Problem& p, StreamHandle s) {
+TcEntry splitk_entry(std::uint32_t split) {
+  return {fmt::format("w8a16_gemm_m16_splitk/{}", split), true,
+          [split](const Problem& p, StreamHandle s) {
             w8a16_gemm_m16_splitk(gpu().backend, gpu().cache.kernel("w8a16_gemm_m16_splitk"),
                                   p.input.get(), p.weight.get(), p.scale.get(), p.out.get(), p.m,
                                   p.n, p.k, p.a_row_stride, p.c_row_stride,
-                                  std::min(split, p.k / 128), s, tuning);
+                                  std::min(split, p.k / 128), s);
           }};
 }
 
@@ -117,13 +115,8 @@ const std::vector<TcEntry>& tc_entries() {
                                 p.input.get(), p.weight.get(), p.scale.get(), p.out.get(), p.m,
                                 p.n, p.k, p.a_row_stride, p.c_row_stride, s);
        }},
-      // The streaming entry unsplit with each tile height and the smallest and largest
-      // rings, then split K over clusters of 2, 5 and 8 CTAs (fewer where K has fewer
-      // blocks) with the launcher's tiles.
-      splitk_entry(1, {32, 2}),
-      splitk_entry(1, {64, 0}),
-      splitk_entry(1, {128, 0}),
-      splitk_entry(2, {64, 8}),
+      // Split K over clusters of 2, 5 and 8 CTAs (fewer where K has fewer blocks).
+      splitk_entry(2),
       splitk_entry(5),
       splitk_entry(8),
   };

@@ -193,7 +193,7 @@ EntryResult Runner::run_entry(const ShapeData& d, const BenchEntry& entry, std::
     const KernelHandle kernel = entry_kernel(entry);
     const std::uint64_t count = std::uint64_t{m} * n;
     poison(d.out.get(), count);
-    entry.run(gpu_, kernel, d.x.get(), d.weight(0), d.scale(0), d.out.get(), m, n, k,
+    entry.launch(gpu_, kernel, d.x.get(), d.weight(0), d.scale(0), d.out.get(), m, n, k,
                  stream_.handle());
     stream_.synchronize();
     std::vector<std::uint16_t> got(count);
@@ -206,7 +206,7 @@ EntryResult Runner::run_entry(const ShapeData& d, const BenchEntry& entry, std::
       return r;
     }
     r.timing = time_graph(stream_, d.copies, options_.replays, [&](std::uint32_t c) {
-      entry.run(gpu_, kernel, d.x.get(), d.weight(c), d.scale(c), d.out.get(), m, n, k,
+      entry.launch(gpu_, kernel, d.x.get(), d.weight(c), d.scale(c), d.out.get(), m, n, k,
                    stream_.handle());
     });
   } catch (const Error& e) {
