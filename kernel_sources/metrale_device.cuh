@@ -178,3 +178,18 @@ __device__ __forceinline__ float load_cluster_f32(const float* local, u32 rank) 
   return *local;
 #endif
 }
+
+// Programmatic dependent launch (sm_90): lets the next kernel of the stream launch, and
+// waits until the preceding one has finished and its writes are visible. Both return at
+// once for a kernel launched without the attribute, and compile to nothing before sm_90.
+__device__ __forceinline__ void allow_dependent_grid() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
+__device__ __forceinline__ void wait_for_preceding_grid() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}

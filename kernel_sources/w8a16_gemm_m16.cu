@@ -26,6 +26,10 @@
 // are added in rank order through distributed shared memory, so results are
 // deterministic and no atomics touch the values. Without a cluster launch S = 1.
 //
+// Launched as a programmatic dependent launch, a CTA loads its first weights while the
+// preceding kernel still runs and waits for it only before reading activations; the
+// weights and scales must therefore not be written by that kernel.
+//
 // Grid: (ceil(N/N_TILE), S, 1)  Block: (128, 1, 1).  m in 1..16, K a multiple of 128.
 // Test builds may define one METRALE_DEFECT_* switch to plant a known defect; the
 // shipped build defines none.
@@ -237,12 +241,19 @@ __device__ __forceinline__ void gemm_m16(const Operands& op, unsigned char* smem
 #pragma unroll
   for (u32 r = 0; r < kRowGroups; ++r) nan_bits[r][0] = nan_bits[r][1] = 0;
 
-  // Prologue: the first kDepth blocks of this warp in flight.
+  // Prologue: the first kDepth blocks of this warp in flight. The weights and scales
+  // are requested before waiting for the preceding kernel (a programmatic dependent
+  // launch), the activations only after it.
   BlockWeights buf[kDepth];
 #pragma unroll
   for (u32 s = 0; s < kDepth; ++s) {
     const u32 b = kb_begin + warp + kWarps * s;
     if (b < kb_end) load_block(buf[s], op, n0, b, scales, policy, g, t);
+  }
+  wait_for_preceding_grid();
+#pragma unroll
+  for (u32 s = 0; s < kDepth; ++s) {
+    const u32 b = kb_begin + warp + kWarps * s;
     stage_x<kTokenGroups>(ring.x[warp][s], op, b, b < kb_end, lane);
   }
 
@@ -370,6 +381,9 @@ __device__ __forceinline__ void gemm_m16(const Operands& op, unsigned char* smem
 
 __device__ __forceinline__ void run(const Operands& op) {
   __shared__ __align__(16) unsigned char smem[kSharedBytes];
+  // Every CTA is resident now: the next kernel of the stream may start its own
+  // prologue where this one leaves room.
+  allow_dependent_grid();
   if (op.m <= 8) {
     gemm_m16<1>(op, smem);
   } else {

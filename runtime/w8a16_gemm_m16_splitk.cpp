@@ -13,7 +13,8 @@ void w8a16_gemm_m16_splitk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr
                            DevicePtr weight, DevicePtr block_scale, DevicePtr output,
                            std::uint32_t m, std::uint32_t n, std::uint32_t k,
                            std::uint32_t a_row_stride, std::uint32_t c_row_stride,
-                           std::uint32_t split, StreamHandle stream) {
+                           std::uint32_t split, StreamHandle stream,
+                           M16LaunchOptions options) {
   constexpr std::string_view fn = "w8a16_gemm_m16_splitk";
   guards::check_m_and_k(fn, m, k);
   guards::check_strides(fn, n, k, a_row_stride, c_row_stride);
@@ -27,6 +28,7 @@ void w8a16_gemm_m16_splitk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr
   launch.grid({div_ceil(n, W8A16_GEMM_M16_N_TILE), split, 1}).block({128, 1, 1});
   // A one-CTA split needs no cluster; the kernel then sees a cluster of one.
   if (split > 1) launch.cluster({1, split, 1});
+  launch.programmatic_dependent(options.programmatic_dependent);
   launch.arg_ptr(input)
       .arg_ptr(weight)
       .arg_ptr(block_scale)
@@ -41,12 +43,17 @@ void w8a16_gemm_m16_splitk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr
 
 M16Plan plan_m16_gemm(std::uint32_t m, std::uint32_t n, std::uint32_t k,
                       std::uint32_t sm_count) {
-  (void)m;
   // Too few CTAs leave loads in flight, hence bandwidth, unused. Measured on an H200
   // (docs/performance.md, bench/results/): 128, 160 and 192 tiles run best split in two,
   // 224 and more unsplit, so the threshold sits at 1.6 CTAs per SM.
   const std::uint64_t sms = sm_count == 0 ? 132 : sm_count;
   const std::uint64_t tiles = div_ceil(n, W8A16_GEMM_M16_N_TILE);
+  // Above 8 tokens a 32-row tile re-reads as many activation bytes as it streams weight
+  // bytes; the 64-wide tile halves that, and wins once its tiles still cover the SMs
+  // 1.2 times over (Llama-3-8B, Qwen3-32B and DeepSeek-V3 gate_up, Qwen3-32B qkv).
+  if (m > 8 && div_ceil(n, W8A16_GEMM_M16_N_TILE_WIDE) >= sms * 6 / 5) {
+    return {"w8a16_gemm_m16_n64", 1};
+  }
   if (tiles >= sms * 8 / 5) return {"w8a16_gemm_m16", 1};
   // Each warp should get at least two K blocks (DeepSeek-V3 q_a: 4 beats 8), unless even
   // that split leaves SMs without a CTA (kv_a: 18 tiles, 8 beats 4).

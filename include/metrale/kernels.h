@@ -126,9 +126,11 @@ metrale_status metrale_w8a16_gemm_m16_splitk(metrale_service* service, uint64_t 
                                              uint32_t a_row_stride, uint32_t c_row_stride,
                                              uint32_t split, void* stream) METRALE_NOEXCEPT;
 
-/* *split_out receives the split to pass to metrale_w8a16_gemm_m16_splitk, or 1 when the
- * unsplit metrale_w8a16_gemm_m16 suits the shape better. A compile-only service plans
- * for 132 SMs (an H100 / H200). */
+/* *split_out receives the split to pass to metrale_w8a16_gemm_m16_splitk, or 1 when an
+ * unsplit entry suits the shape better: metrale_w8a16_gemm_m16, or above 8 rows
+ * metrale_w8a16_gemm_m16_n64 once ceil(n/64) reaches 1.2 tiles per SM (the C++
+ * plan_m16_gemm names the entry). A compile-only service plans for 132 SMs (an H100 /
+ * H200). */
 metrale_status metrale_plan_m16_gemm(metrale_service* service, uint32_t m, uint32_t n,
                                      uint32_t k, uint32_t* split_out) METRALE_NOEXCEPT;
 

@@ -20,18 +20,29 @@ namespace metrale {
 // The largest portable cluster: the most CTAs one tile is split across.
 inline constexpr std::uint32_t W8A16_GEMM_M16_SPLITK_MAX = 8;
 
+// Opt-in launch behaviour of the split-K launcher.
+struct M16LaunchOptions {
+  // Programmatic dependent launch (sm_90): the kernel may start while the preceding
+  // kernel of the stream still runs, loading its first weights and scales, and waits for
+  // that kernel only before reading the activations and writing the output. The caller
+  // promises that the preceding kernel does not write this launch's weights or scales.
+  bool programmatic_dependent = false;
+};
+
 void w8a16_gemm_m16_splitk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input,
                            DevicePtr weight, DevicePtr block_scale, DevicePtr output,
                            std::uint32_t m, std::uint32_t n, std::uint32_t k,
                            std::uint32_t a_row_stride, std::uint32_t c_row_stride,
-                           std::uint32_t split, StreamHandle stream);
+                           std::uint32_t split, StreamHandle stream,
+                           M16LaunchOptions options = {});
 
-// Which entry and split to run for a shape on a device with `sm_count` SMs: the seed's
-// w8a16_gemm_m16 when its tiles fill the device, else w8a16_gemm_m16_splitk with the
-// smallest power-of-two split that does (for callers that ask for the automatic
+// Which entry and split to run for a shape on a device with `sm_count` SMs: above 8
+// tokens the seed's w8a16_gemm_m16_n64 where its 64-wide tiles fill the device, else the
+// seed's w8a16_gemm_m16 when its tiles do, else w8a16_gemm_m16_splitk with the smallest
+// power-of-two split that does (for callers that ask for the automatic
 // choice, e.g. attention projections; the dense FFN keeps METRALE_FFN_M16_TC_NTILE).
 struct M16Plan {
-  std::string_view entry;  // "w8a16_gemm_m16" or "w8a16_gemm_m16_splitk"
+  std::string_view entry;  // "w8a16_gemm_m16", "w8a16_gemm_m16_n64" or "w8a16_gemm_m16_splitk"
   std::uint32_t split;     // 1 for w8a16_gemm_m16
 };
 M16Plan plan_m16_gemm(std::uint32_t m, std::uint32_t n, std::uint32_t k,

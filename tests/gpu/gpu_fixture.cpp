@@ -86,13 +86,13 @@ OutputCheck check_output(const Problem& p, const std::vector<std::uint16_t>& got
   return out;
 }
 
-TcEntry splitk_entry(std::uint32_t split) {
-  return {fmt::format("w8a16_gemm_m16_splitk/{}", split), true,
-          [split](const Problem& p, StreamHandle s) {
+TcEntry splitk_entry(std::uint32_t split, bool pdl = false) {
+  return {fmt::format("w8a16_gemm_m16_splitk/{}{}", split, pdl ? "+pdl" : ""), true,
+          [split, pdl](const Problem& p, StreamHandle s) {
             w8a16_gemm_m16_splitk(gpu().backend, gpu().cache.kernel("w8a16_gemm_m16_splitk"),
                                   p.input.get(), p.weight.get(), p.scale.get(), p.out.get(), p.m,
                                   p.n, p.k, p.a_row_stride, p.c_row_stride,
-                                  std::min(split, p.k / 128), s);
+                                  std::min(split, p.k / 128), s, M16LaunchOptions{pdl});
           }};
 }
 
@@ -119,6 +119,10 @@ const std::vector<TcEntry>& tc_entries() {
       splitk_entry(2),
       splitk_entry(5),
       splitk_entry(8),
+      // Programmatic dependent launches, right behind the poisoning and reference
+      // kernels of each problem: the activations must still be read after them.
+      splitk_entry(1, true),
+      splitk_entry(4, true),
   };
   return entries;
 }

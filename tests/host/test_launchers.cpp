@@ -257,4 +257,10 @@ TEST_CASE("plan_m16_gemm: split K only where the tiles leave the SMs short") {
   CHECK(plan(576, 7168).split == 8);
   // Too few K blocks to share: no split.
   CHECK(plan(576, 256).split == 1);
+  // Above 8 tokens, the 64-wide tile where its 448 (Llama-3-8B gate_up) or 160 (Qwen3-32B
+  // qkv) tiles cover the SMs; not for 112 (DeepSeek-V3 o).
+  CHECK(plan_m16_gemm(16, 28672, 4096, 132).entry == "w8a16_gemm_m16_n64");
+  CHECK(plan_m16_gemm(9, 10240, 5120, 132).entry == "w8a16_gemm_m16_n64");
+  CHECK(plan_m16_gemm(8, 10240, 5120, 132).entry == "w8a16_gemm_m16");
+  CHECK(plan_m16_gemm(16, 7168, 16384, 132).entry == "w8a16_gemm_m16");
 }

@@ -8,13 +8,14 @@
 namespace metrale::bench {
 namespace {
 
-// The split-K entry with a fixed split, in the contiguous launcher's signature.
-template <std::uint32_t kSplit>
+// The split-K entry with a fixed split, in the contiguous launcher's signature; with
+// kPdl, launched as a programmatic dependent launch.
+template <std::uint32_t kSplit, bool kPdl = false>
 void splitk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input, DevicePtr weight,
             DevicePtr block_scale, DevicePtr output, std::uint32_t m, std::uint32_t n,
             std::uint32_t k, StreamHandle stream) {
   w8a16_gemm_m16_splitk(gpu, kernel, input, weight, block_scale, output, m, n, k, k, n,
-                        kSplit, stream);
+                        kSplit, stream, M16LaunchOptions{kPdl});
 }
 
 }  // namespace
@@ -26,6 +27,11 @@ std::span<const BenchEntry> bench_entries() {
       BenchEntry{"w8a16_gemm_m16_splitk/2", "w8a16_gemm_m16_splitk", 2, &splitk<2>},
       BenchEntry{"w8a16_gemm_m16_splitk/4", "w8a16_gemm_m16_splitk", 4, &splitk<4>},
       BenchEntry{"w8a16_gemm_m16_splitk/8", "w8a16_gemm_m16_splitk", 8, &splitk<8>},
+      // The same launches as programmatic dependent launches (split 1: the seed's grid).
+      BenchEntry{"w8a16_gemm_m16_splitk/1+pdl", "w8a16_gemm_m16_splitk", 1, &splitk<1, true>},
+      BenchEntry{"w8a16_gemm_m16_splitk/2+pdl", "w8a16_gemm_m16_splitk", 2, &splitk<2, true>},
+      BenchEntry{"w8a16_gemm_m16_splitk/4+pdl", "w8a16_gemm_m16_splitk", 4, &splitk<4, true>},
+      BenchEntry{"w8a16_gemm_m16_splitk/8+pdl", "w8a16_gemm_m16_splitk", 8, &splitk<8, true>},
   };
   return kEntries;
 }
