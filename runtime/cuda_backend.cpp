@@ -155,6 +155,28 @@ void CudaBackend::check_not_capturing(std::string_view module) const {
   driver::check(r, "cuMemAlloc");
 }
 
+TensorMapBytes CudaBackend::tensor_map_2d(const TensorMap2dRequest& r) const {
+  static_assert(sizeof(TensorMapBytes) == sizeof(CUtensorMap));
+  TensorMapBytes out;
+  const cuuint64_t dims[2] = {r.cols, r.rows};
+  const cuuint64_t pitch[1] = {r.row_pitch};
+  const cuuint32_t box[2] = {r.box_cols, r.box_rows};
+  const cuuint32_t strides[2] = {1, 1};
+  const CUresult res = driver::api().cuTensorMapEncodeTiled(
+      reinterpret_cast<CUtensorMap*>(&out),
+      r.element_bytes == 1 ? CU_TENSOR_MAP_DATA_TYPE_UINT8 : CU_TENSOR_MAP_DATA_TYPE_UINT16, 2,
+      reinterpret_cast<void*>(r.base.address), dims, pitch, box, strides,
+      CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+      CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (res != CUDA_SUCCESS) {
+    fail("cuTensorMapEncodeTiled ({} x {} elements of {} bytes, pitch {}, box {} x {}) failed: "
+         "{}",
+         r.cols, r.rows, r.element_bytes, r.row_pitch, r.box_cols, r.box_rows,
+         driver::describe(res));
+  }
+  return out;
+}
+
 void CudaBackend::launch(const KernelHandle& kernel, const LaunchConfig& config,
                          std::span<const KernelArg> args, StreamHandle stream) const {
   if (kernel.function == nullptr) fail("launch: empty kernel handle");

@@ -21,6 +21,26 @@ KernelLaunch& KernelLaunch::arg_u32(std::uint32_t v) { return push(&v, sizeof(v)
 
 KernelLaunch& KernelLaunch::arg_f32(float v) { return push(&v, sizeof(v)); }
 
+KernelLaunch& KernelLaunch::arg_bytes(const void* value, std::size_t size) {
+  if (count_ == kMaxArgs) fail("KernelLaunch of {}: more than {} arguments",
+                               kernel_.name != nullptr ? kernel_.name : "?", kMaxArgs);
+  args_[count_] = KernelArg{value, size};
+  ++count_;
+  return *this;
+}
+
+TensorMapBytes GpuBackend::tensor_map_2d(const TensorMap2dRequest& r) const {
+  TensorMapBytes out;
+  out.opaque[0] = r.base.address;
+  out.opaque[1] = r.element_bytes;
+  out.opaque[2] = r.cols;
+  out.opaque[3] = r.rows;
+  out.opaque[4] = r.row_pitch;
+  out.opaque[5] = r.box_cols;
+  out.opaque[6] = r.box_rows;
+  return out;
+}
+
 void KernelLaunch::launch(StreamHandle stream) {
   gpu_.launch(kernel_, config_, std::span<const KernelArg>(args_.data(), count_), stream);
 }

@@ -52,6 +52,7 @@ class CudaBackend final : public GpuBackend {
   void launch(const KernelHandle& kernel, const LaunchConfig& config,
               std::span<const KernelArg> args, StreamHandle stream) const override;
   void check_not_capturing(std::string_view module) const override;
+  TensorMapBytes tensor_map_2d(const TensorMap2dRequest& request) const override;
 
   KernelAttributes attributes(const KernelHandle& kernel) const;
 

@@ -56,6 +56,22 @@ struct LaunchConfig {
   bool programmatic_dependent = false;   // PDL: may start before the previous kernel ends
 };
 
+// A 2-D tiled tensor map (a CUtensorMap: 128 opaque bytes passed by value to a kernel):
+// `rows` rows of `cols` elements of `element_bytes` bytes, `row_pitch` bytes apart,
+// copied in boxes of box_cols x box_rows; rows past the end arrive as zeros.
+struct TensorMap2dRequest {
+  DevicePtr base;
+  std::uint32_t element_bytes = 1;  // 1 or 2
+  std::uint64_t cols = 0;
+  std::uint64_t rows = 0;
+  std::uint64_t row_pitch = 0;
+  std::uint32_t box_cols = 0;
+  std::uint32_t box_rows = 0;
+};
+struct alignas(64) TensorMapBytes {
+  std::uint64_t opaque[16] = {};
+};
+
 // A module loaded into one context.
 class LoadedModule {
  public:
@@ -84,6 +100,10 @@ class GpuBackend {
   // in progress: a module must not be built then (it would compile, load and allocate
   // inside the capture). Called on the cold path only.
   virtual void check_not_capturing(std::string_view module) const { (void)module; }
+
+  // Encodes a tensor map for kernels that copy with the tensor memory accelerator. The
+  // default packs the request's fields, for backends that launch nothing.
+  virtual TensorMapBytes tensor_map_2d(const TensorMap2dRequest& request) const;
 
   // Launches `kernel` with `args` packed in order on `stream`.
   virtual void launch(const KernelHandle& kernel, const LaunchConfig& config,

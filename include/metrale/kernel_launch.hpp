@@ -41,6 +41,9 @@ class KernelLaunch {
   KernelLaunch& arg_ptr(DevicePtr p);
   KernelLaunch& arg_u32(std::uint32_t v);
   KernelLaunch& arg_f32(float v);
+  // An argument passed by value from the caller's storage (e.g. a TensorMapBytes), which
+  // must outlive launch().
+  KernelLaunch& arg_bytes(const void* value, std::size_t size);
 
   // Launches on `stream`; throws Error if the backend refuses.
   void launch(StreamHandle stream);

@@ -86,13 +86,15 @@ OutputCheck check_output(const Problem& p, const std::vector<std::uint16_t>& got
   return out;
 }
 
-TcEntry splitk_entry(std::uint32_t split, bool pdl = false) {
-  return {fmt::format("w8a16_gemm_m16_splitk/{}{}", split, pdl ? "+pdl" : ""), true,
-          [split, pdl](const Problem& p, StreamHandle s) {
+TcEntry splitk_entry(std::uint32_t split, bool pdl = false, SplitkTuning tuning = {}) {
+  std::string name = fmt::format("w8a16_gemm_m16_splitk/{}{}", split, pdl ? "+pdl" : "");
+  if (tuning.rows != 0) name += fmt::format(" rows {}", tuning.rows);
+  if (tuning.stages != 0) name += fmt::format(" stages {}", tuning.stages);
+  return {name, true, [split, pdl, tuning](const Problem& p, StreamHandle s) {
             w8a16_gemm_m16_splitk(gpu().backend, gpu().cache.kernel("w8a16_gemm_m16_splitk"),
                                   p.input.get(), p.weight.get(), p.scale.get(), p.out.get(), p.m,
                                   p.n, p.k, p.a_row_stride, p.c_row_stride,
-                                  std::min(split, p.k / 128), s, M16LaunchOptions{pdl});
+                                  std::min(split, p.k / 128), s, M16LaunchOptions{pdl}, tuning);
           }};
 }
 
@@ -115,12 +117,17 @@ const std::vector<TcEntry>& tc_entries() {
                                 p.input.get(), p.weight.get(), p.scale.get(), p.out.get(), p.m,
                                 p.n, p.k, p.a_row_stride, p.c_row_stride, s);
        }},
-      // Split K over clusters of 2, 5 and 8 CTAs (fewer where K has fewer blocks).
-      splitk_entry(2),
+      // The streaming entry unsplit with each tile height and the smallest and largest
+      // rings, then split K over clusters of 2, 5 and 8 CTAs (fewer where K has fewer
+      // blocks) with the launcher's tiles.
+      splitk_entry(1, false, {32, 2}),
+      splitk_entry(1, false, {64, 0}),
+      splitk_entry(1, false, {128, 0}),
+      splitk_entry(2, false, {64, 8}),
       splitk_entry(5),
       splitk_entry(8),
-      // Programmatic dependent launches, right behind the poisoning and reference
-      // kernels of each problem: the activations must still be read after them.
+      // Programmatic dependent launches, right behind the poisoning kernels of each
+      // problem: the activations must still be read after them.
       splitk_entry(1, true),
       splitk_entry(4, true),
   };

@@ -9,6 +9,7 @@
 #include "metrale/kernel_variants.hpp"
 #include "metrale/nvrtc_compiler.hpp"
 #include "metrale/w8a16_gemm_m16.hpp"
+#include "metrale/w8a16_gemm_m16_splitk.hpp"
 
 using namespace metrale;
 using namespace metrale::test;
@@ -17,29 +18,36 @@ TEST_CASE("gpu: each planted defect fails the budget") {
   const char* const defects[] = {"METRALE_DEFECT_DROP_KBLOCK", "METRALE_DEFECT_BF16_ACCUM",
                                  "METRALE_DEFECT_WRONG_SCALE_ROW",
                                  "METRALE_DEFECT_SKIP_LAST_TILE", "METRALE_DEFECT_SHIFT_ROW"};
-  const KernelVariant& v = variant_named("w8a16_gemm_m16");
   std::uint32_t seed = 7000;
-  for (const char* defect : defects) {
-    CAPTURE(defect);
-    std::vector<Define> defines = v.defines;
-    defines.push_back({defect, "1"});
-    const CompiledModule compiled = nvrtc_compile(
-        CompileRequest{v.source, embedded_source(v.source), defines, {}, gpu().backend.target()});
-    auto module = gpu().backend.load_module(compiled.image, defect);
-    const KernelHandle h{module->function("w8a16_gemm_m16"), gpu().backend.context(),
-                         "w8a16_gemm_m16"};
-    for (std::uint32_t m : {1u, 8u, 16u}) {
-      CAPTURE(m);
-      Problem p(m, 4096 + 32, 7168, 7168, 4096 + 32, ++seed);
-      w8a16_gemm_m16(gpu().backend, h, p.input.get(), p.weight.get(), p.scale.get(),
-                     p.out.get(), m, p.n, p.k, 0);
-      p.run_reference();
-      gpu().backend.synchronize();
-      const OutputCheck c = check_output(p, p.download_out(), p.download_ref());
-      MESSAGE(fmt::format("{} m={}: {} of {} outputs outside budget, max ULP {}, max |err| {:.3g}",
-                          defect, m, c.budget.failures, c.budget.checked, c.budget.max_ulp,
-                          c.budget.max_abs));
-      CHECK(c.budget.failures > 0);
+  for (const char* entry : {"w8a16_gemm_m16", "w8a16_gemm_m16_splitk"}) {
+    const KernelVariant& v = variant_for_entry(entry);
+    for (const char* defect : defects) {
+      CAPTURE(entry);
+      CAPTURE(defect);
+      std::vector<Define> defines = v.defines;
+      defines.push_back({defect, "1"});
+      const CompiledModule compiled = nvrtc_compile(CompileRequest{
+          v.source, embedded_source(v.source), defines, {}, gpu().backend.target()});
+      auto module = gpu().backend.load_module(compiled.image, defect);
+      const KernelHandle h{module->function(entry), gpu().backend.context(), entry};
+      for (std::uint32_t m : {1u, 8u, 16u}) {
+        CAPTURE(m);
+        Problem p(m, 4096 + 32, 7168, 7168, 4096 + 32, ++seed);
+        if (std::string_view(entry) == "w8a16_gemm_m16") {
+          w8a16_gemm_m16(gpu().backend, h, p.input.get(), p.weight.get(), p.scale.get(),
+                         p.out.get(), m, p.n, p.k, 0);
+        } else {
+          w8a16_gemm_m16_splitk(gpu().backend, h, p.input.get(), p.weight.get(), p.scale.get(),
+                                p.out.get(), m, p.n, p.k, p.k, p.n, 1, 0);
+        }
+        p.run_reference();
+        gpu().backend.synchronize();
+        const OutputCheck c = check_output(p, p.download_out(), p.download_ref());
+        MESSAGE(fmt::format(
+            "{} {} m={}: {} of {} outputs outside budget, max ULP {}, max |err| {:.3g}", entry,
+            defect, m, c.budget.failures, c.budget.checked, c.budget.max_ulp, c.budget.max_abs));
+        CHECK(c.budget.failures > 0);
+      }
     }
   }
 }

@@ -2,6 +2,8 @@
 // the seed's order with its messages, and nothing launched when a guard fails.
 #include <doctest/doctest.h>
 
+#include <cstring>
+
 #include <string>
 
 #include "metrale/dense_ffn.hpp"
@@ -210,22 +212,56 @@ TEST_CASE("target levers: on from sm_80, off before") {
   CHECK_THROWS_AS(target_levers("hopper"), Error);
 }
 
-TEST_CASE("split-K launcher: grid (tiles, split), cluster (1, split), guards") {
+TEST_CASE("split-K launcher: grid (tiles, split), cluster (1, split), ring, tensor maps, guards") {
   Fixture f;
   const KernelHandle k = f.cache.kernel("w8a16_gemm_m16_splitk");
   w8a16_gemm_m16_splitk(f.gpu, k, kIn, kW, kS, kOut, 4, 576, 7168, 7168, 576, 8, 0);
-  w8a16_gemm_m16_splitk(f.gpu, k, kIn, kW, kS, kOut, 4, 576, 7168, 7168, 576, 1, 0);
+  w8a16_gemm_m16_splitk(f.gpu, k, kIn, kW, kS, kOut, 16, 28672, 4096, 4104, 28672, 1, 0,
+                        M16LaunchOptions{true});
+  w8a16_gemm_m16_splitk(f.gpu, k, kIn, kW, kS, kOut, 1, 1536, 4096, 4096, 1536, 2, 0, {},
+                        SplitkTuning{128, 7});
   const auto l = f.gpu.launches();
-  REQUIRE(l.size() == 2);
+  REQUIRE(l.size() == 3);
+  // N = 576: 32-row tiles, 4 K blocks per stage; 4 stages of 16384 + 4*4*256 bytes.
   CHECK(l[0].config.grid.x == 18);
   CHECK(l[0].config.grid.y == 8);
+  CHECK(l[0].config.block.x == 256);
   CHECK(l[0].config.cluster.x == 1);
   CHECK(l[0].config.cluster.y == 8);
-  REQUIRE(l[0].args.size() == 9);
+  CHECK_FALSE(l[0].config.programmatic_dependent);
+  CHECK(l[0].config.shared_bytes == 128 + 4 * (16384 + 4 * 4 * 256));
+  REQUIRE(l[0].args.size() == 12);
   CHECK(l[0].u32_arg(7) == 7168);
   CHECK(l[0].u32_arg(8) == 576);
+  CHECK(l[0].u32_arg(9) == 32);
+  // The tensor maps (as the recording backend packs them): weights N rows of K bytes in
+  // boxes of 128 x 32; activations m rows of K BF16, pitch 2 * a_row_stride, box 128 x m.
+  const auto map_field = [&](std::size_t launch, std::size_t arg, std::size_t i) {
+    REQUIRE(l[launch].args.at(arg).size() == 128);
+    std::uint64_t v = 0;
+    std::memcpy(&v, l[launch].args[arg].data() + 8 * i, 8);
+    return v;
+  };
+  CHECK(map_field(0, 10, 0) == kW.address);
+  CHECK(map_field(0, 10, 2) == 7168);
+  CHECK(map_field(0, 10, 3) == 576);
+  CHECK(map_field(0, 10, 6) == 32);
+  CHECK(map_field(0, 11, 0) == kIn.address);
+  CHECK(map_field(0, 11, 1) == 2);
+  CHECK(map_field(0, 11, 3) == 4);
+  CHECK(map_field(1, 11, 4) == 4104 * 2);
+  CHECK(map_field(1, 11, 6) == 16);
+  // N = 28672: 128-row tiles; 4 stages of 16384 + 16*256 bytes; a programmatic launch.
+  CHECK(l[1].config.grid.x == 224);
   CHECK(l[1].config.grid.y == 1);
   CHECK(l[1].config.cluster.x == 0);  // a split of one launches without a cluster
+  CHECK(l[1].config.programmatic_dependent);
+  CHECK(l[1].config.shared_bytes == 128 + 4 * (16384 + 16 * 256));
+  CHECK(l[1].u32_arg(9) == 128);
+  // Tuned by the caller.
+  CHECK(l[2].config.grid.x == 12);
+  CHECK(l[2].config.shared_bytes == 128 + 7 * (16384 + 256));
+  CHECK(l[2].u32_arg(9) == 128);
   CHECK(error_of([&] {
           w8a16_gemm_m16_splitk(f.gpu, k, kIn, kW, kS, kOut, 4, 576, 7168, 7168, 576, 9, 0);
         }) == "w8a16_gemm_m16_splitk: split=9 outside 1..=8 (portable cluster size)");
@@ -238,7 +274,15 @@ TEST_CASE("split-K launcher: grid (tiles, split), cluster (1, split), guards") {
   CHECK(error_of([&] {
           w8a16_gemm_m16_splitk(f.gpu, k, kIn, kW, kS, kOut, 17, 576, 256, 256, 576, 1, 0);
         }) == "w8a16_gemm_m16_splitk: m=17 outside 1..=16 (kernel M tile)");
-  CHECK(f.gpu.launches().size() == 2);
+  CHECK(error_of([&] {
+          w8a16_gemm_m16_splitk(f.gpu, k, kIn, kW, kS, kOut, 4, 576, 256, 256, 576, 1, 0, {},
+                                SplitkTuning{48, 0});
+        }) == "w8a16_gemm_m16_splitk: tile rows=48 not one of 32, 64, 128");
+  CHECK(error_of([&] {
+          w8a16_gemm_m16_splitk(f.gpu, k, kIn, kW, kS, kOut, 4, 576, 256, 256, 576, 1, 0, {},
+                                SplitkTuning{0, 9});
+        }) == "w8a16_gemm_m16_splitk: stages=9 outside 2..=8");
+  CHECK(f.gpu.launches().size() == 3);
 }
 
 TEST_CASE("plan_m16_gemm: split K only where the tiles leave the SMs short") {

@@ -24,10 +24,11 @@ std::span<const BenchEntry> bench_entries() {
   static constexpr std::array kEntries = {
       BenchEntry{"w8a16_gemm_m16", "w8a16_gemm_m16", 1, &w8a16_gemm_m16},
       BenchEntry{"w8a16_gemm_m16_n64", "w8a16_gemm_m16_n64", 1, &w8a16_gemm_m16_n64},
+      BenchEntry{"w8a16_gemm_m16_splitk/1", "w8a16_gemm_m16_splitk", 1, &splitk<1>},
       BenchEntry{"w8a16_gemm_m16_splitk/2", "w8a16_gemm_m16_splitk", 2, &splitk<2>},
       BenchEntry{"w8a16_gemm_m16_splitk/4", "w8a16_gemm_m16_splitk", 4, &splitk<4>},
       BenchEntry{"w8a16_gemm_m16_splitk/8", "w8a16_gemm_m16_splitk", 8, &splitk<8>},
-      // The same launches as programmatic dependent launches (split 1: the seed's grid).
+      // The same launches as programmatic dependent launches.
       BenchEntry{"w8a16_gemm_m16_splitk/1+pdl", "w8a16_gemm_m16_splitk", 1, &splitk<1, true>},
       BenchEntry{"w8a16_gemm_m16_splitk/2+pdl", "w8a16_gemm_m16_splitk", 2, &splitk<2, true>},
       BenchEntry{"w8a16_gemm_m16_splitk/4+pdl", "w8a16_gemm_m16_splitk", 4, &splitk<4, true>},

@@ -1,0 +1,552 @@
+// w8a16_gemm_m16_splitk: the streaming tensor-core W8A16 decode GEMM with a 16-row M
+// tile, split over K by thread-block clusters.
+//
+//   y[i][j] = bf16_rn( sum_b s[j/128][b] * P_b[i][j] ),  P_b = FP32 partial of K block b
+//
+// Why it is built this way: decode is a stream of weight bytes, read once. The CTA keeps
+// `stages` stages of 16 KiB of weights in flight in shared memory, so the SM, not the
+// warps' registers, sets how many bytes are outstanding, and the warps spend their
+// instructions on decoding, not on loads. On sm_90 one thread fills a stage with tensor
+// copies (TMA: one box of the tile's rows per 128-K block, one of the tokens'
+// activations) that complete on the stage's mbarrier; rows past N arrive as zeros.
+// Before sm_90 every thread copies 16-byte pieces with cp.async and the same mbarrier
+// counts them. A CTA owns `rows` weight rows (32, 64 or 128; one 128-row scale block),
+// so the activations it re-reads from L2 shrink as the tile grows: 2*m/rows bytes per
+// weight byte.
+//
+// A stage holds kparts = 128/rows consecutive 128-K blocks: for each, the tile's rows
+// (128 bytes each, 16 KiB in all), then for each, the m tokens' activations (256 bytes
+// each). Warp w of 8 computes rows 16*(w % slabs) .. +15 of K block w / slabs of the
+// stage (slabs = rows/16), so every warp does the same work (16 rows x 128 K) in every
+// stage, whatever the tile.
+//
+// Per warp and K block, as in w8a16_gemm_m16.cu: the MMA's 16-row A operand is 16 weight
+// rows and B is 8 tokens (m <= 8: one MMA per 16 rows and k16 step; m > 8: two), with K
+// permuted inside every 64-wide chunk so that thread t's fragments come from 16
+// contiguous bytes of a row and 16 contiguous activations of a token. FP8 is decoded
+// with integer moves and one BF16 FMA per pair; a NaN code poisons its output column.
+// Each block's partial starts from zero and is folded with one FMA per element onto the
+// warp's FP32 accumulator. Warps of different K blocks are added in a fixed order through
+// shared memory; the CTAs of a cluster (grid (ceil(N/rows), S), cluster (1, S)) add
+// their partial tiles in rank order through distributed shared memory. No atomics touch
+// the values: results are bit-identical from run to run.
+//
+// Shared memory (dynamic; the launcher sizes it): 128 bytes of alignment slack, then
+// `stages` = (dynamic size - 128) / stage_bytes slots (2..8), stage_bytes = 16384 +
+// kparts * m * 256.
+//
+// Grid: (ceil(N/rows), S, 1)  Block: (256, 1, 1)  Cluster: (1, S, 1) when S > 1.
+// m in 1..16, K a multiple of 128, a_row_stride a multiple of 8. w_map and x_map are
+// the launcher's 2-D tensor maps of the weights (N rows of K bytes, box 128 x rows) and
+// the activations (m rows of K BF16, box 128 x m); builds before sm_90 ignore them.
+// Test builds may define one METRALE_DEFECT_* switch to plant a known defect (the same
+// ones as w8a16_gemm_m16.cu); the shipped build defines none. Launched as a
+// programmatic dependent launch, the kernel streams its first weights while the
+// preceding kernel still runs (so that kernel must not write them). SPLITK_NO_TMA=1 makes an
+// sm_90 build use the cp.async path of older GPUs, so that it can be checked there.
+#include "metrale_device.cuh"
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && !SPLITK_NO_TMA
+#define SPLITK_TMA 1
+#else
+#define SPLITK_TMA 0
+#endif
+
+namespace {
+
+constexpr u32 kThreads = 256;
+constexpr u32 kWarps = kThreads / 32;
+constexpr u32 kBlockK = 128;
+constexpr u32 kStageWeightBytes = 16384;  // the tile's rows x kparts K blocks
+constexpr u32 kMaxTokens = 16;
+constexpr u32 kMaxStages = 8;
+constexpr u32 kRedStride = kMaxTokens + 1;
+constexpr u32 kTokenBytes = kBlockK * 2;  // one token's activations of one K block
+
+// A CUtensorMap, opaque to the kernel (NVRTC has no toolkit headers).
+struct alignas(64) TensorMap {
+  u64 opaque[16];
+};
+
+struct Operands {
+  const u16* input;
+  const u8* weight;
+  const float* block_scale;
+  u16* output;
+  u32 m, n, k, a_row_stride, c_row_stride, rows;
+};
+
+// How the CTA's shared memory and warps are laid out for this launch.
+struct Layout {
+  u32 rows;          // weight rows of the tile
+  u32 kparts_log2;   // log2(128 / rows): K blocks per stage
+  u32 slabs;         // rows / 16: warps per K block
+  u32 w_block;       // bytes of one K block's weights in a stage: rows * 128
+  u32 x_block;       // bytes of one K block's activations: m * 256
+  u32 stage_bytes;   // kStageWeightBytes + kparts * x_block
+  u32 stages;
+};
+
+// After streaming, the reduction buffers reuse the stages' shared memory.
+struct SharedReduce {
+  float red[kWarps * 16 * kRedStride];  // [warp][row of its slab][token]
+  float tile[kMaxTokens * 128];         // the CTA's partial tile, read by the cluster
+};
+
+__device__ __forceinline__ u32 dynamic_smem_bytes() {
+  u32 r;
+  asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(r));
+  return r;
+}
+
+__device__ __forceinline__ u32 shared_address(const void* p) {
+  u64 generic = reinterpret_cast<u64>(p);
+  u32 a;
+  asm("{\n\t.reg .u64 s;\n\tcvta.to.shared.u64 s, %1;\n\tcvt.u32.u64 %0, s;\n\t}"
+      : "=r"(a)
+      : "l"(generic));
+  return a;
+}
+
+__device__ __forceinline__ uint4 load_shared_16(u32 addr) {
+  uint4 v;
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "r"(addr));
+  return v;
+}
+
+// --- The stage barriers: one mbarrier per ring slot, one phase per use of the slot. ---
+
+__device__ __forceinline__ void barrier_init(u32 bar, u32 count) {
+  asm volatile("mbarrier.init.shared.b64 [%0], %1;" :: "r"(bar), "r"(count) : "memory");
+}
+
+// Makes the initialised barriers visible to the copy engines and the other threads.
+__device__ __forceinline__ void barrier_init_fence() {
+#if SPLITK_TMA
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+#endif
+  __syncthreads();
+}
+
+__device__ __forceinline__ void barrier_wait(u32 bar, u32 parity) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile(
+      "{\n\t.reg .pred done;\n"
+      "WAIT:\n\t"
+      "mbarrier.try_wait.parity.shared.b64 done, [%0], %1;\n\t"
+      "@!done bra WAIT;\n\t}"
+      :: "r"(bar), "r"(parity) : "memory");
+#else
+  asm volatile(
+      "{\n\t.reg .pred done;\n"
+      "WAIT:\n\t"
+      "mbarrier.test_wait.parity.shared.b64 done, [%0], %1;\n\t"
+      "@!done bra WAIT;\n\t}"
+      :: "r"(bar), "r"(parity) : "memory");
+#endif
+}
+
+#if SPLITK_TMA
+constexpr u32 kBarrierCount = 1;  // the producer's arrive, which also sets the bytes
+
+// One box of a 2-D tensor map, at element coordinates (x along the row, y the row), to
+// shared memory; completion is counted on `bar`.
+__device__ __forceinline__ void tensor_copy(u32 dst, const TensorMap* map, u32 x, u32 y, u32 bar,
+                                            u64 policy) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+      ".L2::cache_hint [%0], [%1, {%2, %3}], [%4], %5;"
+      :: "r"(dst), "l"(reinterpret_cast<u64>(map)), "r"(x), "r"(y), "r"(bar), "l"(policy)
+      : "memory");
+}
+
+__device__ __forceinline__ void tensor_copy(u32 dst, const TensorMap* map, u32 x, u32 y, u32 bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
+      "[%0], [%1, {%2, %3}], [%4];"
+      :: "r"(dst), "l"(reinterpret_cast<u64>(map)), "r"(x), "r"(y), "r"(bar) : "memory");
+}
+
+__device__ __forceinline__ void barrier_expect(u32 bar, u32 bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared.b64 _, [%0], %1;" :: "r"(bar), "r"(bytes) : "memory");
+}
+#else
+constexpr u32 kBarrierCount = kThreads;  // every thread's cp.async arrival
+
+__device__ __forceinline__ void copy_16(u32 dst, const void* src) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(dst), "l"(src) : "memory");
+}
+
+// The barrier's pending count drops once this thread's earlier cp.async have landed.
+__device__ __forceinline__ void barrier_arrive_copies(u32 bar) {
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared.b64 [%0];" :: "r"(bar) : "memory");
+}
+#endif
+
+// What a stage's copies need besides the stage index.
+struct Stream {
+  const Operands* op;
+  const Layout* L;
+  const TensorMap* w_map;
+  const TensorMap* x_map;
+  u32 ring;        // shared address of slot 0
+  u32 bars;        // shared address of the slots' barriers (8 bytes each)
+  u32 n0;
+  u32 rows_valid;  // tile rows below N
+  u32 kb_begin, kb_end, num_stages;
+  u64 policy;      // L2 policy of the weights
+};
+
+// Stage i holds K blocks kb0 .. kb0 + kparts - 1 of the CTA's range (fewer in a last
+// partial stage) in slot i % stages. Its weights and its activations are issued
+// separately, weights first, so that a programmatic dependent launch can stream
+// weights before the preceding kernel has produced the activations; the slot's barrier
+// completes once both have landed. On sm_90 thread 0 issues tensor copies; before,
+// every thread copies 16-byte pieces, and rows past N and K blocks past the range are
+// not copied: their shared memory holds stale bytes that reach only outputs nobody
+// stores.
+struct StageSpan {
+  u32 dst;     // shared address of the slot
+  u32 bar;     // its barrier
+  u32 kb0;     // first K block
+  u32 kvalid;  // K blocks in the stage (0: past the CTA's range)
+};
+
+__device__ __forceinline__ StageSpan stage_span(const Stream& st, u32 i) {
+  const Layout& L = *st.L;
+  const u32 slot = i % L.stages;
+  const u32 kb0 = st.kb_begin + (i << L.kparts_log2);
+  const u32 kparts = 1u << L.kparts_log2;
+  const u32 kvalid = i >= st.num_stages ? 0 : st.kb_end - kb0 < kparts ? st.kb_end - kb0 : kparts;
+  return StageSpan{st.ring + slot * L.stage_bytes, st.bars + 8 * slot, kb0, kvalid};
+}
+
+__device__ __forceinline__ void issue_weights(const Stream& st, u32 i) {
+  const Layout& L = *st.L;
+  const StageSpan sp = stage_span(st, i);
+#if SPLITK_TMA
+  if (threadIdx.x != 0 || sp.kvalid == 0) return;
+  barrier_expect(sp.bar, sp.kvalid * (L.w_block + L.x_block));
+  for (u32 p = 0; p < sp.kvalid; ++p) {
+    tensor_copy(sp.dst + p * L.w_block, st.w_map, (sp.kb0 + p) * kBlockK, st.n0, sp.bar, st.policy);
+  }
+#else
+  const Operands& op = *st.op;
+  const u8* src = op.weight + static_cast<u64>(st.n0) * op.k + sp.kb0 * kBlockK;
+  const u32 units = st.rows_valid * (kBlockK / 16);  // 16-byte pieces per K block
+  for (u32 u = threadIdx.x; u < sp.kvalid * units; u += kThreads) {
+    const u32 p = u / units;
+    const u32 r = u % units / (kBlockK / 16);
+    const u32 c = u % (kBlockK / 16);
+    copy_16(sp.dst + p * L.w_block + r * kBlockK + 16 * c,
+            src + static_cast<u64>(r) * op.k + p * kBlockK + 16 * c);
+  }
+#endif
+}
+
+__device__ __forceinline__ void issue_activations(const Stream& st, u32 i) {
+  const Layout& L = *st.L;
+  const StageSpan sp = stage_span(st, i);
+#if SPLITK_TMA
+  if (threadIdx.x != 0 || sp.kvalid == 0) return;
+  for (u32 p = 0; p < sp.kvalid; ++p) {
+    tensor_copy(sp.dst + kStageWeightBytes + p * L.x_block, st.x_map, (sp.kb0 + p) * kBlockK, 0,
+                sp.bar);
+  }
+#else
+  const Operands& op = *st.op;
+  const u16* src = op.input + sp.kb0 * kBlockK;
+  const u32 units = op.m * (kTokenBytes / 16);
+  for (u32 u = threadIdx.x; u < sp.kvalid * units; u += kThreads) {
+    const u32 p = u / units;
+    const u32 tok = u % units / (kTokenBytes / 16);
+    const u32 c = u % (kTokenBytes / 16);
+    copy_16(sp.dst + kStageWeightBytes + p * L.x_block + tok * kTokenBytes + 16 * c,
+            src + static_cast<u64>(tok) * op.a_row_stride + p * kBlockK + 8 * c);
+  }
+  barrier_arrive_copies(sp.bar);  // counts this thread's copies of both halves
+#endif
+}
+
+// Where one lane reads its fragments inside its warp's part of a stage, fixed for the
+// whole loop: weights of rows g and g+8 of the warp's slab (chunk h: bytes 64h + 16t),
+// and the two 16-byte halves of token 8*tg + g's activations 16t .. 16t+15 of chunk 0
+// (chunk 1 is 128 bytes on). Tokens past m read token m-1: their MMA columns are never
+// stored. (Rows g and g+1 share banks: a 2-way conflict on 4 of a warp's ~200
+// instructions per stage, cheaper than the padding TMA boxes cannot have.)
+template <u32 kTokenGroups>
+struct FragmentOffsets {
+  u32 w[2][2];             // [g / g+8][chunk]
+  u32 x[kTokenGroups][2];  // [token group][first / second 8 k] of chunk 0
+};
+
+template <u32 kTokenGroups>
+__device__ __forceinline__ FragmentOffsets<kTokenGroups> fragment_offsets(u32 m, u32 g, u32 t) {
+  FragmentOffsets<kTokenGroups> f;
+#pragma unroll
+  for (u32 half = 0; half < 2; ++half)
+#pragma unroll
+    for (u32 h = 0; h < 2; ++h) f.w[half][h] = (8 * half + g) * kBlockK + 64 * h + 16 * t;
+#pragma unroll
+  for (u32 tg = 0; tg < kTokenGroups; ++tg) {
+    const u32 token = 8 * tg + g < m ? 8 * tg + g : m - 1;
+    f.x[tg][0] = token * kTokenBytes + 32 * t;
+    f.x[tg][1] = token * kTokenBytes + 32 * t + 16;
+  }
+  return f;
+}
+
+__device__ __forceinline__ void nan_accumulate(u32& acc, u32 w0, u32 w1) {
+  // Bit 7 of a byte of (w & 0x7F..) + 0x01.. is set where that byte is a NaN code; the
+  // other bits are masked off once, after the loop.
+  acc |= ((w0 & 0x7F7F7F7Fu) + 0x01010101u) | ((w1 & 0x7F7F7F7Fu) + 0x01010101u);
+}
+
+// One warp's 16 rows x one 128-K block of a stage: the block's partial onto `acc`.
+template <u32 kTokenGroups>
+__device__ __forceinline__ void compute_block(float (&acc)[kTokenGroups][4], u32 (&nan_bits)[2],
+                                              const FragmentOffsets<kTokenGroups>& f, u32 w_base,
+                                              u32 x_base, float scale, bool fold) {
+  float part[kTokenGroups][4];
+#pragma unroll
+  for (u32 tg = 0; tg < kTokenGroups; ++tg)
+#pragma unroll
+    for (u32 e = 0; e < 4; ++e) part[tg][e] = 0.0f;
+
+  uint4 w[2][2];  // [g / g+8][chunk]
+#pragma unroll
+  for (u32 half = 0; half < 2; ++half)
+#pragma unroll
+    for (u32 h = 0; h < 2; ++h) w[half][h] = load_shared_16(w_base + f.w[half][h]);
+  uint4 x[2][kTokenGroups][2];  // [chunk][token group][first / second 8 k]
+#pragma unroll
+  for (u32 h = 0; h < 2; ++h)
+#pragma unroll
+    for (u32 tg = 0; tg < kTokenGroups; ++tg)
+#pragma unroll
+      for (u32 p = 0; p < 2; ++p) x[h][tg][p] = load_shared_16(x_base + 128 * h + f.x[tg][p]);
+
+#pragma unroll
+  for (u32 h = 0; h < 2; ++h) {
+    const uint4 lo = w[0][h];
+    const uint4 hi = w[1][h];
+    const u32 lo_words[4] = {lo.x, lo.y, lo.z, lo.w};
+    const u32 hi_words[4] = {hi.x, hi.y, hi.z, hi.w};
+    nan_accumulate(nan_bits[0], lo.x, lo.y);
+    nan_accumulate(nan_bits[0], lo.z, lo.w);
+    nan_accumulate(nan_bits[1], hi.x, hi.y);
+    nan_accumulate(nan_bits[1], hi.z, hi.w);
+#pragma unroll
+    for (u32 q = 0; q < 4; ++q) {
+      u32 a[4];
+      fp8x4_e4m3_to_bf16x2_fast(lo_words[q], a[0], a[2]);  // row g:   slots 0,1 | 2,3
+      fp8x4_e4m3_to_bf16x2_fast(hi_words[q], a[1], a[3]);  // row g+8: slots 0,1 | 2,3
+#pragma unroll
+      for (u32 tg = 0; tg < kTokenGroups; ++tg) {
+        const uint4 xs = x[h][tg][q / 2];
+        u32 bfrag[2];
+        bfrag[0] = (q % 2 == 0) ? xs.x : xs.z;
+        bfrag[1] = (q % 2 == 0) ? xs.y : xs.w;
+        mma_m16n8k16_bf16(part[tg], a, bfrag);
+      }
+    }
+  }
+  if (!fold) return;
+#pragma unroll
+  for (u32 tg = 0; tg < kTokenGroups; ++tg)
+#pragma unroll
+    for (u32 e = 0; e < 4; ++e) {
+      acc[tg][e] = __fmaf_rn(scale, part[tg][e], acc[tg][e]);
+#if defined(METRALE_DEFECT_BF16_ACCUM)
+      acc[tg][e] = bf16_to_f32(f32_to_bf16_rn(acc[tg][e]));
+#endif
+    }
+}
+
+template <u32 kTokenGroups>
+__device__ __forceinline__ void gemm(const Operands& op, const Layout& L, unsigned char* smem,
+                                     u32 bars, const TensorMap* w_map, const TensorMap* x_map) {
+  const u32 warp = threadIdx.x / 32;
+  const u32 lane = threadIdx.x % 32;
+  const u32 g = lane / 4;
+  const u32 t = lane % 4;
+  const u32 slab = warp % L.slabs;
+  const u32 kp = warp / L.slabs;
+  const u32 n0 = blockIdx.x * L.rows;
+  const u32 k_blocks = op.k / kBlockK;
+  const u32 split = cluster_size();
+  const u32 rank = cluster_rank();
+  Stream st;
+  st.op = &op;
+  st.L = &L;
+  st.w_map = w_map;
+  st.x_map = x_map;
+  st.ring = shared_address(smem);
+  st.bars = bars;
+  st.n0 = n0;
+  st.rows_valid = op.n - n0 < L.rows ? op.n - n0 : L.rows;
+  st.kb_begin = rank * k_blocks / split;
+  st.kb_end = (rank + 1) * k_blocks / split;
+  const u32 kparts = 1u << L.kparts_log2;
+  st.num_stages = (st.kb_end - st.kb_begin + kparts - 1) >> L.kparts_log2;
+  st.policy = l2_evict_first_policy();
+  u32 scale_row = n0 / kBlockK;
+#if defined(METRALE_DEFECT_WRONG_SCALE_ROW)
+  scale_row = (scale_row + 1) % ((op.n + kBlockK - 1) / kBlockK);
+#endif
+  const float* scales = op.block_scale + static_cast<u64>(scale_row) * k_blocks;
+  const FragmentOffsets<kTokenGroups> frag = fragment_offsets<kTokenGroups>(op.m, g, t);
+  const u32 warp_w = kp * L.w_block + 16 * slab * kBlockK;    // the warp's rows and block
+  const u32 warp_x = kStageWeightBytes + kp * L.x_block;        // ... and activations
+
+  float acc[kTokenGroups][4];
+#pragma unroll
+  for (u32 tg = 0; tg < kTokenGroups; ++tg)
+#pragma unroll
+    for (u32 e = 0; e < 4; ++e) acc[tg][e] = 0.0f;
+  u32 nan_bits[2] = {0, 0};
+
+  for (u32 i = 0; i < L.stages; ++i) issue_weights(st, i);
+  wait_for_preceding_grid();  // a programmatic dependent launch: the activations are ready
+  for (u32 i = 0; i < L.stages; ++i) issue_activations(st, i);
+  // The block scale of this warp's next stage is loaded one stage ahead.
+  const auto warp_block = [&](u32 i) { return st.kb_begin + (i << L.kparts_log2) + kp; };
+  float scale = warp_block(0) < st.kb_end ? __ldg(scales + warp_block(0)) : 0.0f;
+  u32 slot = 0;
+  u32 parity = 0;
+  for (u32 i = 0; i < st.num_stages; ++i) {
+    const u32 kb = warp_block(i);
+    const float next_scale = warp_block(i + 1) < st.kb_end ? __ldg(scales + warp_block(i + 1)) : 0.0f;
+    barrier_wait(bars + 8 * slot, parity);
+    if (kb < st.kb_end) {
+#if defined(METRALE_DEFECT_DROP_KBLOCK)
+      const bool fold = kb != k_blocks - 1 || k_blocks == 1;
+#else
+      const bool fold = true;
+#endif
+      const u32 base = st.ring + slot * L.stage_bytes;
+      compute_block<kTokenGroups>(acc, nan_bits, frag, base + warp_w, base + warp_x, scale, fold);
+    }
+    scale = next_scale;
+    __syncthreads();  // every warp is done with this slot: refill it
+    issue_weights(st, i + L.stages);
+    issue_activations(st, i + L.stages);
+    if (++slot == L.stages) {
+      slot = 0;
+      parity ^= 1;
+    }
+  }
+
+  // A NaN weight makes its whole output column NaN, as in the reference: the four lanes
+  // of a quad hold different k of the same rows, so they pool what they saw.
+#pragma unroll
+  for (u32 half = 0; half < 2; ++half) {
+    u32 seen = nan_bits[half] & 0x80808080u;
+    seen |= __shfl_xor_sync(0xFFFFFFFFu, seen, 1);
+    seen |= __shfl_xor_sync(0xFFFFFFFFu, seen, 2);
+    if (seen != 0) {
+#pragma unroll
+      for (u32 tg = 0; tg < kTokenGroups; ++tg) {
+        acc[tg][2 * half] = __int_as_float(0x7FC00000);
+        acc[tg][2 * half + 1] = __int_as_float(0x7FC00000);
+      }
+    }
+  }
+  // The ring is dead (every issued stage was waited for, and the last loop iteration
+  // ended on a barrier): the reduction buffers reuse its memory.
+  SharedReduce& reduce = *reinterpret_cast<SharedReduce*>(smem);
+  // red[warp][row][token]: C fragment element e is row g + 8*(e/2), token 2t + (e%2).
+#pragma unroll
+  for (u32 tg = 0; tg < kTokenGroups; ++tg)
+#pragma unroll
+    for (u32 e = 0; e < 4; ++e) {
+      const u32 row = g + 8 * (e / 2);
+      const u32 token = 8 * tg + 2 * t + (e % 2);
+      reduce.red[(warp * 16 + row) * kRedStride + token] = acc[tg][e];
+    }
+  __syncthreads();
+
+  // Output (token, col) of the tile: the kparts warps of col's slab, in K order.
+  const u32 outputs = L.rows * (kTokenGroups * 8);
+  const auto tile_sum = [&](u32 token, u32 col) {
+#if defined(METRALE_DEFECT_SHIFT_ROW)
+    if (token == 0) col ^= 1u;
+#endif
+    const u32 s = col / 16;
+    const u32 row = col % 16;
+    float sum = 0.0f;
+    for (u32 p = 0; p < kparts; ++p) sum += reduce.red[((p * L.slabs + s) * 16 + row) * kRedStride + token];
+    return sum;
+  };
+#if defined(METRALE_DEFECT_SKIP_LAST_TILE)
+  if (blockIdx.x == gridDim.x - 1) return;  // every CTA of the last cluster leaves
+#endif
+  if (split == 1) {
+    for (u32 idx = threadIdx.x; idx < outputs; idx += kThreads) {
+      const u32 token = idx / L.rows;
+      const u32 col = idx % L.rows;
+      if (token >= op.m || n0 + col >= op.n) continue;
+      op.output[static_cast<u64>(token) * op.c_row_stride + n0 + col] = f32_to_bf16_rn(tile_sum(token, col));
+    }
+    return;
+  }
+
+  // Split K: publish this CTA's partial tile, then each CTA adds one share of the
+  // outputs over the cluster's tiles in rank order.
+  for (u32 idx = threadIdx.x; idx < outputs; idx += kThreads) {
+    reduce.tile[idx] = tile_sum(idx / L.rows, idx % L.rows);
+  }
+  cluster_sync();
+  const u32 share = (outputs + split - 1) / split;
+  const u32 first = rank * share;
+  const u32 last = first + share < outputs ? first + share : outputs;
+  for (u32 idx = first + threadIdx.x; idx < last; idx += kThreads) {
+    const u32 token = idx / L.rows;
+    const u32 col = idx % L.rows;
+    if (token >= op.m || n0 + col >= op.n) continue;
+    float sum = 0.0f;
+    for (u32 q = 0; q < split; ++q) sum += load_cluster_f32(&reduce.tile[idx], q);
+    op.output[static_cast<u64>(token) * op.c_row_stride + n0 + col] = f32_to_bf16_rn(sum);
+  }
+  cluster_sync();  // no CTA leaves while another may still read its tile
+}
+
+}  // namespace
+
+// Read back by the host when the module loads: the weight bytes of one stage, which the
+// launcher's shared-memory size assumes (W8A16_GEMM_M16_SPLITK_STAGE_WEIGHT_BYTES).
+extern "C" __device__ unsigned int M16_SPLITK_STAGE_WEIGHT_BYTES = kStageWeightBytes;
+
+extern "C" __global__ void __launch_bounds__(kThreads, 2)
+w8a16_gemm_m16_splitk(const u16* __restrict__ input, const u8* __restrict__ weight,
+                      const float* __restrict__ block_scale, u16* __restrict__ output, u32 m,
+                      u32 n, u32 k, u32 a_row_stride, u32 c_row_stride, u32 rows,
+                      const __grid_constant__ TensorMap w_map,
+                      const __grid_constant__ TensorMap x_map) {
+  extern __shared__ __align__(16) unsigned char dynamic_smem[];
+  // Tensor copies want 128-byte aligned destinations; the launcher adds the slack.
+  unsigned char* smem = dynamic_smem + ((128 - shared_address(dynamic_smem) % 128) % 128);
+  __shared__ __align__(8) u64 stage_barriers[kMaxStages];
+  const Operands op{input, weight, block_scale, output, m, n, k, a_row_stride, c_row_stride, rows};
+  Layout L;
+  L.rows = rows;
+  L.kparts_log2 = rows == 32 ? 2 : rows == 64 ? 1 : 0;
+  L.slabs = rows / 16;
+  L.w_block = rows * kBlockK;
+  L.x_block = m * kTokenBytes;
+  L.stage_bytes = kStageWeightBytes + (L.x_block << L.kparts_log2);
+  L.stages = (dynamic_smem_bytes() - 128) / L.stage_bytes;
+  if (L.stages > kMaxStages) L.stages = kMaxStages;
+  // Every CTA is resident now: the next kernel of the stream may start its prologue.
+  allow_dependent_grid();
+  const u32 bars = shared_address(stage_barriers);
+  if (threadIdx.x < L.stages) barrier_init(bars + 8 * threadIdx.x, kBarrierCount);
+  barrier_init_fence();
+  if (m <= 8) {
+    gemm<1>(op, L, smem, bars, &w_map, &x_map);
+  } else {
+    gemm<2>(op, L, smem, bars, &w_map, &x_map);
+  }
+}
