@@ -14,7 +14,8 @@ CUcontext as_context(void* c) { return static_cast<CUcontext>(c); }
 
 class CudaModule final : public LoadedModule {
  public:
-  CudaModule(CUmodule module, std::string label) : module_(module), label_(std::move(label)) {}
+  CudaModule(CUmodule module, std::string label, int shared_optin)
+      : module_(module), label_(std::move(label)), shared_optin_(shared_optin) {}
   ~CudaModule() override {
     // Unloading needs no current context; a failure here has nobody to report to.
     driver::api().cuModuleUnload(module_);
@@ -30,6 +31,12 @@ class CudaModule final : public LoadedModule {
       fail("module {} has no entry {}: cuModuleGetFunction failed: {}", label_, entry,
            driver::describe(r));
     }
+    // Entries that size their shared memory at launch (the split-K entry's ring) may take
+    // up to the device's opt-in limit; raising the limit costs nothing to the others.
+    int static_bytes = 0;
+    METRALE_CU(cuFuncGetAttribute, &static_bytes, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, fn);
+    METRALE_CU(cuFuncSetAttribute, fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+               shared_optin_ - static_bytes);
     return fn;
   }
 
@@ -53,6 +60,7 @@ class CudaModule final : public LoadedModule {
  private:
   CUmodule module_;
   std::string label_;
+  int shared_optin_;  // the device's opt-in shared memory per block, bytes
 };
 
 }  // namespace
@@ -94,6 +102,7 @@ CudaBackend::CudaBackend(int ordinal) {
   info_.cc_minor = attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
   info_.sm_count = attr(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
   info_.l2_bytes = static_cast<std::size_t>(attr(CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE));
+  info_.shared_optin_bytes = attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
   METRALE_CU(cuDeviceTotalMem, &info_.total_memory, dev);
   CUcontext ctx = nullptr;
   METRALE_CU(cuDevicePrimaryCtxRetain, &ctx, dev);
@@ -133,7 +142,7 @@ std::unique_ptr<LoadedModule> CudaBackend::load_module(std::span<const char> ima
   if (r != CUDA_SUCCESS) {
     fail("loading module {} failed: cuModuleLoadData: {}", label, driver::describe(r));
   }
-  return std::make_unique<CudaModule>(module, std::string(label));
+  return std::make_unique<CudaModule>(module, std::string(label), info_.shared_optin_bytes);
 }
 
 void CudaBackend::check_not_capturing(std::string_view module) const {

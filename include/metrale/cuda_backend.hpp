@@ -18,6 +18,7 @@ struct DeviceInfo {
   int cc_minor = 0;
   int sm_count = 0;
   std::size_t l2_bytes = 0;
+  int shared_optin_bytes = 0;  // shared memory one block may opt in to
   std::size_t total_memory = 0;
   std::string target() const { return "sm_" + std::to_string(cc_major * 10 + cc_minor); }
 };
