@@ -1,5 +1,6 @@
-// w8a16_gemm_m16 / w8a16_gemm_m16_strided (N_TILE=32) and w8a16_gemm_m16_n64 (N_TILE=64):
-// the seed's tensor-core W8A16 decode GEMM with a 16-row M tile, one CTA per N tile.
+// w8a16_gemm_m16 / w8a16_gemm_m16_strided (N_TILE=32), w8a16_gemm_m16_n64 (N_TILE=64)
+// and w8a16_gemm_m16_splitk (N_TILE=32, M16_SPLITK): the tensor-core W8A16 decode GEMM
+// with a 16-row M tile.
 //
 //   y[i][j] = bf16_rn( sum_b s[j/128][b] * P_b[i][j] ),  P_b = FP32 partial of K block b
 //
@@ -12,21 +13,24 @@
 // over k is unchanged because A and B use the same permutation.
 //
 // A CTA of 4 warps owns N_TILE weight rows. Warp w takes the 128-K blocks w, w+4, ... of
-// K. Each warp keeps depth_for() blocks in flight: the weights in a ring of registers
-// (16-byte loads, evict-first from L2), the activations in a per-warp shared-memory ring
-// filled by cp.async. FP8 is decoded with integer moves and one BF16 FMA per pair
-// (metrale_device.cuh); a NaN code poisons its output column. Each block's partial
+// the CTA's K range. Each warp keeps depth_for() blocks in flight: the weights in a ring
+// of registers (16-byte loads, evict-first from L2), the activations in a per-warp
+// shared-memory ring filled by cp.async. FP8 is decoded with integer moves and one BF16
+// FMA per pair (metrale_device.cuh); a NaN code poisons its output column. Each block's partial
 // starts from zero in the MMA accumulators and is folded with one FMA per element onto
 // the warp's FP32 accumulator (the block scale is the same for the whole tile: N_TILE
 // divides 128). The four warps' sums are added in a fixed order through shared memory.
-// The split-K entry (w8a16_gemm_m16_splitk.cu) streams its weights through shared
-// memory instead; these entries keep the seed's grid.
+//
+// The split-K entry runs a thread-block cluster of S CTAs (grid (ceil(N/32), S), cluster
+// (1, S)) on each tile, CTA r taking the r-th share of the K blocks; the S partial tiles
+// are added in rank order through distributed shared memory, so results are
+// deterministic and no atomics touch the values. Without a cluster launch S = 1.
 //
 // Launched as a programmatic dependent launch, a CTA loads its first weights while the
 // preceding kernel still runs and waits for it only before reading activations; the
 // weights and scales must therefore not be written by that kernel.
 //
-// Grid: (ceil(N/N_TILE), 1, 1)  Block: (128, 1, 1).  m in 1..16, K a multiple of 128.
+// Grid: (ceil(N/N_TILE), S, 1)  Block: (128, 1, 1).  m in 1..16, K a multiple of 128.
 // Test builds may define one METRALE_DEFECT_* switch to plant a known defect; the
 // shipped build defines none.
 #include "metrale_device.cuh"
@@ -95,9 +99,10 @@ struct BlockWeights {
   float scale;
 };
 
-// After streaming, the reduction buffer reuses the rings' shared memory.
+// After streaming, the reduction buffers reuse the rings' shared memory.
 struct SharedReduce {
   float red[kWarps * N_TILE * kRedStride];
+  float tile[kMaxTokens * N_TILE];  // the CTA's partial tile, read by the cluster
 };
 __host__ __device__ constexpr u32 max_u32(u32 a, u32 b) { return a > b ? a : b; }
 constexpr u32 kSharedBytes = max_u32(
@@ -212,8 +217,10 @@ __device__ __forceinline__ void gemm_m16(const Operands& op, unsigned char* smem
   const u32 t = lane % 4;
   const u32 n0 = blockIdx.x * N_TILE;
   const u32 k_blocks = op.k / kBlockK;
-  const u32 kb_begin = 0;
-  const u32 kb_end = k_blocks;
+  const u32 split = cluster_size();
+  const u32 rank = cluster_rank();
+  const u32 kb_begin = rank * k_blocks / split;
+  const u32 kb_end = (rank + 1) * k_blocks / split;
   u32 scale_row = n0 / kBlockK;
 #if defined(METRALE_DEFECT_WRONG_SCALE_ROW)
   scale_row = (scale_row + 1) % ((op.n + kBlockK - 1) / kBlockK);
@@ -326,23 +333,50 @@ __device__ __forceinline__ void gemm_m16(const Operands& op, unsigned char* smem
   __syncthreads();
 
   const u32 outputs = N_TILE * (kTokenGroups * 8);
+  if (split == 1) {
 #if defined(METRALE_DEFECT_SKIP_LAST_TILE)
-  if (blockIdx.x == gridDim.x - 1) return;
+    if (blockIdx.x == gridDim.x - 1) return;
 #endif
+    for (u32 idx = threadIdx.x; idx < outputs; idx += kThreads) {
+      const u32 token = idx / N_TILE;
+      const u32 col = idx % N_TILE;
+      if (token >= op.m || n0 + col >= op.n) continue;
+#if defined(METRALE_DEFECT_SHIFT_ROW)
+      const u32 src_col = (token == 0) ? (col ^ 1u) : col;
+#else
+      const u32 src_col = col;
+#endif
+      float sum = 0.0f;
+#pragma unroll
+      for (u32 w = 0; w < kWarps; ++w) sum += reduce.red[(w * N_TILE + src_col) * kRedStride + token];
+      op.output[static_cast<u64>(token) * op.c_row_stride + n0 + col] = f32_to_bf16_rn(sum);
+    }
+    return;
+  }
+
+  // Split K: publish this CTA's partial tile, then each CTA adds one share of the
+  // outputs over the cluster's tiles in rank order.
   for (u32 idx = threadIdx.x; idx < outputs; idx += kThreads) {
     const u32 token = idx / N_TILE;
     const u32 col = idx % N_TILE;
-    if (token >= op.m || n0 + col >= op.n) continue;
-#if defined(METRALE_DEFECT_SHIFT_ROW)
-    const u32 src_col = (token == 0) ? (col ^ 1u) : col;
-#else
-    const u32 src_col = col;
-#endif
     float sum = 0.0f;
 #pragma unroll
-    for (u32 w = 0; w < kWarps; ++w) sum += reduce.red[(w * N_TILE + src_col) * kRedStride + token];
+    for (u32 w = 0; w < kWarps; ++w) sum += reduce.red[(w * N_TILE + col) * kRedStride + token];
+    reduce.tile[idx] = sum;
+  }
+  cluster_sync();
+  const u32 share = (outputs + split - 1) / split;
+  const u32 first = rank * share;
+  const u32 last = first + share < outputs ? first + share : outputs;
+  for (u32 idx = first + threadIdx.x; idx < last; idx += kThreads) {
+    const u32 token = idx / N_TILE;
+    const u32 col = idx % N_TILE;
+    if (token >= op.m || n0 + col >= op.n) continue;
+    float sum = 0.0f;
+    for (u32 q = 0; q < split; ++q) sum += load_cluster_f32(&reduce.tile[idx], q);
     op.output[static_cast<u64>(token) * op.c_row_stride + n0 + col] = f32_to_bf16_rn(sum);
   }
+  cluster_sync();  // no CTA leaves while another may still read its tile
 }
 
 __device__ __forceinline__ void run(const Operands& op) {
@@ -359,7 +393,16 @@ __device__ __forceinline__ void run(const Operands& op) {
 
 }  // namespace
 
-#if N_TILE == 32
+#if defined(M16_SPLITK)
+// Split-K over a cluster of S CTAs (launch with cluster dimensions (1, S, 1) and grid
+// (ceil(N/32), S, 1)); strided rows as w8a16_gemm_m16_strided.
+extern "C" __global__ void __launch_bounds__(kThreads, M16_MIN_CTAS)
+w8a16_gemm_m16_splitk(const u16* __restrict__ input, const u8* __restrict__ weight,
+                      const float* __restrict__ block_scale, u16* __restrict__ output, u32 m,
+                      u32 n, u32 k, u32 a_row_stride, u32 c_row_stride) {
+  run(Operands{input, weight, block_scale, output, m, n, k, a_row_stride, c_row_stride});
+}
+#elif N_TILE == 32
 extern "C" __global__ void __launch_bounds__(kThreads, M16_MIN_CTAS)
 w8a16_gemm_m16(const u16* __restrict__ input, const u8* __restrict__ weight,
                const float* __restrict__ block_scale, u16* __restrict__ output, u32 m, u32 n,

@@ -5,7 +5,7 @@
 
 #include "metrale/error.hpp"
 #include "metrale/w8a16_gemm_m16.hpp"
-#include "metrale/w8a16_gemm_m16_splitk.hpp"
+#include "metrale/w8a16_gemm_m16_stream.hpp"
 
 namespace metrale {
 
@@ -22,10 +22,15 @@ std::span<const KernelVariant> kernel_variants() {
        {"w8a16_gemm_m16_n64"},
        {{"M16_N_TILE_WIDE", W8A16_GEMM_M16_N_TILE_WIDE}}},
       {"w8a16_gemm_m16_splitk",
-       "w8a16_gemm_m16_splitk.cu",
-       {},
+       "w8a16_gemm_m16.cu",
+       {{"N_TILE", std::to_string(W8A16_GEMM_M16_N_TILE)}, {"M16_SPLITK", "1"}},
        {"w8a16_gemm_m16_splitk"},
-       {{"M16_SPLITK_STAGE_WEIGHT_BYTES", W8A16_GEMM_M16_SPLITK_STAGE_WEIGHT_BYTES}}},
+       {{"M16_N_TILE", W8A16_GEMM_M16_N_TILE}}},
+      {"w8a16_gemm_m16_stream",
+       "w8a16_gemm_m16_stream.cu",
+       {},
+       {"w8a16_gemm_m16_stream"},
+       {{"M16_STREAM_STAGE_WEIGHT_BYTES", W8A16_GEMM_M16_STREAM_STAGE_WEIGHT_BYTES}}},
       {"w8a16_gemv_batch16",
        "w8a16_gemv_batch16.cu",
        {},

@@ -9,22 +9,12 @@
 
 namespace metrale {
 
-std::uint32_t splitk_tile_rows(std::uint32_t n) {
-  if (n >= 4096) return 128;
-  if (n >= 1024) return 64;
-  return 32;
-}
-
-std::uint32_t splitk_stage_bytes(std::uint32_t m, std::uint32_t rows) {
-  return W8A16_GEMM_M16_SPLITK_STAGE_WEIGHT_BYTES + (128 / rows) * m * 256;
-}
-
 void w8a16_gemm_m16_splitk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input,
                            DevicePtr weight, DevicePtr block_scale, DevicePtr output,
                            std::uint32_t m, std::uint32_t n, std::uint32_t k,
                            std::uint32_t a_row_stride, std::uint32_t c_row_stride,
                            std::uint32_t split, StreamHandle stream,
-                           M16LaunchOptions options, SplitkTuning tuning) {
+                           M16LaunchOptions options) {
   constexpr std::string_view fn = "w8a16_gemm_m16_splitk";
   guards::check_m_and_k(fn, m, k);
   guards::check_strides(fn, n, k, a_row_stride, c_row_stride);
@@ -33,25 +23,9 @@ void w8a16_gemm_m16_splitk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr
          W8A16_GEMM_M16_SPLITK_MAX);
   ensure(split <= k / 128, "{}: split={} exceeds the K/128={} blocks to share", fn, split,
          k / 128);
-  const std::uint32_t rows = tuning.rows == 0 ? splitk_tile_rows(n) : tuning.rows;
-  ensure(rows == 32 || rows == 64 || rows == 128, "{}: tile rows={} not one of 32, 64, 128",
-         fn, rows);
-  const std::uint32_t stage_bytes = splitk_stage_bytes(m, rows);
-  const std::uint32_t stages =
-      tuning.stages != 0
-          ? tuning.stages
-          : std::clamp<std::uint32_t>(W8A16_GEMM_M16_SPLITK_RING_BYTES / stage_bytes, 2, 4);
-  ensure(stages >= 2 && stages <= 8, "{}: stages={} outside 2..=8", fn, stages);
   guards::check_operands(fn, input, weight, block_scale, output, n);
-  // The kernel's tensor copies: boxes of 128 weight bytes x `rows` rows, and of 128
-  // activations x m tokens.
-  const TensorMapBytes w_map = gpu.tensor_map_2d({weight, 1, k, n, k, 128, rows});
-  const TensorMapBytes x_map =
-      gpu.tensor_map_2d({input, 2, k, m, std::uint64_t{a_row_stride} * 2, 128, m});
   KernelLaunch launch(gpu, kernel);
-  launch.grid({div_ceil(n, rows), split, 1})
-      .block({256, 1, 1})
-      .shared_bytes(128 + stages * stage_bytes);
+  launch.grid({div_ceil(n, W8A16_GEMM_M16_N_TILE), split, 1}).block({128, 1, 1});
   // A one-CTA split needs no cluster; the kernel then sees a cluster of one.
   if (split > 1) launch.cluster({1, split, 1});
   launch.programmatic_dependent(options.programmatic_dependent);
@@ -64,9 +38,6 @@ void w8a16_gemm_m16_splitk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr
       .arg_u32(k)
       .arg_u32(a_row_stride)
       .arg_u32(c_row_stride)
-      .arg_u32(rows)
-      .arg_bytes(&w_map, sizeof(w_map))
-      .arg_bytes(&x_map, sizeof(x_map))
       .launch(stream);
 }
 
@@ -77,6 +48,19 @@ M16Plan plan_m16_gemm(std::uint32_t m, std::uint32_t n, std::uint32_t k,
   // 224 and more unsplit, so the threshold sits at 1.6 CTAs per SM.
   const std::uint64_t sms = sm_count == 0 ? 132 : sm_count;
   const std::uint64_t tiles = div_ceil(n, W8A16_GEMM_M16_N_TILE);
+  // The streaming entry wins on wide layers (N >= 7168, its 128-row tiles) where a
+  // split gives 1.5 to 2 of its CTAs per SM, one wave at full occupancy, with at least
+  // 8 K blocks per CTA: Llama-3-8B gate_up (224 tiles), DeepSeek-V3 o and down (56
+  // tiles x 4). With more CTAs a second wave runs half empty; with fewer, SMs idle.
+  if (n >= 7168) {
+    const std::uint64_t stream_tiles = div_ceil(n, 128);
+    for (std::uint32_t s = 1; s <= W8A16_GEMM_M16_SPLITK_MAX; s *= 2) {
+      const std::uint64_t ctas = stream_tiles * s;
+      if (ctas >= sms * 3 / 2 && ctas <= sms * 2 && k / 128 / s >= 8) {
+        return {"w8a16_gemm_m16_stream", s};
+      }
+    }
+  }
   // Above 8 tokens a 32-row tile re-reads as many activation bytes as it streams weight
   // bytes; the 64-wide tile halves that, and wins once its tiles still cover the SMs
   // 1.2 times over (Llama-3-8B, Qwen3-32B and DeepSeek-V3 gate_up, Qwen3-32B qkv).

@@ -7,6 +7,7 @@
 #include "metrale/host_reference.hpp"
 #include "metrale/w8a16_gemm_m16.hpp"
 #include "metrale/w8a16_gemm_m16_splitk.hpp"
+#include "metrale/w8a16_gemm_m16_stream.hpp"
 #include "metrale/w8a16_gemv_batch16.hpp"
 
 namespace metrale::test {
@@ -86,12 +87,22 @@ OutputCheck check_output(const Problem& p, const std::vector<std::uint16_t>& got
   return out;
 }
 
-TcEntry splitk_entry(std::uint32_t split, bool pdl = false, SplitkTuning tuning = {}) {
-  std::string name = fmt::format("w8a16_gemm_m16_splitk/{}{}", split, pdl ? "+pdl" : "");
+TcEntry splitk_entry(std::uint32_t split, bool pdl = false) {
+  return {fmt::format("w8a16_gemm_m16_splitk/{}{}", split, pdl ? "+pdl" : ""), true,
+          [split, pdl](const Problem& p, StreamHandle s) {
+            w8a16_gemm_m16_splitk(gpu().backend, gpu().cache.kernel("w8a16_gemm_m16_splitk"),
+                                  p.input.get(), p.weight.get(), p.scale.get(), p.out.get(), p.m,
+                                  p.n, p.k, p.a_row_stride, p.c_row_stride,
+                                  std::min(split, p.k / 128), s, M16LaunchOptions{pdl});
+          }};
+}
+
+TcEntry stream_entry(std::uint32_t split, bool pdl = false, StreamTuning tuning = {}) {
+  std::string name = fmt::format("w8a16_gemm_m16_stream/{}{}", split, pdl ? "+pdl" : "");
   if (tuning.rows != 0) name += fmt::format(" rows {}", tuning.rows);
   if (tuning.stages != 0) name += fmt::format(" stages {}", tuning.stages);
   return {name, true, [split, pdl, tuning](const Problem& p, StreamHandle s) {
-            w8a16_gemm_m16_splitk(gpu().backend, gpu().cache.kernel("w8a16_gemm_m16_splitk"),
+            w8a16_gemm_m16_stream(gpu().backend, gpu().cache.kernel("w8a16_gemm_m16_stream"),
                                   p.input.get(), p.weight.get(), p.scale.get(), p.out.get(), p.m,
                                   p.n, p.k, p.a_row_stride, p.c_row_stride,
                                   std::min(split, p.k / 128), s, M16LaunchOptions{pdl}, tuning);
@@ -117,19 +128,25 @@ const std::vector<TcEntry>& tc_entries() {
                                 p.input.get(), p.weight.get(), p.scale.get(), p.out.get(), p.m,
                                 p.n, p.k, p.a_row_stride, p.c_row_stride, s);
        }},
-      // The streaming entry unsplit with each tile height and the smallest and largest
-      // rings, then split K over clusters of 2, 5 and 8 CTAs (fewer where K has fewer
-      // blocks) with the launcher's tiles.
-      splitk_entry(1, false, {32, 2}),
-      splitk_entry(1, false, {64, 0}),
-      splitk_entry(1, false, {128, 0}),
-      splitk_entry(2, false, {64, 8}),
+      // Split K over clusters of 2, 5 and 8 CTAs (fewer where K has fewer blocks).
+      splitk_entry(2),
       splitk_entry(5),
       splitk_entry(8),
-      // Programmatic dependent launches, right behind the poisoning kernels of each
-      // problem: the activations must still be read after them.
+      // Programmatic dependent launches, right behind the poisoning and reference
+      // kernels of each problem: the activations must still be read after them.
       splitk_entry(1, true),
       splitk_entry(4, true),
+      // The streaming entry unsplit with each tile height and the smallest and largest
+      // rings, split over clusters of 2 (with 8 stages), 5 and 8 CTAs, and as
+      // programmatic dependent launches.
+      stream_entry(1, false, {32, 2}),
+      stream_entry(1, false, {64, 0}),
+      stream_entry(1, false, {128, 0}),
+      stream_entry(2, false, {64, 8}),
+      stream_entry(5),
+      stream_entry(8),
+      stream_entry(1, true),
+      stream_entry(4, true),
   };
   return entries;
 }

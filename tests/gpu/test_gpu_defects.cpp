@@ -9,7 +9,7 @@
 #include "metrale/kernel_variants.hpp"
 #include "metrale/nvrtc_compiler.hpp"
 #include "metrale/w8a16_gemm_m16.hpp"
-#include "metrale/w8a16_gemm_m16_splitk.hpp"
+#include "metrale/w8a16_gemm_m16_stream.hpp"
 
 using namespace metrale;
 using namespace metrale::test;
@@ -19,7 +19,7 @@ TEST_CASE("gpu: each planted defect fails the budget") {
                                  "METRALE_DEFECT_WRONG_SCALE_ROW",
                                  "METRALE_DEFECT_SKIP_LAST_TILE", "METRALE_DEFECT_SHIFT_ROW"};
   std::uint32_t seed = 7000;
-  for (const char* entry : {"w8a16_gemm_m16", "w8a16_gemm_m16_splitk"}) {
+  for (const char* entry : {"w8a16_gemm_m16", "w8a16_gemm_m16_stream"}) {
     const KernelVariant& v = variant_for_entry(entry);
     for (const char* defect : defects) {
       CAPTURE(entry);
@@ -37,7 +37,7 @@ TEST_CASE("gpu: each planted defect fails the budget") {
           w8a16_gemm_m16(gpu().backend, h, p.input.get(), p.weight.get(), p.scale.get(),
                          p.out.get(), m, p.n, p.k, 0);
         } else {
-          w8a16_gemm_m16_splitk(gpu().backend, h, p.input.get(), p.weight.get(), p.scale.get(),
+          w8a16_gemm_m16_stream(gpu().backend, h, p.input.get(), p.weight.get(), p.scale.get(),
                                 p.out.get(), m, p.n, p.k, p.k, p.n, 1, 0);
         }
         p.run_reference();

@@ -10,6 +10,7 @@
 #include "metrale/error.hpp"
 #include "metrale/w8a16_gemm_m16.hpp"
 #include "metrale/w8a16_gemm_m16_splitk.hpp"
+#include "metrale/w8a16_gemm_m16_stream.hpp"
 #include "metrale/w8a16_gemv_batch16.hpp"
 #include "support/fake_backend.hpp"
 
@@ -212,14 +213,45 @@ TEST_CASE("target levers: on from sm_80, off before") {
   CHECK_THROWS_AS(target_levers("hopper"), Error);
 }
 
-TEST_CASE("split-K launcher: grid (tiles, split), cluster (1, split), ring, tensor maps, guards") {
+TEST_CASE("split-K launcher: grid (tiles, split), cluster (1, split), guards") {
   Fixture f;
   const KernelHandle k = f.cache.kernel("w8a16_gemm_m16_splitk");
   w8a16_gemm_m16_splitk(f.gpu, k, kIn, kW, kS, kOut, 4, 576, 7168, 7168, 576, 8, 0);
-  w8a16_gemm_m16_splitk(f.gpu, k, kIn, kW, kS, kOut, 16, 28672, 4096, 4104, 28672, 1, 0,
+  w8a16_gemm_m16_splitk(f.gpu, k, kIn, kW, kS, kOut, 4, 576, 7168, 7168, 576, 1, 0);
+  const auto l = f.gpu.launches();
+  REQUIRE(l.size() == 2);
+  CHECK(l[0].config.grid.x == 18);
+  CHECK(l[0].config.grid.y == 8);
+  CHECK(l[0].config.cluster.x == 1);
+  CHECK(l[0].config.cluster.y == 8);
+  REQUIRE(l[0].args.size() == 9);
+  CHECK(l[0].u32_arg(7) == 7168);
+  CHECK(l[0].u32_arg(8) == 576);
+  CHECK(l[1].config.grid.y == 1);
+  CHECK(l[1].config.cluster.x == 0);  // a split of one launches without a cluster
+  CHECK(error_of([&] {
+          w8a16_gemm_m16_splitk(f.gpu, k, kIn, kW, kS, kOut, 4, 576, 7168, 7168, 576, 9, 0);
+        }) == "w8a16_gemm_m16_splitk: split=9 outside 1..=8 (portable cluster size)");
+  CHECK(error_of([&] {
+          w8a16_gemm_m16_splitk(f.gpu, k, kIn, kW, kS, kOut, 4, 576, 7168, 7168, 576, 0, 0);
+        }) == "w8a16_gemm_m16_splitk: split=0 outside 1..=8 (portable cluster size)");
+  CHECK(error_of([&] {
+          w8a16_gemm_m16_splitk(f.gpu, k, kIn, kW, kS, kOut, 4, 576, 256, 256, 576, 4, 0);
+        }) == "w8a16_gemm_m16_splitk: split=4 exceeds the K/128=2 blocks to share");
+  CHECK(error_of([&] {
+          w8a16_gemm_m16_splitk(f.gpu, k, kIn, kW, kS, kOut, 17, 576, 256, 256, 576, 1, 0);
+        }) == "w8a16_gemm_m16_splitk: m=17 outside 1..=16 (kernel M tile)");
+  CHECK(f.gpu.launches().size() == 2);
+}
+
+TEST_CASE("stream launcher: grid (tiles, split), cluster (1, split), ring, tensor maps, guards") {
+  Fixture f;
+  const KernelHandle k = f.cache.kernel("w8a16_gemm_m16_stream");
+  w8a16_gemm_m16_stream(f.gpu, k, kIn, kW, kS, kOut, 4, 576, 7168, 7168, 576, 8, 0);
+  w8a16_gemm_m16_stream(f.gpu, k, kIn, kW, kS, kOut, 16, 28672, 4096, 4104, 28672, 1, 0,
                         M16LaunchOptions{true});
-  w8a16_gemm_m16_splitk(f.gpu, k, kIn, kW, kS, kOut, 1, 1536, 4096, 4096, 1536, 2, 0, {},
-                        SplitkTuning{128, 7});
+  w8a16_gemm_m16_stream(f.gpu, k, kIn, kW, kS, kOut, 1, 1536, 4096, 4096, 1536, 2, 0, {},
+                        StreamTuning{128, 7});
   const auto l = f.gpu.launches();
   REQUIRE(l.size() == 3);
   // N = 576: 32-row tiles, 4 K blocks per stage; 4 stages of 16384 + 4*4*256 bytes.
@@ -263,35 +295,42 @@ TEST_CASE("split-K launcher: grid (tiles, split), cluster (1, split), ring, tens
   CHECK(l[2].config.shared_bytes == 128 + 7 * (16384 + 256));
   CHECK(l[2].u32_arg(9) == 128);
   CHECK(error_of([&] {
-          w8a16_gemm_m16_splitk(f.gpu, k, kIn, kW, kS, kOut, 4, 576, 7168, 7168, 576, 9, 0);
-        }) == "w8a16_gemm_m16_splitk: split=9 outside 1..=8 (portable cluster size)");
+          w8a16_gemm_m16_stream(f.gpu, k, kIn, kW, kS, kOut, 4, 576, 7168, 7168, 576, 9, 0);
+        }) == "w8a16_gemm_m16_stream: split=9 outside 1..=8 (portable cluster size)");
   CHECK(error_of([&] {
-          w8a16_gemm_m16_splitk(f.gpu, k, kIn, kW, kS, kOut, 4, 576, 7168, 7168, 576, 0, 0);
-        }) == "w8a16_gemm_m16_splitk: split=0 outside 1..=8 (portable cluster size)");
+          w8a16_gemm_m16_stream(f.gpu, k, kIn, kW, kS, kOut, 4, 576, 7168, 7168, 576, 0, 0);
+        }) == "w8a16_gemm_m16_stream: split=0 outside 1..=8 (portable cluster size)");
   CHECK(error_of([&] {
-          w8a16_gemm_m16_splitk(f.gpu, k, kIn, kW, kS, kOut, 4, 576, 256, 256, 576, 4, 0);
-        }) == "w8a16_gemm_m16_splitk: split=4 exceeds the K/128=2 blocks to share");
+          w8a16_gemm_m16_stream(f.gpu, k, kIn, kW, kS, kOut, 4, 576, 256, 256, 576, 4, 0);
+        }) == "w8a16_gemm_m16_stream: split=4 exceeds the K/128=2 blocks to share");
   CHECK(error_of([&] {
-          w8a16_gemm_m16_splitk(f.gpu, k, kIn, kW, kS, kOut, 17, 576, 256, 256, 576, 1, 0);
-        }) == "w8a16_gemm_m16_splitk: m=17 outside 1..=16 (kernel M tile)");
+          w8a16_gemm_m16_stream(f.gpu, k, kIn, kW, kS, kOut, 17, 576, 256, 256, 576, 1, 0);
+        }) == "w8a16_gemm_m16_stream: m=17 outside 1..=16 (kernel M tile)");
   CHECK(error_of([&] {
-          w8a16_gemm_m16_splitk(f.gpu, k, kIn, kW, kS, kOut, 4, 576, 256, 256, 576, 1, 0, {},
-                                SplitkTuning{48, 0});
-        }) == "w8a16_gemm_m16_splitk: tile rows=48 not one of 32, 64, 128");
+          w8a16_gemm_m16_stream(f.gpu, k, kIn, kW, kS, kOut, 4, 576, 256, 256, 576, 1, 0, {},
+                                StreamTuning{48, 0});
+        }) == "w8a16_gemm_m16_stream: tile rows=48 not one of 32, 64, 128");
   CHECK(error_of([&] {
-          w8a16_gemm_m16_splitk(f.gpu, k, kIn, kW, kS, kOut, 4, 576, 256, 256, 576, 1, 0, {},
-                                SplitkTuning{0, 9});
-        }) == "w8a16_gemm_m16_splitk: stages=9 outside 2..=8");
+          w8a16_gemm_m16_stream(f.gpu, k, kIn, kW, kS, kOut, 4, 576, 256, 256, 576, 1, 0, {},
+                                StreamTuning{0, 9});
+        }) == "w8a16_gemm_m16_stream: stages=9 outside 2..=8");
   CHECK(f.gpu.launches().size() == 3);
 }
 
-TEST_CASE("plan_m16_gemm: split K only where the tiles leave the SMs short") {
+TEST_CASE("plan_m16_gemm: streaming, 64-wide or split tiles where each fills the SMs") {
   const auto plan = [](std::uint32_t n, std::uint32_t k) { return plan_m16_gemm(1, n, k, 132); };
-  // 896 tiles (Llama-3-8B gate_up), 224 (DeepSeek-V3 o): the seed's entry.
-  CHECK(plan(28672, 4096).entry == "w8a16_gemm_m16");
+  // The streaming entry: Llama-3-8B gate_up (224 tiles of 128 rows), DeepSeek-V3 o and
+  // down (56 tiles, split 4).
+  CHECK(plan(28672, 4096).entry == "w8a16_gemm_m16_stream");
   CHECK(plan(28672, 4096).split == 1);
-  CHECK(plan(7168, 16384).split == 1);
-  // 192, 160 and 128 tiles: split in two.
+  CHECK(plan(7168, 16384).entry == "w8a16_gemm_m16_stream");
+  CHECK(plan(7168, 16384).split == 4);
+  CHECK(plan(7168, 18432).split == 4);
+  // 288 and 400 streaming tiles would run two waves: the seed's entry.
+  CHECK(plan(36864, 7168).entry == "w8a16_gemm_m16");
+  CHECK(plan(51200, 5120).entry == "w8a16_gemm_m16");
+  CHECK(plan(24576, 1536).entry == "w8a16_gemm_m16");
+  // 192, 160 and 128 tiles of 32 rows: split in two.
   CHECK(plan(6144, 4096).entry == "w8a16_gemm_m16_splitk");
   CHECK(plan(6144, 4096).split == 2);
   CHECK(plan(5120, 25600).split == 2);
@@ -301,10 +340,10 @@ TEST_CASE("plan_m16_gemm: split K only where the tiles leave the SMs short") {
   CHECK(plan(576, 7168).split == 8);
   // Too few K blocks to share: no split.
   CHECK(plan(576, 256).split == 1);
-  // Above 8 tokens, the 64-wide tile where its 448 (Llama-3-8B gate_up) or 160 (Qwen3-32B
-  // qkv) tiles cover the SMs; not for 112 (DeepSeek-V3 o).
-  CHECK(plan_m16_gemm(16, 28672, 4096, 132).entry == "w8a16_gemm_m16_n64");
+  // Above 8 tokens, the 64-wide tile where its 576 (DeepSeek-V3 gate_up) or 160
+  // (Qwen3-32B qkv) tiles cover the SMs; not for 64 (Llama-3-8B down).
+  CHECK(plan_m16_gemm(16, 36864, 7168, 132).entry == "w8a16_gemm_m16_n64");
   CHECK(plan_m16_gemm(9, 10240, 5120, 132).entry == "w8a16_gemm_m16_n64");
   CHECK(plan_m16_gemm(8, 10240, 5120, 132).entry == "w8a16_gemm_m16");
-  CHECK(plan_m16_gemm(16, 7168, 16384, 132).entry == "w8a16_gemm_m16");
+  CHECK(plan_m16_gemm(16, 4096, 14336, 132).entry == "w8a16_gemm_m16_splitk");
 }

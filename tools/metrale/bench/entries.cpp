@@ -4,6 +4,7 @@
 
 #include "metrale/error.hpp"
 #include "metrale/w8a16_gemm_m16_splitk.hpp"
+#include "metrale/w8a16_gemm_m16_stream.hpp"
 
 namespace metrale::bench {
 namespace {
@@ -18,21 +19,35 @@ void splitk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input, DeviceP
                         kSplit, stream, M16LaunchOptions{kPdl});
 }
 
+// The streaming entry with a fixed split (tiles and ring as its launcher picks them).
+template <std::uint32_t kSplit, bool kPdl = false>
+void stream(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input, DevicePtr weight,
+            DevicePtr block_scale, DevicePtr output, std::uint32_t m, std::uint32_t n,
+            std::uint32_t k, StreamHandle s) {
+  w8a16_gemm_m16_stream(gpu, kernel, input, weight, block_scale, output, m, n, k, k, n, kSplit,
+                        s, M16LaunchOptions{kPdl});
+}
+
 }  // namespace
 
 std::span<const BenchEntry> bench_entries() {
   static constexpr std::array kEntries = {
       BenchEntry{"w8a16_gemm_m16", "w8a16_gemm_m16", 1, &w8a16_gemm_m16},
       BenchEntry{"w8a16_gemm_m16_n64", "w8a16_gemm_m16_n64", 1, &w8a16_gemm_m16_n64},
-      BenchEntry{"w8a16_gemm_m16_splitk/1", "w8a16_gemm_m16_splitk", 1, &splitk<1>},
       BenchEntry{"w8a16_gemm_m16_splitk/2", "w8a16_gemm_m16_splitk", 2, &splitk<2>},
       BenchEntry{"w8a16_gemm_m16_splitk/4", "w8a16_gemm_m16_splitk", 4, &splitk<4>},
       BenchEntry{"w8a16_gemm_m16_splitk/8", "w8a16_gemm_m16_splitk", 8, &splitk<8>},
-      // The same launches as programmatic dependent launches.
+      // The same launches as programmatic dependent launches (split 1: the seed's grid).
       BenchEntry{"w8a16_gemm_m16_splitk/1+pdl", "w8a16_gemm_m16_splitk", 1, &splitk<1, true>},
       BenchEntry{"w8a16_gemm_m16_splitk/2+pdl", "w8a16_gemm_m16_splitk", 2, &splitk<2, true>},
       BenchEntry{"w8a16_gemm_m16_splitk/4+pdl", "w8a16_gemm_m16_splitk", 4, &splitk<4, true>},
       BenchEntry{"w8a16_gemm_m16_splitk/8+pdl", "w8a16_gemm_m16_splitk", 8, &splitk<8, true>},
+      BenchEntry{"w8a16_gemm_m16_stream/1", "w8a16_gemm_m16_stream", 1, &stream<1>},
+      BenchEntry{"w8a16_gemm_m16_stream/2", "w8a16_gemm_m16_stream", 2, &stream<2>},
+      BenchEntry{"w8a16_gemm_m16_stream/4", "w8a16_gemm_m16_stream", 4, &stream<4>},
+      BenchEntry{"w8a16_gemm_m16_stream/8", "w8a16_gemm_m16_stream", 8, &stream<8>},
+      BenchEntry{"w8a16_gemm_m16_stream/1+pdl", "w8a16_gemm_m16_stream", 1, &stream<1, true>},
+      BenchEntry{"w8a16_gemm_m16_stream/4+pdl", "w8a16_gemm_m16_stream", 4, &stream<4, true>},
   };
   return kEntries;
 }

@@ -1,5 +1,6 @@
-// w8a16_gemm_m16_splitk: the streaming tensor-core W8A16 decode GEMM with a 16-row M
-// tile, split over K by thread-block clusters.
+// w8a16_gemm_m16_stream: the streaming tensor-core W8A16 decode GEMM with a 16-row M
+// tile, optionally split over K by thread-block clusters (w8a16_gemm_m16.cu holds the
+// register-fed entries; the two win on different shapes, docs/performance.md).
 //
 //   y[i][j] = bf16_rn( sum_b s[j/128][b] * P_b[i][j] ),  P_b = FP32 partial of K block b
 //
@@ -42,14 +43,14 @@
 // Test builds may define one METRALE_DEFECT_* switch to plant a known defect (the same
 // ones as w8a16_gemm_m16.cu); the shipped build defines none. Launched as a
 // programmatic dependent launch, the kernel streams its first weights while the
-// preceding kernel still runs (so that kernel must not write them). SPLITK_NO_TMA=1 makes an
+// preceding kernel still runs (so that kernel must not write them). STREAM_NO_TMA=1 makes an
 // sm_90 build use the cp.async path of older GPUs, so that it can be checked there.
 #include "metrale_device.cuh"
 
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && !SPLITK_NO_TMA
-#define SPLITK_TMA 1
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && !STREAM_NO_TMA
+#define STREAM_TMA 1
 #else
-#define SPLITK_TMA 0
+#define STREAM_TMA 0
 #endif
 
 namespace {
@@ -124,7 +125,7 @@ __device__ __forceinline__ void barrier_init(u32 bar, u32 count) {
 
 // Makes the initialised barriers visible to the copy engines and the other threads.
 __device__ __forceinline__ void barrier_init_fence() {
-#if SPLITK_TMA
+#if STREAM_TMA
   asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
 #endif
   __syncthreads();
@@ -148,7 +149,7 @@ __device__ __forceinline__ void barrier_wait(u32 bar, u32 parity) {
 #endif
 }
 
-#if SPLITK_TMA
+#if STREAM_TMA
 constexpr u32 kBarrierCount = 1;  // the producer's arrive, which also sets the bytes
 
 // One box of a 2-D tensor map, at element coordinates (x along the row, y the row), to
@@ -226,7 +227,7 @@ __device__ __forceinline__ StageSpan stage_span(const Stream& st, u32 i) {
 __device__ __forceinline__ void issue_weights(const Stream& st, u32 i) {
   const Layout& L = *st.L;
   const StageSpan sp = stage_span(st, i);
-#if SPLITK_TMA
+#if STREAM_TMA
   if (threadIdx.x != 0 || sp.kvalid == 0) return;
   barrier_expect(sp.bar, sp.kvalid * (L.w_block + L.x_block));
   for (u32 p = 0; p < sp.kvalid; ++p) {
@@ -249,7 +250,7 @@ __device__ __forceinline__ void issue_weights(const Stream& st, u32 i) {
 __device__ __forceinline__ void issue_activations(const Stream& st, u32 i) {
   const Layout& L = *st.L;
   const StageSpan sp = stage_span(st, i);
-#if SPLITK_TMA
+#if STREAM_TMA
   if (threadIdx.x != 0 || sp.kvalid == 0) return;
   for (u32 p = 0; p < sp.kvalid; ++p) {
     tensor_copy(sp.dst + kStageWeightBytes + p * L.x_block, st.x_map, (sp.kb0 + p) * kBlockK, 0,
@@ -516,11 +517,11 @@ __device__ __forceinline__ void gemm(const Operands& op, const Layout& L, unsign
 }  // namespace
 
 // Read back by the host when the module loads: the weight bytes of one stage, which the
-// launcher's shared-memory size assumes (W8A16_GEMM_M16_SPLITK_STAGE_WEIGHT_BYTES).
-extern "C" __device__ unsigned int M16_SPLITK_STAGE_WEIGHT_BYTES = kStageWeightBytes;
+// launcher's shared-memory size assumes (W8A16_GEMM_M16_STREAM_STAGE_WEIGHT_BYTES).
+extern "C" __device__ unsigned int M16_STREAM_STAGE_WEIGHT_BYTES = kStageWeightBytes;
 
 extern "C" __global__ void __launch_bounds__(kThreads, 2)
-w8a16_gemm_m16_splitk(const u16* __restrict__ input, const u8* __restrict__ weight,
+w8a16_gemm_m16_stream(const u16* __restrict__ input, const u8* __restrict__ weight,
                       const float* __restrict__ block_scale, u16* __restrict__ output, u32 m,
                       u32 n, u32 k, u32 a_row_stride, u32 c_row_stride, u32 rows,
                       const __grid_constant__ TensorMap w_map,

@@ -1,0 +1,72 @@
+#include "metrale/w8a16_gemm_m16_stream.hpp"
+
+#include <algorithm>
+
+#include "launch_guards.hpp"
+#include "metrale/error.hpp"
+#include "metrale/kernel_launch.hpp"
+
+namespace metrale {
+
+std::uint32_t stream_tile_rows(std::uint32_t n) {
+  if (n >= 4096) return 128;
+  if (n >= 1024) return 64;
+  return 32;
+}
+
+std::uint32_t stream_stage_bytes(std::uint32_t m, std::uint32_t rows) {
+  return W8A16_GEMM_M16_STREAM_STAGE_WEIGHT_BYTES + (128 / rows) * m * 256;
+}
+
+void w8a16_gemm_m16_stream(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input,
+                           DevicePtr weight, DevicePtr block_scale, DevicePtr output,
+                           std::uint32_t m, std::uint32_t n, std::uint32_t k,
+                           std::uint32_t a_row_stride, std::uint32_t c_row_stride,
+                           std::uint32_t split, StreamHandle stream,
+                           M16LaunchOptions options, StreamTuning tuning) {
+  constexpr std::string_view fn = "w8a16_gemm_m16_stream";
+  guards::check_m_and_k(fn, m, k);
+  guards::check_strides(fn, n, k, a_row_stride, c_row_stride);
+  ensure(split >= 1 && split <= W8A16_GEMM_M16_SPLITK_MAX,
+         "{}: split={} outside 1..={} (portable cluster size)", fn, split,
+         W8A16_GEMM_M16_SPLITK_MAX);
+  ensure(split <= k / 128, "{}: split={} exceeds the K/128={} blocks to share", fn, split,
+         k / 128);
+  const std::uint32_t rows = tuning.rows == 0 ? stream_tile_rows(n) : tuning.rows;
+  ensure(rows == 32 || rows == 64 || rows == 128, "{}: tile rows={} not one of 32, 64, 128",
+         fn, rows);
+  const std::uint32_t stage_bytes = stream_stage_bytes(m, rows);
+  const std::uint32_t stages =
+      tuning.stages != 0
+          ? tuning.stages
+          : std::clamp<std::uint32_t>(W8A16_GEMM_M16_STREAM_RING_BYTES / stage_bytes, 2, 4);
+  ensure(stages >= 2 && stages <= 8, "{}: stages={} outside 2..=8", fn, stages);
+  guards::check_operands(fn, input, weight, block_scale, output, n);
+  // The kernel's tensor copies: boxes of 128 weight bytes x `rows` rows, and of 128
+  // activations x m tokens.
+  const TensorMapBytes w_map = gpu.tensor_map_2d({weight, 1, k, n, k, 128, rows});
+  const TensorMapBytes x_map =
+      gpu.tensor_map_2d({input, 2, k, m, std::uint64_t{a_row_stride} * 2, 128, m});
+  KernelLaunch launch(gpu, kernel);
+  launch.grid({div_ceil(n, rows), split, 1})
+      .block({256, 1, 1})
+      .shared_bytes(128 + stages * stage_bytes);
+  // A one-CTA split needs no cluster; the kernel then sees a cluster of one.
+  if (split > 1) launch.cluster({1, split, 1});
+  launch.programmatic_dependent(options.programmatic_dependent);
+  launch.arg_ptr(input)
+      .arg_ptr(weight)
+      .arg_ptr(block_scale)
+      .arg_ptr(output)
+      .arg_u32(m)
+      .arg_u32(n)
+      .arg_u32(k)
+      .arg_u32(a_row_stride)
+      .arg_u32(c_row_stride)
+      .arg_u32(rows)
+      .arg_bytes(&w_map, sizeof(w_map))
+      .arg_bytes(&x_map, sizeof(x_map))
+      .launch(stream);
+}
+
+}  // namespace metrale
