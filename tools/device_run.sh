@@ -56,10 +56,10 @@ for s in "${steps[@]}"; do
         for f in $BUILD/sass/*w8a16_gemm_m16*.cubin; do
           echo \"\$f: HMMA \$(cuobjdump --dump-sass \$f | grep -c HMMA), LDG.128 \$(cuobjdump --dump-sass \$f | grep -c 'LDG.E.*128'), LDL/STL \$(cuobjdump --dump-sass \$f | grep -cE 'LDL|STL')\"
         done" ;;
-    sanitize)
+    sanitize)  # SANITIZE_CASES: doctest case filter (default: all but the long sweeps)
       for tool in memcheck racecheck; do
         step "san-$tool" compute-sanitizer --tool "$tool" --error-exitcode 9 \
-          "$BUILD/tests/metrale_gpu_tests" -tce="*sweep*,*random shapes*,*bit for bit*"
+          "$BUILD/tests/metrale_gpu_tests" ${SANITIZE_CASES:--tce=*sweep*,*random shapes*,*bit for bit*}
       done ;;
     bench)
       step bench "$BUILD/tools/metrale" bench --json "$OUT/bench.json" ${BENCH_ARGS:-} ;;

@@ -147,8 +147,10 @@ std::vector<CaseResult> Runner::run_shape(const Shape& shape) {
     for (const BenchEntry& e : options_.entries) c.entries.push_back(run_entry(d, e, m, ref));
     const M16Plan plan = plan_m16_gemm(m, shape.n, shape.k,
                                        static_cast<std::uint32_t>(gpu_.info().sm_count));
-    c.choice = plan.split == 1 ? std::string(plan.entry)
-                               : fmt::format("{}/{}", plan.entry, plan.split);
+    // The split entries are benchmarked (and named) with their split, even a split of 1.
+    const bool split_entry =
+        plan.entry == "w8a16_gemm_m16_splitk" || plan.entry == "w8a16_gemm_m16_stream";
+    c.choice = split_entry ? fmt::format("{}/{}", plan.entry, plan.split) : std::string(plan.entry);
     const EntryResult* best = nullptr;
     for (const EntryResult& e : c.entries) {
       if (e.status == Status::ok && (best == nullptr || e.timing.median_us < best->timing.median_us)) {
