@@ -117,6 +117,16 @@ __device__ __forceinline__ uint4 load_shared_ro_16(const void* p) {
   return v;
 }
 
+// The 32-bit shared-window address of a generic pointer to shared memory.
+__device__ __forceinline__ u32 shared_address(const void* p) {
+  u64 generic = reinterpret_cast<u64>(p);
+  u32 a;
+  asm("{\n\t.reg .u64 s;\n\tcvta.to.shared.u64 s, %1;\n\tcvt.u32.u64 %0, s;\n\t}"
+      : "=r"(a)
+      : "l"(generic));
+  return a;
+}
+
 // D = A * B + C for one m16n8k16 tile, BF16 inputs, FP32 accumulators.
 __device__ __forceinline__ void mma_m16n8k16_bf16(float (&d)[4], const u32 (&a)[4],
                                                   const u32 (&b)[2]) {

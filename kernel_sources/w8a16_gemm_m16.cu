@@ -130,15 +130,6 @@ __device__ __forceinline__ void load_block(BlockWeights& bw, const Operands& op,
   bw.scale = scales[b];
 }
 
-__device__ __forceinline__ u32 shared_address(const void* p) {
-  u64 generic = reinterpret_cast<u64>(p);
-  u32 a;
-  asm("{\n\t.reg .u64 s;\n\tcvta.to.shared.u64 s, %1;\n\tcvt.u32.u64 %0, s;\n\t}"
-      : "=r"(a)
-      : "l"(generic));
-  return a;
-}
-
 // Stages the activations of block b (tokens < m) into `slot` with 16-byte cp.async and
 // commits one group; past the warp's last block the group is empty, so every stage still
 // counts one group.

@@ -100,15 +100,6 @@ __device__ __forceinline__ u32 dynamic_smem_bytes() {
   return r;
 }
 
-__device__ __forceinline__ u32 shared_address(const void* p) {
-  u64 generic = reinterpret_cast<u64>(p);
-  u32 a;
-  asm("{\n\t.reg .u64 s;\n\tcvta.to.shared.u64 s, %1;\n\tcvt.u32.u64 %0, s;\n\t}"
-      : "=r"(a)
-      : "l"(generic));
-  return a;
-}
-
 __device__ __forceinline__ uint4 load_shared_16(u32 addr) {
   uint4 v;
   asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"

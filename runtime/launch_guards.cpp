@@ -1,6 +1,7 @@
 #include "launch_guards.hpp"
 
 #include "metrale/error.hpp"
+#include "metrale/w8a16_gemm_m16_splitk.hpp"
 
 namespace metrale::guards {
 namespace {
@@ -28,6 +29,14 @@ void check_strides(std::string_view fn, std::uint32_t n, std::uint32_t k,
          "{}: a_row_stride={} must keep rows 16B-aligned (cp.async stages A in 16-byte "
          "chunks)",
          fn, a_row_stride);
+}
+
+void check_split(std::string_view fn, std::uint32_t split, std::uint32_t k) {
+  ensure(split >= 1 && split <= W8A16_GEMM_M16_SPLITK_MAX,
+         "{}: split={} outside 1..={} (portable cluster size)", fn, split,
+         W8A16_GEMM_M16_SPLITK_MAX);
+  ensure(split <= k / 128, "{}: split={} exceeds the K/128={} blocks to share", fn, split,
+         k / 128);
 }
 
 void check_operands(std::string_view fn, DevicePtr input, DevicePtr weight,

@@ -16,6 +16,10 @@ void check_m_and_k(std::string_view fn, std::uint32_t m, std::uint32_t k);
 void check_strides(std::string_view fn, std::uint32_t n, std::uint32_t k,
                    std::uint32_t a_row_stride, std::uint32_t c_row_stride);
 
+// The split-K entries' K split: 1..=W8A16_GEMM_M16_SPLITK_MAX (a portable cluster), and
+// at most one CTA per 128-K block.
+void check_split(std::string_view fn, std::uint32_t split, std::uint32_t k);
+
 // What the seed leaves to the kernel: n == 0, null pointers, and alignment (16 bytes
 // for input and weight, read in 16-byte pieces; 4 for block_scale; 2 for output).
 void check_operands(std::string_view fn, DevicePtr input, DevicePtr weight,

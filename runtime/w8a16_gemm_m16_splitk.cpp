@@ -18,11 +18,7 @@ void w8a16_gemm_m16_splitk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr
   constexpr std::string_view fn = "w8a16_gemm_m16_splitk";
   guards::check_m_and_k(fn, m, k);
   guards::check_strides(fn, n, k, a_row_stride, c_row_stride);
-  ensure(split >= 1 && split <= W8A16_GEMM_M16_SPLITK_MAX,
-         "{}: split={} outside 1..={} (portable cluster size)", fn, split,
-         W8A16_GEMM_M16_SPLITK_MAX);
-  ensure(split <= k / 128, "{}: split={} exceeds the K/128={} blocks to share", fn, split,
-         k / 128);
+  guards::check_split(fn, split, k);
   guards::check_operands(fn, input, weight, block_scale, output, n);
   KernelLaunch launch(gpu, kernel);
   launch.grid({div_ceil(n, W8A16_GEMM_M16_N_TILE), split, 1}).block({128, 1, 1});

@@ -27,11 +27,7 @@ void w8a16_gemm_m16_stream(const GpuBackend& gpu, KernelHandle kernel, DevicePtr
   constexpr std::string_view fn = "w8a16_gemm_m16_stream";
   guards::check_m_and_k(fn, m, k);
   guards::check_strides(fn, n, k, a_row_stride, c_row_stride);
-  ensure(split >= 1 && split <= W8A16_GEMM_M16_SPLITK_MAX,
-         "{}: split={} outside 1..={} (portable cluster size)", fn, split,
-         W8A16_GEMM_M16_SPLITK_MAX);
-  ensure(split <= k / 128, "{}: split={} exceeds the K/128={} blocks to share", fn, split,
-         k / 128);
+  guards::check_split(fn, split, k);
   const std::uint32_t rows = tuning.rows == 0 ? stream_tile_rows(n) : tuning.rows;
   ensure(rows == 32 || rows == 64 || rows == 128, "{}: tile rows={} not one of 32, 64, 128",
          fn, rows);

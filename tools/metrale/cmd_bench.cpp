@@ -78,7 +78,8 @@ std::string utc_now() {
 std::string entry_names() {
   std::string names;
   for (const bench::BenchEntry& e : bench::bench_entries()) {
-    names += (names.empty() ? "" : ",") + std::string(e.name);
+    if (!names.empty()) names += ',';
+    names += e.name;
   }
   return names;
 }
