@@ -3,6 +3,7 @@
 #include <string_view>
 
 #include "launch_guards.hpp"
+#include "launch_operands.hpp"
 #include "metrale/kernel_launch.hpp"
 
 namespace metrale {
@@ -15,17 +16,9 @@ void launch_contiguous(std::string_view fn, std::uint32_t n_tile, const GpuBacke
                        std::uint32_t n, std::uint32_t k, StreamHandle stream) {
   guards::check_m_and_k(fn, m, k);
   guards::check_operands(fn, input, weight, block_scale, output, n);
-  KernelLaunch(gpu, kernel)
-      .grid({div_ceil(n, n_tile), 1, 1})
-      .block({128, 1, 1})
-      .arg_ptr(input)
-      .arg_ptr(weight)
-      .arg_ptr(block_scale)
-      .arg_ptr(output)
-      .arg_u32(m)
-      .arg_u32(n)
-      .arg_u32(k)
-      .launch(stream);
+  KernelLaunch launch(gpu, kernel);
+  launch.grid({div_ceil(n, n_tile), 1, 1}).block({128, 1, 1});
+  push_operands(launch, input, weight, block_scale, output, m, n, k).launch(stream);
 }
 
 }  // namespace
@@ -54,16 +47,9 @@ void w8a16_gemm_m16_strided(const GpuBackend& gpu, KernelHandle kernel, DevicePt
   guards::check_m_and_k(fn, m, k);
   guards::check_strides(fn, n, k, a_row_stride, c_row_stride);
   guards::check_operands(fn, input, weight, block_scale, output, n);
-  KernelLaunch(gpu, kernel)
-      .grid({div_ceil(n, W8A16_GEMM_M16_N_TILE), 1, 1})
-      .block({128, 1, 1})
-      .arg_ptr(input)
-      .arg_ptr(weight)
-      .arg_ptr(block_scale)
-      .arg_ptr(output)
-      .arg_u32(m)
-      .arg_u32(n)
-      .arg_u32(k)
+  KernelLaunch launch(gpu, kernel);
+  launch.grid({div_ceil(n, W8A16_GEMM_M16_N_TILE), 1, 1}).block({128, 1, 1});
+  push_operands(launch, input, weight, block_scale, output, m, n, k)
       .arg_u32(a_row_stride)
       .arg_u32(c_row_stride)
       .launch(stream);

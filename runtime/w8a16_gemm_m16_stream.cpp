@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "launch_guards.hpp"
+#include "launch_operands.hpp"
 #include "metrale/error.hpp"
 #include "metrale/kernel_launch.hpp"
 
@@ -47,16 +48,8 @@ void w8a16_gemm_m16_stream(const GpuBackend& gpu, KernelHandle kernel, DevicePtr
   launch.grid({div_ceil(n, rows), split, 1})
       .block({256, 1, 1})
       .shared_bytes(128 + stages * stage_bytes);
-  // A one-CTA split needs no cluster; the kernel then sees a cluster of one.
-  if (split > 1) launch.cluster({1, split, 1});
-  launch.programmatic_dependent(options.programmatic_dependent);
-  launch.arg_ptr(input)
-      .arg_ptr(weight)
-      .arg_ptr(block_scale)
-      .arg_ptr(output)
-      .arg_u32(m)
-      .arg_u32(n)
-      .arg_u32(k)
+  split_over_cluster(launch, split, options);
+  push_operands(launch, input, weight, block_scale, output, m, n, k)
       .arg_u32(a_row_stride)
       .arg_u32(c_row_stride)
       .arg_u32(rows)

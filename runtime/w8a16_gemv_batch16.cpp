@@ -3,6 +3,7 @@
 #include <string_view>
 
 #include "launch_guards.hpp"
+#include "launch_operands.hpp"
 #include "metrale/kernel_launch.hpp"
 
 namespace metrale {
@@ -14,17 +15,10 @@ void w8a16_gemv_batch16(const GpuBackend& gpu, KernelHandle kernel, DevicePtr in
   constexpr std::string_view fn = "w8a16_gemv_batch16";
   guards::check_m_and_k(fn, m, k);
   guards::check_operands(fn, input, weight, block_scale, output, n);
-  KernelLaunch(gpu, kernel)
-      .grid({div_ceil(n, W8A16_GEMV_BATCH16_THREADS), 1, 1})
-      .block({W8A16_GEMV_BATCH16_THREADS, 1, 1})
-      .arg_ptr(input)
-      .arg_ptr(weight)
-      .arg_ptr(block_scale)
-      .arg_ptr(output)
-      .arg_u32(m)
-      .arg_u32(n)
-      .arg_u32(k)
-      .launch(stream);
+  KernelLaunch launch(gpu, kernel);
+  launch.grid({div_ceil(n, W8A16_GEMV_BATCH16_THREADS), 1, 1})
+      .block({W8A16_GEMV_BATCH16_THREADS, 1, 1});
+  push_operands(launch, input, weight, block_scale, output, m, n, k).launch(stream);
 }
 
 void w8a16_gemv_batch16_strided(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input,
@@ -36,16 +30,10 @@ void w8a16_gemv_batch16_strided(const GpuBackend& gpu, KernelHandle kernel, Devi
   guards::check_m_and_k(fn, m, k);
   guards::check_strides(fn, n, k, a_row_stride, c_row_stride);
   guards::check_operands(fn, input, weight, block_scale, output, n);
-  KernelLaunch(gpu, kernel)
-      .grid({div_ceil(n, W8A16_GEMV_BATCH16_THREADS), 1, 1})
-      .block({W8A16_GEMV_BATCH16_THREADS, 1, 1})
-      .arg_ptr(input)
-      .arg_ptr(weight)
-      .arg_ptr(block_scale)
-      .arg_ptr(output)
-      .arg_u32(m)
-      .arg_u32(n)
-      .arg_u32(k)
+  KernelLaunch launch(gpu, kernel);
+  launch.grid({div_ceil(n, W8A16_GEMV_BATCH16_THREADS), 1, 1})
+      .block({W8A16_GEMV_BATCH16_THREADS, 1, 1});
+  push_operands(launch, input, weight, block_scale, output, m, n, k)
       .arg_u32(a_row_stride)
       .arg_u32(c_row_stride)
       .launch(stream);
