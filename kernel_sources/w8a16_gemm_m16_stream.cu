@@ -74,7 +74,7 @@ struct Operands {
   const u8* weight;
   const float* block_scale;
   u16* output;
-  u32 m, n, k, a_row_stride, c_row_stride, rows;
+  u32 m, n, k, a_row_stride, c_row_stride;
 };
 
 // How the CTA's shared memory and warps are laid out for this launch.
@@ -521,7 +521,7 @@ w8a16_gemm_m16_stream(const u16* __restrict__ input, const u8* __restrict__ weig
   // Tensor copies want 128-byte aligned destinations; the launcher adds the slack.
   unsigned char* smem = dynamic_smem + ((128 - shared_address(dynamic_smem) % 128) % 128);
   __shared__ __align__(8) u64 stage_barriers[kMaxStages];
-  const Operands op{input, weight, block_scale, output, m, n, k, a_row_stride, c_row_stride, rows};
+  const Operands op{input, weight, block_scale, output, m, n, k, a_row_stride, c_row_stride};
   Layout L;
   L.rows = rows;
   L.kparts_log2 = rows == 32 ? 2 : rows == 64 ? 1 : 0;

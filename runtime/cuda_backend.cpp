@@ -12,6 +12,12 @@ namespace {
 
 CUcontext as_context(void* c) { return static_cast<CUcontext>(c); }
 
+// A module built while a capture forbids it: say which warm-up was missing.
+[[noreturn]] void fail_first_use_in_capture(std::string_view module, CUresult r) {
+  fail("module {} first used during CUDA graph capture: call warm_up() before capturing ({})",
+       module, driver::describe(r));
+}
+
 class CudaModule final : public LoadedModule {
  public:
   CudaModule(CUmodule module, std::string label, int shared_optin)
@@ -133,11 +139,8 @@ std::unique_ptr<LoadedModule> CudaBackend::load_module(std::span<const char> ima
          "driver supports; upgrade the NVIDIA driver or use an NVRTC no newer than it",
          label, driver::describe(r));
   }
-  if (r == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED || r == CUDA_ERROR_STREAM_CAPTURE_IMPLICIT ||
-      r == CUDA_ERROR_STREAM_CAPTURE_INVALIDATED) {
-    fail("module {} first used during CUDA graph capture: call warm_up() before capturing "
-         "({})",
-         label, driver::describe(r));
+  if (driver::is_capture_error(r)) {
+    fail_first_use_in_capture(label, r);
   }
   if (r != CUDA_SUCCESS) {
     fail("loading module {} failed: cuModuleLoadData: {}", label, driver::describe(r));
@@ -155,11 +158,8 @@ void CudaBackend::check_not_capturing(std::string_view module) const {
     METRALE_CU(cuMemFree, probe);
     return;
   }
-  if (r == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED || r == CUDA_ERROR_STREAM_CAPTURE_IMPLICIT ||
-      r == CUDA_ERROR_STREAM_CAPTURE_INVALIDATED) {
-    fail("module {} first used during CUDA graph capture: call warm_up() before capturing "
-         "({})",
-         module, driver::describe(r));
+  if (driver::is_capture_error(r)) {
+    fail_first_use_in_capture(module, r);
   }
   driver::check(r, "cuMemAlloc");
 }

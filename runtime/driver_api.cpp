@@ -88,13 +88,17 @@ std::string describe_with(const Api& table, CUresult result) {
 
 std::string describe(CUresult result) { return describe_with(api(), result); }
 
+bool is_capture_error(CUresult result) {
+  return result == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED ||
+         result == CUDA_ERROR_STREAM_CAPTURE_IMPLICIT ||
+         result == CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+}
+
 void check(CUresult result, std::string_view call) {
   if (result == CUDA_SUCCESS) return;
   // Loading a module, resolving its entries and reading its constants are not allowed
   // while a global-mode capture runs: the usual cause is a kernel's first use inside it.
-  if (result == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED ||
-      result == CUDA_ERROR_STREAM_CAPTURE_IMPLICIT ||
-      result == CUDA_ERROR_STREAM_CAPTURE_INVALIDATED) {
+  if (is_capture_error(result)) {
     throw Error(fmt::format("{} failed: {}; if a kernel was first used during CUDA graph "
                             "capture: call warm_up() before capturing",
                             call, describe(result)));

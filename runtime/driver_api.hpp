@@ -25,6 +25,9 @@ void check(CUresult result, std::string_view call);
 // "CUDA_ERROR_X (text)" for a result code, for messages.
 std::string describe(CUresult result);
 
+// True for the errors a stream capture gives to calls it forbids or that follow them.
+bool is_capture_error(CUresult result);
+
 }  // namespace metrale::driver
 
 // Calls the driver through the table and checks the result, naming the call.
