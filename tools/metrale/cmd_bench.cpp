@@ -48,7 +48,8 @@ constexpr const char* kHelp =
     "  --shape NxK      a shape to measure (repeatable); default: the 13 decode shapes of\n"
     "                   Llama-3-8B, Qwen3-32B and DeepSeek-V3 (K a multiple of 128)\n"
     "  --m LIST         token counts, each 1..16 (default 1,8,16)\n"
-    "  --entry LIST     entries to time (default: all: {})\n"
+    "  --entry LIST     entries to time (default: all: {}); also by name only, the\n"
+    "                   streaming entry's tuning points (.rR tile rows, .sS stages): {}\n"
     "  --replays N      timed replays per measurement (default 7)\n"
     "  --min-bytes MiB  weight bytes each graph rotates through (default 768)\n"
     "  --no-baselines   skip cuBLAS and cuBLASLt\n"
@@ -75,9 +76,9 @@ std::string utc_now() {
   return text;
 }
 
-std::string entry_names() {
+std::string entry_names(std::span<const bench::BenchEntry> entries) {
   std::string names;
-  for (const bench::BenchEntry& e : bench::bench_entries()) {
+  for (const bench::BenchEntry& e : entries) {
     if (!names.empty()) names += ',';
     names += e.name;
   }
@@ -91,7 +92,8 @@ int cmd_bench(int argc, char** argv) {
             {"shape", "m", "entry", "replays", "min-bytes", "json", "commit", "device",
              "define"});
   if (args.has("help")) {
-    fmt::print(fmt::runtime(kHelp), entry_names());
+    fmt::print(fmt::runtime(kHelp), entry_names(bench::bench_entries()),
+               entry_names(bench::tuning_entries()));
     return 0;
   }
   ensure(args.positional().empty(), "bench takes no positional arguments (got '{}')",
@@ -107,7 +109,7 @@ int cmd_bench(int argc, char** argv) {
   for (const std::uint32_t m : options.ms) {
     ensure(m >= 1 && m <= 16, "--m: {} is outside 1..16 (the entries' M tile)", m);
   }
-  options.entries = bench::parse_entries(args.value_or("entry", entry_names()));
+  options.entries = bench::parse_entries(args.value_or("entry", entry_names(bench::bench_entries())));
   options.replays = parse_one_u32(args, "replays", 7);
   ensure(options.replays >= 1, "--replays must be at least 1");
   const std::uint32_t min_mib = parse_one_u32(args, "min-bytes", 768);

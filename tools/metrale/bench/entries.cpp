@@ -19,14 +19,31 @@ void splitk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input, DeviceP
                         kSplit, stream, M16LaunchOptions{kPdl});
 }
 
-// The streaming entry with a fixed split (tiles and ring as its launcher picks them).
-template <std::uint32_t kSplit, bool kPdl = false>
+// The streaming entry with a fixed split; tiles and ring as its launcher picks them
+// unless kRows / kStages name them.
+template <std::uint32_t kSplit, bool kPdl = false, std::uint32_t kRows = 0,
+          std::uint32_t kStages = 0>
 void stream(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input, DevicePtr weight,
             DevicePtr block_scale, DevicePtr output, std::uint32_t m, std::uint32_t n,
             std::uint32_t k, StreamHandle s) {
   w8a16_gemm_m16_stream(gpu, kernel, input, weight, block_scale, output, m, n, k, k, n, kSplit,
-                        s, M16LaunchOptions{kPdl});
+                        s, M16LaunchOptions{kPdl}, StreamTuning{kRows, kStages});
 }
+
+// Tuning points of the streaming entry, timed only when --entry names them:
+// ".rR" fixes the tile rows, ".sS" the ring stages.
+constexpr std::array kTuning = {
+    BenchEntry{"w8a16_gemm_m16_stream/1.s2", "w8a16_gemm_m16_stream", 1, &stream<1, false, 0, 2>},
+    BenchEntry{"w8a16_gemm_m16_stream/1.s6", "w8a16_gemm_m16_stream", 1, &stream<1, false, 0, 6>},
+    BenchEntry{"w8a16_gemm_m16_stream/1.s8", "w8a16_gemm_m16_stream", 1, &stream<1, false, 0, 8>},
+    BenchEntry{"w8a16_gemm_m16_stream/1.r64", "w8a16_gemm_m16_stream", 1, &stream<1, false, 64, 0>},
+    BenchEntry{"w8a16_gemm_m16_stream/1.r32", "w8a16_gemm_m16_stream", 1, &stream<1, false, 32, 0>},
+    BenchEntry{"w8a16_gemm_m16_stream/1.r64.s6", "w8a16_gemm_m16_stream", 1,
+               &stream<1, false, 64, 6>},
+    BenchEntry{"w8a16_gemm_m16_stream/1.r32.s6", "w8a16_gemm_m16_stream", 1,
+               &stream<1, false, 32, 6>},
+    BenchEntry{"w8a16_gemm_m16_stream/4.s6", "w8a16_gemm_m16_stream", 4, &stream<4, false, 0, 6>},
+};
 
 }  // namespace
 
@@ -52,6 +69,8 @@ std::span<const BenchEntry> bench_entries() {
   return kEntries;
 }
 
+std::span<const BenchEntry> tuning_entries() { return kTuning; }
+
 std::vector<BenchEntry> parse_entries(std::string_view list) {
   std::vector<BenchEntry> out;
   std::size_t start = 0;
@@ -60,9 +79,11 @@ std::vector<BenchEntry> parse_entries(std::string_view list) {
     const std::string_view name = list.substr(start, end - start);
     const BenchEntry* found = nullptr;
     std::string known;
-    for (const BenchEntry& e : bench_entries()) {
-      if (e.name == name) found = &e;
-      known += (known.empty() ? "" : ", ") + std::string(e.name);
+    for (const auto table : {bench_entries(), tuning_entries()}) {
+      for (const BenchEntry& e : table) {
+        if (e.name == name) found = &e;
+        known += (known.empty() ? "" : ", ") + std::string(e.name);
+      }
     }
     ensure(found != nullptr, "--entry: no benchmarked entry named '{}' (known: {})", name,
            known);
