@@ -45,37 +45,11 @@
 // programmatic dependent launch, the kernel streams its first weights while the
 // preceding kernel still runs (so that kernel must not write them). STREAM_NO_TMA=1 makes an
 // sm_90 build use the cp.async path of older GPUs, so that it can be checked there.
-#include "metrale_device.cuh"
-
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && !STREAM_NO_TMA
-#define STREAM_TMA 1
-#else
-#define STREAM_TMA 0
-#endif
+#include "m16_stream_pipeline.cuh"
 
 namespace {
 
-constexpr u32 kThreads = 256;
-constexpr u32 kWarps = kThreads / 32;
-constexpr u32 kBlockK = 128;
-constexpr u32 kStageWeightBytes = 16384;  // the tile's rows x kparts K blocks
-constexpr u32 kMaxTokens = 16;
-constexpr u32 kMaxStages = 8;
 constexpr u32 kRedStride = kMaxTokens + 1;
-constexpr u32 kTokenBytes = kBlockK * 2;  // one token's activations of one K block
-
-// A CUtensorMap, opaque to the kernel (NVRTC has no toolkit headers).
-struct alignas(64) TensorMap {
-  u64 opaque[16];
-};
-
-struct Operands {
-  const u16* input;
-  const u8* weight;
-  const float* block_scale;
-  u16* output;
-  u32 m, n, k, a_row_stride, c_row_stride;
-};
 
 // How the CTA's shared memory and warps are laid out for this launch.
 struct Layout {
@@ -93,89 +67,6 @@ struct SharedReduce {
   float red[kWarps * 16 * kRedStride];  // [warp][row of its slab][token]
   float tile[kMaxTokens * 128];         // the CTA's partial tile, read by the cluster
 };
-
-__device__ __forceinline__ u32 dynamic_smem_bytes() {
-  u32 r;
-  asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(r));
-  return r;
-}
-
-__device__ __forceinline__ uint4 load_shared_16(u32 addr) {
-  uint4 v;
-  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "r"(addr));
-  return v;
-}
-
-// --- The stage barriers: one mbarrier per ring slot, one phase per use of the slot. ---
-
-__device__ __forceinline__ void barrier_init(u32 bar, u32 count) {
-  asm volatile("mbarrier.init.shared.b64 [%0], %1;" :: "r"(bar), "r"(count) : "memory");
-}
-
-// Makes the initialised barriers visible to the copy engines and the other threads.
-__device__ __forceinline__ void barrier_init_fence() {
-#if STREAM_TMA
-  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-#endif
-  __syncthreads();
-}
-
-__device__ __forceinline__ void barrier_wait(u32 bar, u32 parity) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile(
-      "{\n\t.reg .pred done;\n"
-      "WAIT:\n\t"
-      "mbarrier.try_wait.parity.shared.b64 done, [%0], %1;\n\t"
-      "@!done bra WAIT;\n\t}"
-      :: "r"(bar), "r"(parity) : "memory");
-#else
-  asm volatile(
-      "{\n\t.reg .pred done;\n"
-      "WAIT:\n\t"
-      "mbarrier.test_wait.parity.shared.b64 done, [%0], %1;\n\t"
-      "@!done bra WAIT;\n\t}"
-      :: "r"(bar), "r"(parity) : "memory");
-#endif
-}
-
-#if STREAM_TMA
-constexpr u32 kBarrierCount = 1;  // the producer's arrive, which also sets the bytes
-
-// One box of a 2-D tensor map, at element coordinates (x along the row, y the row), to
-// shared memory; completion is counted on `bar`.
-__device__ __forceinline__ void tensor_copy(u32 dst, const TensorMap* map, u32 x, u32 y, u32 bar,
-                                            u64 policy) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
-      ".L2::cache_hint [%0], [%1, {%2, %3}], [%4], %5;"
-      :: "r"(dst), "l"(reinterpret_cast<u64>(map)), "r"(x), "r"(y), "r"(bar), "l"(policy)
-      : "memory");
-}
-
-__device__ __forceinline__ void tensor_copy(u32 dst, const TensorMap* map, u32 x, u32 y, u32 bar) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
-      "[%0], [%1, {%2, %3}], [%4];"
-      :: "r"(dst), "l"(reinterpret_cast<u64>(map)), "r"(x), "r"(y), "r"(bar) : "memory");
-}
-
-__device__ __forceinline__ void barrier_expect(u32 bar, u32 bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared.b64 _, [%0], %1;" :: "r"(bar), "r"(bytes) : "memory");
-}
-#else
-constexpr u32 kBarrierCount = kThreads;  // every thread's cp.async arrival
-
-__device__ __forceinline__ void copy_16(u32 dst, const void* src) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(dst), "l"(src) : "memory");
-}
-
-// The barrier's pending count drops once this thread's earlier cp.async have landed.
-__device__ __forceinline__ void barrier_arrive_copies(u32 bar) {
-  asm volatile("cp.async.mbarrier.arrive.noinc.shared.b64 [%0];" :: "r"(bar) : "memory");
-}
-#endif
 
 // What a stage's copies need besides the stage index.
 struct Stream {
@@ -262,101 +153,6 @@ __device__ __forceinline__ void issue_activations(const Stream& st, u32 i) {
 #endif
 }
 
-// Where one lane reads its fragments inside its warp's part of a stage, fixed for the
-// whole loop: weights of rows g and g+8 of the warp's slab (chunk h: bytes 64h + 16t),
-// and the two 16-byte halves of token 8*tg + g's activations 16t .. 16t+15 of chunk 0
-// (chunk 1 is 128 bytes on). Tokens past m read token m-1: their MMA columns are never
-// stored. (Rows g and g+1 share banks: a 2-way conflict on 4 of a warp's ~200
-// instructions per stage, cheaper than the padding TMA boxes cannot have.)
-template <u32 kTokenGroups>
-struct FragmentOffsets {
-  u32 w[2][2];             // [g / g+8][chunk]
-  u32 x[kTokenGroups][2];  // [token group][first / second 8 k] of chunk 0
-};
-
-template <u32 kTokenGroups>
-__device__ __forceinline__ FragmentOffsets<kTokenGroups> fragment_offsets(u32 m, u32 g, u32 t) {
-  FragmentOffsets<kTokenGroups> f;
-#pragma unroll
-  for (u32 half = 0; half < 2; ++half)
-#pragma unroll
-    for (u32 h = 0; h < 2; ++h) f.w[half][h] = (8 * half + g) * kBlockK + 64 * h + 16 * t;
-#pragma unroll
-  for (u32 tg = 0; tg < kTokenGroups; ++tg) {
-    const u32 token = 8 * tg + g < m ? 8 * tg + g : m - 1;
-    f.x[tg][0] = token * kTokenBytes + 32 * t;
-    f.x[tg][1] = token * kTokenBytes + 32 * t + 16;
-  }
-  return f;
-}
-
-__device__ __forceinline__ void nan_accumulate(u32& acc, u32 w0, u32 w1) {
-  // Bit 7 of a byte of (w & 0x7F..) + 0x01.. is set where that byte is a NaN code; the
-  // other bits are masked off once, after the loop.
-  acc |= ((w0 & 0x7F7F7F7Fu) + 0x01010101u) | ((w1 & 0x7F7F7F7Fu) + 0x01010101u);
-}
-
-// One warp's 16 rows x one 128-K block of a stage: the block's partial onto `acc`.
-template <u32 kTokenGroups>
-__device__ __forceinline__ void compute_block(float (&acc)[kTokenGroups][4], u32 (&nan_bits)[2],
-                                              const FragmentOffsets<kTokenGroups>& f, u32 w_base,
-                                              u32 x_base, float scale, bool fold) {
-  float part[kTokenGroups][4];
-#pragma unroll
-  for (u32 tg = 0; tg < kTokenGroups; ++tg)
-#pragma unroll
-    for (u32 e = 0; e < 4; ++e) part[tg][e] = 0.0f;
-
-  uint4 w[2][2];  // [g / g+8][chunk]
-#pragma unroll
-  for (u32 half = 0; half < 2; ++half)
-#pragma unroll
-    for (u32 h = 0; h < 2; ++h) w[half][h] = load_shared_16(w_base + f.w[half][h]);
-  uint4 x[2][kTokenGroups][2];  // [chunk][token group][first / second 8 k]
-#pragma unroll
-  for (u32 h = 0; h < 2; ++h)
-#pragma unroll
-    for (u32 tg = 0; tg < kTokenGroups; ++tg)
-#pragma unroll
-      for (u32 p = 0; p < 2; ++p) x[h][tg][p] = load_shared_16(x_base + 128 * h + f.x[tg][p]);
-
-#pragma unroll
-  for (u32 h = 0; h < 2; ++h) {
-    const uint4 lo = w[0][h];
-    const uint4 hi = w[1][h];
-    const u32 lo_words[4] = {lo.x, lo.y, lo.z, lo.w};
-    const u32 hi_words[4] = {hi.x, hi.y, hi.z, hi.w};
-    nan_accumulate(nan_bits[0], lo.x, lo.y);
-    nan_accumulate(nan_bits[0], lo.z, lo.w);
-    nan_accumulate(nan_bits[1], hi.x, hi.y);
-    nan_accumulate(nan_bits[1], hi.z, hi.w);
-#pragma unroll
-    for (u32 q = 0; q < 4; ++q) {
-      u32 a[4];
-      fp8x4_e4m3_to_bf16x2_fast(lo_words[q], a[0], a[2]);  // row g:   slots 0,1 | 2,3
-      fp8x4_e4m3_to_bf16x2_fast(hi_words[q], a[1], a[3]);  // row g+8: slots 0,1 | 2,3
-#pragma unroll
-      for (u32 tg = 0; tg < kTokenGroups; ++tg) {
-        const uint4 xs = x[h][tg][q / 2];
-        u32 bfrag[2];
-        bfrag[0] = (q % 2 == 0) ? xs.x : xs.z;
-        bfrag[1] = (q % 2 == 0) ? xs.y : xs.w;
-        mma_m16n8k16_bf16(part[tg], a, bfrag);
-      }
-    }
-  }
-  if (!fold) return;
-#pragma unroll
-  for (u32 tg = 0; tg < kTokenGroups; ++tg)
-#pragma unroll
-    for (u32 e = 0; e < 4; ++e) {
-      acc[tg][e] = __fmaf_rn(scale, part[tg][e], acc[tg][e]);
-#if defined(METRALE_DEFECT_BF16_ACCUM)
-      acc[tg][e] = bf16_to_f32(f32_to_bf16_rn(acc[tg][e]));
-#endif
-    }
-}
-
 template <u32 kTokenGroups>
 __device__ __forceinline__ void gemm(const Operands& op, const Layout& L, unsigned char* smem,
                                      u32 bars, const TensorMap* w_map, const TensorMap* x_map) {
@@ -431,21 +227,7 @@ __device__ __forceinline__ void gemm(const Operands& op, const Layout& L, unsign
     }
   }
 
-  // A NaN weight makes its whole output column NaN, as in the reference: the four lanes
-  // of a quad hold different k of the same rows, so they pool what they saw.
-#pragma unroll
-  for (u32 half = 0; half < 2; ++half) {
-    u32 seen = nan_bits[half] & 0x80808080u;
-    seen |= __shfl_xor_sync(0xFFFFFFFFu, seen, 1);
-    seen |= __shfl_xor_sync(0xFFFFFFFFu, seen, 2);
-    if (seen != 0) {
-#pragma unroll
-      for (u32 tg = 0; tg < kTokenGroups; ++tg) {
-        acc[tg][2 * half] = __int_as_float(0x7FC00000);
-        acc[tg][2 * half + 1] = __int_as_float(0x7FC00000);
-      }
-    }
-  }
+  poison_nan_columns<kTokenGroups>(acc, nan_bits);
   // The ring is dead (every issued stage was waited for, and the last loop iteration
   // ended on a barrier): the reduction buffers reuse its memory.
   SharedReduce& reduce = *reinterpret_cast<SharedReduce*>(smem);

@@ -31,6 +31,7 @@ std::span<const KernelVariant> kernel_variants() {
        {},
        {"w8a16_gemm_m16_stream"},
        {{"M16_STREAM_STAGE_WEIGHT_BYTES", W8A16_GEMM_M16_STREAM_STAGE_WEIGHT_BYTES}}},
+      {"w8a16_gemm_m16_streamk", "w8a16_gemm_m16_streamk.cu", {}, {"w8a16_gemm_m16_streamk"}, {}},
       {"w8a16_gemv_batch16",
        "w8a16_gemv_batch16.cu",
        {},

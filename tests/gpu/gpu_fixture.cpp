@@ -1,5 +1,6 @@
 #include "gpu/gpu_fixture.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
 
@@ -18,6 +19,15 @@ constexpr std::size_t kGuardElems = 256;
 std::uint32_t elems(std::size_t n) { return static_cast<std::uint32_t>(n); }
 
 }  // namespace
+
+GpuContext::GpuContext() {
+  // Room for N up to 2^20 on the largest test grid (33 x 64 CTAs) or 4 CTAs per SM.
+  const std::uint64_t bytes =
+      w8a16_gemm_m16_streamk_workspace_bytes(1u << 20, std::max(4 * sm_count(), 33u * 64));
+  streamk_buffer = DeviceBuffer(backend, bytes);
+  backend.fill_bytes(streamk_buffer.get(), 0, bytes);
+  backend.synchronize();
+}
 
 GpuContext& gpu() {
   static GpuContext context;
@@ -109,6 +119,23 @@ TcEntry stream_entry(std::uint32_t split, bool pdl = false, StreamTuning tuning 
           }};
 }
 
+// Stream-K on `ctas` CTAs, or ctas_per_sm x the SM count where ctas is 0.
+TcEntry streamk_entry(std::uint32_t ctas_per_sm, std::uint32_t ctas = 0, bool pdl = false,
+                      std::uint32_t stages = 0) {
+  std::string name = ctas != 0 ? fmt::format("w8a16_gemm_m16_streamk {} CTAs", ctas)
+                               : fmt::format("w8a16_gemm_m16_streamk {} CTAs per SM", ctas_per_sm);
+  if (pdl) name += " +pdl";
+  if (stages != 0) name += fmt::format(" stages {}", stages);
+  return {name, true, [ctas_per_sm, ctas, pdl, stages](const Problem& p, StreamHandle s) {
+            const std::uint32_t grid = ctas != 0 ? ctas : ctas_per_sm * gpu().sm_count();
+            w8a16_gemm_m16_streamk(gpu().backend, gpu().cache.kernel("w8a16_gemm_m16_streamk"),
+                                   p.input.get(), p.weight.get(), p.scale.get(), p.out.get(),
+                                   p.m, p.n, p.k, p.a_row_stride, p.c_row_stride,
+                                   gpu().streamk_workspace(), grid, s, M16LaunchOptions{pdl},
+                                   stages);
+          }};
+}
+
 const std::vector<TcEntry>& tc_entries() {
   static const std::vector<TcEntry> entries = {
       {"w8a16_gemm_m16", false,
@@ -147,6 +174,15 @@ const std::vector<TcEntry>& tc_entries() {
       stream_entry(8),
       stream_entry(1, true),
       stream_entry(4, true),
+      // Stream-K: one CTA for everything (no tile shared), 7 CTAs (long ranges over
+      // several tiles), 2 and 3 per SM, a CTA per unit (every tile shared by all its
+      // units' CTAs), the smallest ring, and as a programmatic dependent launch.
+      streamk_entry(0, 1),
+      streamk_entry(0, 7),
+      streamk_entry(2),
+      streamk_entry(3, 0, false, 2),
+      streamk_entry(0, 33 * 64),
+      streamk_entry(2, 0, true),
   };
   return entries;
 }

@@ -11,12 +11,19 @@
 #include "metrale/cuda_backend.hpp"
 #include "metrale/module_cache.hpp"
 #include "metrale/oracle.hpp"
+#include "metrale/w8a16_gemm_m16_streamk.hpp"
 
 namespace metrale::test {
 
 struct GpuContext {
+  GpuContext();
   CudaBackend backend{0};
   ModuleCache cache{backend};
+  DeviceBuffer streamk_buffer;  // zeroed once; every stream-K launch leaves it zeroed
+  StreamKWorkspace streamk_workspace() const {
+    return {streamk_buffer.get(), streamk_buffer.size()};
+  }
+  std::uint32_t sm_count() const { return static_cast<std::uint32_t>(backend.info().sm_count); }
 };
 
 // Created on first use; lives for the process.

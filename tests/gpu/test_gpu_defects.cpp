@@ -10,6 +10,7 @@
 #include "metrale/nvrtc_compiler.hpp"
 #include "metrale/w8a16_gemm_m16.hpp"
 #include "metrale/w8a16_gemm_m16_stream.hpp"
+#include "metrale/w8a16_gemm_m16_streamk.hpp"
 
 using namespace metrale;
 using namespace metrale::test;
@@ -19,7 +20,7 @@ TEST_CASE("gpu: each planted defect fails the budget") {
                                  "METRALE_DEFECT_WRONG_SCALE_ROW",
                                  "METRALE_DEFECT_SKIP_LAST_TILE", "METRALE_DEFECT_SHIFT_ROW"};
   std::uint32_t seed = 7000;
-  for (const char* entry : {"w8a16_gemm_m16", "w8a16_gemm_m16_stream"}) {
+  for (const char* entry : {"w8a16_gemm_m16", "w8a16_gemm_m16_stream", "w8a16_gemm_m16_streamk"}) {
     const KernelVariant& v = variant_for_entry(entry);
     for (const char* defect : defects) {
       CAPTURE(entry);
@@ -36,9 +37,13 @@ TEST_CASE("gpu: each planted defect fails the budget") {
         if (std::string_view(entry) == "w8a16_gemm_m16") {
           w8a16_gemm_m16(gpu().backend, h, p.input.get(), p.weight.get(), p.scale.get(),
                          p.out.get(), m, p.n, p.k, 0);
-        } else {
+        } else if (std::string_view(entry) == "w8a16_gemm_m16_stream") {
           w8a16_gemm_m16_stream(gpu().backend, h, p.input.get(), p.weight.get(), p.scale.get(),
                                 p.out.get(), m, p.n, p.k, p.k, p.n, 1, 0);
+        } else {
+          w8a16_gemm_m16_streamk(gpu().backend, h, p.input.get(), p.weight.get(),
+                                 p.scale.get(), p.out.get(), m, p.n, p.k, p.k, p.n,
+                                 gpu().streamk_workspace(), 2 * gpu().sm_count(), 0);
         }
         p.run_reference();
         gpu().backend.synchronize();

@@ -4,6 +4,8 @@
 
 #include <cstring>
 
+#include <fmt/format.h>
+
 #include <string>
 
 #include "metrale/dense_ffn.hpp"
@@ -11,6 +13,7 @@
 #include "metrale/w8a16_gemm_m16.hpp"
 #include "metrale/w8a16_gemm_m16_splitk.hpp"
 #include "metrale/w8a16_gemm_m16_stream.hpp"
+#include "metrale/w8a16_gemm_m16_streamk.hpp"
 #include "metrale/w8a16_gemv_batch16.hpp"
 #include "support/fake_backend.hpp"
 
@@ -315,6 +318,62 @@ TEST_CASE("stream launcher: grid (tiles, split), cluster (1, split), ring, tenso
                                 StreamTuning{0, 9});
         }) == "w8a16_gemm_m16_stream: stages=9 outside 2..=8");
   CHECK(f.gpu.launches().size() == 3);
+}
+
+TEST_CASE("stream-K launcher: persistent grid, ring, workspace split, guards") {
+  Fixture f;
+  const KernelHandle k = f.cache.kernel("w8a16_gemm_m16_streamk");
+  constexpr DevicePtr kWs(0x50000);
+  // N = 28672: 224 tiles, 32 K blocks; tickets round 224 * 4 bytes up to 1024.
+  const std::uint64_t need = w8a16_gemm_m16_streamk_workspace_bytes(28672, 264);
+  CHECK(need == 1024 + 264 * 2 * 128 * 16 * 4);
+  w8a16_gemm_m16_streamk(f.gpu, k, kIn, kW, kS, kOut, 16, 28672, 4096, 4104, 28680,
+                         {kWs, need}, 264, 0);
+  // More CTAs than the 3 x 2 units of N = 300, K = 256: one CTA per unit.
+  w8a16_gemm_m16_streamk(f.gpu, k, kIn, kW, kS, kOut, 1, 300, 256, 256, 300,
+                         {kWs, w8a16_gemm_m16_streamk_workspace_bytes(300, 6)}, 1000, 0,
+                         M16LaunchOptions{true}, 7);
+  const auto l = f.gpu.launches();
+  REQUIRE(l.size() == 2);
+  CHECK(l[0].config.grid.x == 264);
+  CHECK(l[0].config.grid.y == 1);
+  CHECK(l[0].config.block.x == 256);
+  CHECK(l[0].config.cluster.x == 0);
+  CHECK_FALSE(l[0].config.programmatic_dependent);
+  CHECK(l[0].config.shared_bytes == 128 + 4 * (16384 + 16 * 256));
+  REQUIRE(l[0].args.size() == 13);
+  CHECK(l[0].u32_arg(7) == 4104);
+  CHECK(l[0].u32_arg(8) == 28680);
+  CHECK(l[0].u64_arg(9) == kWs.address + 1024);  // partials after the tickets
+  CHECK(l[0].u64_arg(10) == kWs.address);
+  CHECK(l[1].config.grid.x == 6);
+  CHECK(l[1].config.programmatic_dependent);
+  CHECK(l[1].config.shared_bytes == 128 + 7 * (16384 + 256));
+  CHECK(l[1].u64_arg(9) == kWs.address + 256);
+
+  const auto call = [&](StreamKWorkspace ws, std::uint32_t ctas) {
+    return error_of([&] {
+      w8a16_gemm_m16_streamk(f.gpu, k, kIn, kW, kS, kOut, 4, 576, 7168, 7168, 576, ws, ctas, 0);
+    });
+  };
+  const std::uint64_t small = w8a16_gemm_m16_streamk_workspace_bytes(576, 8);
+  CHECK(call({kWs, small}, 0) == "w8a16_gemm_m16_streamk: ctas=0 must be at least 1");
+  CHECK(call({DevicePtr(), small}, 8) == "w8a16_gemm_m16_streamk: workspace is null");
+  CHECK(call({kWs + 8, small}, 8) ==
+        "w8a16_gemm_m16_streamk: workspace 0x50008 is not 16-byte aligned");
+  CHECK(call({kWs, small}, 9) ==
+        fmt::format("w8a16_gemm_m16_streamk: workspace of {} bytes, N=576 on 9 CTAs needs {} "
+                    "(w8a16_gemm_m16_streamk_workspace_bytes)",
+                    small, w8a16_gemm_m16_streamk_workspace_bytes(576, 9)));
+  CHECK(error_of([&] {
+          w8a16_gemm_m16_streamk(f.gpu, k, kIn, kW, kS, kOut, 17, 576, 256, 256, 576,
+                                 {kWs, small}, 8, 0);
+        }) == "w8a16_gemm_m16_streamk: m=17 outside 1..=16 (kernel M tile)");
+  CHECK(error_of([&] {
+          w8a16_gemm_m16_streamk(f.gpu, k, kIn, kW, kS, DevicePtr(), 4, 576, 256, 256, 576,
+                                 {kWs, small}, 8, 0);
+        }).starts_with("w8a16_gemm_m16_streamk: "));
+  CHECK(f.gpu.launches().size() == 2);
 }
 
 TEST_CASE("plan_m16_gemm: streaming, 64-wide or split tiles where each fills the SMs") {

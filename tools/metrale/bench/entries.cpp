@@ -30,8 +30,18 @@ void stream(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input, DeviceP
                         s, M16LaunchOptions{kPdl}, StreamTuning{kRows, kStages});
 }
 
+// The stream-K entry on kCtasPerSm CTAs per SM, in the runner's workspace.
+template <std::uint32_t kCtasPerSm, bool kPdl = false>
+void streamk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input, DevicePtr weight,
+             DevicePtr block_scale, DevicePtr output, std::uint32_t m, std::uint32_t n,
+             std::uint32_t k, const EntryResources& resources, StreamHandle s) {
+  w8a16_gemm_m16_streamk(gpu, kernel, input, weight, block_scale, output, m, n, k, k, n,
+                         resources.workspace, kCtasPerSm * resources.sm_count, s,
+                         M16LaunchOptions{kPdl});
+}
+
 // Tuning points of the streaming entry, timed only when --entry names them:
-// ".rR" fixes the tile rows, ".sS" the ring stages.
+// ".rR" fixes the tile rows, ".sS" the ring stages, ".cC" the CTAs per SM of stream-K.
 constexpr std::array kTuning = {
     BenchEntry{"w8a16_gemm_m16_stream/1.s2", "w8a16_gemm_m16_stream", 1, &stream<1, false, 0, 2>},
     BenchEntry{"w8a16_gemm_m16_stream/1.s6", "w8a16_gemm_m16_stream", 1, &stream<1, false, 0, 6>},
@@ -43,6 +53,8 @@ constexpr std::array kTuning = {
     BenchEntry{"w8a16_gemm_m16_stream/1.r32.s6", "w8a16_gemm_m16_stream", 1,
                &stream<1, false, 32, 6>},
     BenchEntry{"w8a16_gemm_m16_stream/4.s6", "w8a16_gemm_m16_stream", 4, &stream<4, false, 0, 6>},
+    BenchEntry{"w8a16_gemm_m16_streamk.c1", "w8a16_gemm_m16_streamk", 1, nullptr, &streamk<1>},
+    BenchEntry{"w8a16_gemm_m16_streamk.c3", "w8a16_gemm_m16_streamk", 1, nullptr, &streamk<3>},
 };
 
 }  // namespace
@@ -65,6 +77,10 @@ std::span<const BenchEntry> bench_entries() {
       BenchEntry{"w8a16_gemm_m16_stream/8", "w8a16_gemm_m16_stream", 8, &stream<8>},
       BenchEntry{"w8a16_gemm_m16_stream/1+pdl", "w8a16_gemm_m16_stream", 1, &stream<1, true>},
       BenchEntry{"w8a16_gemm_m16_stream/4+pdl", "w8a16_gemm_m16_stream", 4, &stream<4, true>},
+      // Stream-K on 2 CTAs per SM (the split column is 1: the grid, not a K split).
+      BenchEntry{"w8a16_gemm_m16_streamk", "w8a16_gemm_m16_streamk", 1, nullptr, &streamk<2>},
+      BenchEntry{"w8a16_gemm_m16_streamk+pdl", "w8a16_gemm_m16_streamk", 1, nullptr,
+                 &streamk<2, true>},
   };
   return kEntries;
 }

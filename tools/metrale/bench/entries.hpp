@@ -10,14 +10,28 @@
 #include <vector>
 
 #include "metrale/w8a16_gemm_m16.hpp"
+#include "metrale/w8a16_gemm_m16_streamk.hpp"
 
 namespace metrale::bench {
+
+// What the runner lends the entries that need more than their operands.
+struct EntryResources {
+  StreamKWorkspace workspace;  // zeroed once, large enough for any default shape
+  std::uint32_t sm_count = 0;
+};
+
+// A launcher with contiguous operands that also takes the runner's resources.
+using ResourcedM16Gemm = void (*)(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input,
+                                  DevicePtr weight, DevicePtr block_scale, DevicePtr output,
+                                  std::uint32_t m, std::uint32_t n, std::uint32_t k,
+                                  const EntryResources& resources, StreamHandle stream);
 
 struct BenchEntry {
   std::string_view name;      // as reported, e.g. "w8a16_gemm_m16_splitk/4"
   std::string_view kernel;    // kernel entry, as ModuleCache::kernel(kernel) finds it
   std::uint32_t split;        // K split (1 for the seed's entries)
   ContiguousM16Gemm launch;   // its runtime launcher, contiguous operands
+  ResourcedM16Gemm launch_with = nullptr;  // used instead of `launch` where set
 };
 
 // Every tensor-core entry, in table order (the default of --entry).

@@ -55,6 +55,15 @@ Runner::Runner(const CudaBackend& gpu, ModuleCache& cache, const Stream& stream,
                const RunOptions& options)
     : gpu_(gpu), cache_(cache), stream_(stream), options_(options) {
   fill_grid_ = static_cast<std::uint32_t>(gpu.info().sm_count) * 8;
+  // The stream-K workspace: up to 4 CTAs per SM and N = 2^20, zeroed once (each launch
+  // leaves it zeroed).
+  resources_.sm_count = static_cast<std::uint32_t>(gpu.info().sm_count);
+  const std::uint64_t workspace_bytes =
+      w8a16_gemm_m16_streamk_workspace_bytes(1u << 20, 4 * resources_.sm_count);
+  workspace_ = DeviceBuffer(gpu, workspace_bytes);
+  gpu.fill_bytes(workspace_.get(), 0, workspace_bytes);
+  gpu.synchronize();
+  resources_.workspace = {workspace_.get(), workspace_bytes};
   if (!options_.baselines) return;
   prep_ = std::make_unique<BenchModule>(gpu, "baseline_prep.cu");
   // A missing or broken cuBLAS is reported per baseline; the library is still measured.
@@ -185,6 +194,17 @@ std::vector<std::uint16_t> Runner::reference(const ShapeData& d, std::uint32_t m
   return ref;
 }
 
+void Runner::launch_entry(const BenchEntry& entry, KernelHandle kernel, const ShapeData& d,
+                          std::uint32_t copy, std::uint32_t m) {
+  if (entry.launch_with != nullptr) {
+    entry.launch_with(gpu_, kernel, d.x.get(), d.weight(copy), d.scale(copy), d.out.get(), m,
+                      d.shape.n, d.shape.k, resources_, stream_.handle());
+  } else {
+    entry.launch(gpu_, kernel, d.x.get(), d.weight(copy), d.scale(copy), d.out.get(), m,
+                 d.shape.n, d.shape.k, stream_.handle());
+  }
+}
+
 EntryResult Runner::run_entry(const ShapeData& d, const BenchEntry& entry, std::uint32_t m,
                               const std::vector<std::uint16_t>& ref) {
   EntryResult r;
@@ -195,8 +215,7 @@ EntryResult Runner::run_entry(const ShapeData& d, const BenchEntry& entry, std::
     const KernelHandle kernel = entry_kernel(entry);
     const std::uint64_t count = std::uint64_t{m} * n;
     poison(d.out.get(), count);
-    entry.launch(gpu_, kernel, d.x.get(), d.weight(0), d.scale(0), d.out.get(), m, n, k,
-                 stream_.handle());
+    launch_entry(entry, kernel, d, 0, m);
     stream_.synchronize();
     std::vector<std::uint16_t> got(count);
     gpu_.download(got.data(), d.out.get(), count * 2);
@@ -208,8 +227,7 @@ EntryResult Runner::run_entry(const ShapeData& d, const BenchEntry& entry, std::
       return r;
     }
     r.timing = time_graph(stream_, d.copies, options_.replays, [&](std::uint32_t c) {
-      entry.launch(gpu_, kernel, d.x.get(), d.weight(c), d.scale(c), d.out.get(), m, n, k,
-                   stream_.handle());
+      launch_entry(entry, kernel, d, c, m);
     });
   } catch (const Error& e) {
     r.status = Status::error;

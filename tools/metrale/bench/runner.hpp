@@ -49,6 +49,8 @@ class Runner {
   std::vector<std::uint16_t> reference(const ShapeData& d, std::uint32_t m);
   // The entry's kernel, built with the run's extra defines if any.
   KernelHandle entry_kernel(const BenchEntry& entry);
+  void launch_entry(const BenchEntry& entry, KernelHandle kernel, const ShapeData& d,
+                    std::uint32_t copy, std::uint32_t m);
   EntryResult run_entry(const ShapeData& d, const BenchEntry& entry, std::uint32_t m,
                         const std::vector<std::uint16_t>& ref);
   BaselineResult bf16_baseline(const ShapeData& d, std::uint32_t m);
@@ -63,6 +65,8 @@ class Runner {
   std::unique_ptr<BenchModule> prep_;
   std::unique_ptr<CublasBaselines> cublas_;
   std::string cublas_error_;  // why the baselines could not be set up, if they could not
+  DeviceBuffer workspace_;     // lent to the entries through resources_
+  EntryResources resources_;
 };
 
 }  // namespace metrale::bench

@@ -1,0 +1,272 @@
+// w8a16_gemm_m16_streamk: the streaming tensor-core W8A16 decode GEMM with a 16-row M
+// tile, its work spread evenly over a persistent grid (stream-K).
+//
+//   y[i][j] = bf16_rn( sum_c P_c[i][j] ),  P_c = FP32 partial of the K blocks CTA c ran
+//
+// Why: with one CTA per tile the SMs get whole tiles, so a layer of 224 tiles on 132
+// SMs keeps 92 SMs twice as busy as the other 40 and the chip waits on them. Here the
+// layer is a list of U = tiles x K/128 units (128 weight rows x 128 K, tile-major), and
+// CTA c of P runs units [c*U/P, (c+1)*U/P): every SM streams the same number of weight
+// bytes. A CTA's weights flow through the ring of m16_stream_pipeline.cuh across tile
+// boundaries; each of its 8 warps owns 16 rows of every unit.
+//
+// A tile whose units one CTA ran alone is stored from the warps' registers. A tile split
+// over CTAs c0 < ... < c1 (only at the ends of their ranges) is reduced through the
+// caller's workspace: each contributor writes its FP32 partial (slot 0 if the tile is
+// the first of its range, else slot 1), then takes a ticket on the tile's counter; the
+// last to arrive adds the partials in the fixed order c0, c0+1, ..., c1 and stores the
+// tile, then clears the counter for the next launch. No CTA waits for another and no
+// atomics touch the values: results are bit-identical from run to run on one device.
+//
+// Workspace: `tickets` (one u32 per tile, zero before the launch and left zero after
+// it) and `partials` (P x 2 x 128 rows x 16 tokens FP32). Grid: (P, 1, 1)  Block: (256,
+// 1, 1); dynamic shared memory 128 + stages * (16384 + m * 256) bytes. m in 1..16, K a
+// multiple of 128, a_row_stride a multiple of 8; w_map / x_map as in
+// w8a16_gemm_m16_stream.cu with 128-row boxes. Test builds may define one
+// METRALE_DEFECT_* switch (as w8a16_gemm_m16.cu). As a programmatic dependent launch it
+// streams its first weights before the preceding kernel ends and touches activations,
+// outputs and workspace only after it.
+#include "m16_stream_pipeline.cuh"
+
+namespace {
+
+constexpr u32 kRows = 128;  // weight rows of a unit (one scale row)
+constexpr u32 kSlotFloats = kRows * kMaxTokens;
+
+struct Work {
+  u32 k_blocks;      // units per tile
+  u32 begin, end;    // this CTA's units
+  u32 first_tile;    // the tile of unit `begin`
+};
+
+// The CTA that runs unit u: the largest c with floor(c*U/P) <= u.
+__device__ __forceinline__ u32 owner_of(u64 u, u64 units, u64 ctas) {
+  return static_cast<u32>(((u + 1) * ctas - 1) / units);
+}
+
+__device__ __forceinline__ u32 range_begin(u64 c, u64 units, u64 ctas) {
+  return static_cast<u32>(c * units / ctas);
+}
+
+// Stage i of the CTA holds unit begin + i: the unit's 128 x 128 weight box, then its
+// m x 128 activations. On sm_90 thread 0 issues both as tensor copies; before, every
+// thread copies 16-byte pieces of the rows below N and the tokens.
+__device__ __forceinline__ void issue_weights(const Operands& op, const Work& wk, u32 i, u32 dst,
+                                              u32 bar, const TensorMap* w_map, u64 policy) {
+  if (wk.begin + i >= wk.end) return;
+  const u32 u = wk.begin + i;
+  const u32 n0 = u / wk.k_blocks * kRows;
+  const u32 kb = u % wk.k_blocks;
+#if STREAM_TMA
+  if (threadIdx.x != 0) return;
+  barrier_expect(bar, kStageWeightBytes + op.m * kTokenBytes);
+  tensor_copy(dst, w_map, kb * kBlockK, n0, bar, policy);
+#else
+  (void)w_map;
+  (void)policy;
+  const u32 rows = op.n - n0 < kRows ? op.n - n0 : kRows;
+  const u8* src = op.weight + static_cast<u64>(n0) * op.k + kb * kBlockK;
+  for (u32 p = threadIdx.x; p < rows * (kBlockK / 16); p += kThreads) {
+    copy_16(dst + 16 * p, src + static_cast<u64>(p / (kBlockK / 16)) * op.k + 16 * (p % (kBlockK / 16)));
+  }
+#endif
+}
+
+__device__ __forceinline__ void issue_activations(const Operands& op, const Work& wk, u32 i,
+                                                  u32 dst, u32 bar, const TensorMap* x_map) {
+  if (wk.begin + i >= wk.end) return;
+  const u32 kb = (wk.begin + i) % wk.k_blocks;
+#if STREAM_TMA
+  if (threadIdx.x != 0) return;
+  tensor_copy(dst + kStageWeightBytes, x_map, kb * kBlockK, 0, bar);
+#else
+  (void)x_map;
+  const u16* src = op.input + kb * kBlockK;
+  for (u32 p = threadIdx.x; p < op.m * (kTokenBytes / 16); p += kThreads) {
+    const u32 tok = p / (kTokenBytes / 16);
+    copy_16(dst + kStageWeightBytes + 16 * p,
+            src + static_cast<u64>(tok) * op.a_row_stride + 8 * (p % (kTokenBytes / 16)));
+  }
+  barrier_arrive_copies(bar);
+#endif
+}
+
+// Output (token, row) of fragment element e of token group tg, for lane (g, t).
+__device__ __forceinline__ u32 fragment_row(u32 e, u32 g) { return g + 8 * (e / 2); }
+__device__ __forceinline__ u32 fragment_token(u32 tg, u32 e, u32 t) { return 8 * tg + 2 * t + (e % 2); }
+
+// The end of a tile's run in this CTA: store it, or hand the partial to the tile's
+// reduction. Called by every thread of the CTA (it synchronises).
+template <u32 kTokenGroups>
+__device__ __forceinline__ void finish_tile(const Operands& op, const Work& wk, u32 tile, u32 kb_first,
+                                            u32 kb_last, float (&acc)[kTokenGroups][4],
+                                            float* partials, u32* tickets, u32* is_last) {
+  const u32 warp = threadIdx.x / 32;
+  const u32 lane = threadIdx.x % 32;
+  const u32 g = lane / 4;
+  const u32 t = lane % 4;
+  const u32 n0 = tile * kRows;
+#if defined(METRALE_DEFECT_SKIP_LAST_TILE)
+  if (n0 + kRows >= op.n) return;
+#endif
+  if (kb_first == 0 && kb_last == wk.k_blocks - 1) {
+#pragma unroll
+    for (u32 tg = 0; tg < kTokenGroups; ++tg)
+#pragma unroll
+      for (u32 e = 0; e < 4; ++e) {
+        const u32 token = fragment_token(tg, e, t);
+        u32 col = n0 + 16 * warp + fragment_row(e, g);
+#if defined(METRALE_DEFECT_SHIFT_ROW)
+        if (token == 0) col ^= 1u;
+#endif
+        if (token < op.m && col < op.n) {
+          op.output[static_cast<u64>(token) * op.c_row_stride + col] = f32_to_bf16_rn(acc[tg][e]);
+        }
+      }
+    return;
+  }
+
+  const u32 c = blockIdx.x;
+  const u32 slot = tile == wk.first_tile ? 0 : 1;
+  float* mine = partials + (2 * static_cast<u64>(c) + slot) * kSlotFloats;
+#pragma unroll
+  for (u32 tg = 0; tg < kTokenGroups; ++tg)
+#pragma unroll
+    for (u32 e = 0; e < 4; ++e) {
+      mine[(16 * warp + fragment_row(e, g)) * kMaxTokens + fragment_token(tg, e, t)] = acc[tg][e];
+    }
+  __threadfence();  // the partial is visible device-wide before the ticket is taken
+  __syncthreads();
+  const u64 total = static_cast<u64>(wk.k_blocks) * ((op.n + kRows - 1) / kRows);
+  const u32 c0 = owner_of(static_cast<u64>(tile) * wk.k_blocks, total, gridDim.x);
+  const u32 c1 = owner_of(static_cast<u64>(tile) * wk.k_blocks + wk.k_blocks - 1, total, gridDim.x);
+  if (threadIdx.x == 0) *is_last = atomicAdd(&tickets[tile], 1u) == c1 - c0;
+  __syncthreads();
+  if (!*is_last) return;
+  __threadfence();  // the other contributors' partials are read after their tickets
+
+  const u32 outputs = kRows * op.m;
+  for (u32 idx = threadIdx.x; idx < outputs; idx += kThreads) {
+    const u32 token = idx / kRows;
+    u32 row = idx % kRows;
+    if (n0 + row >= op.n) continue;
+    float sum = 0.0f;
+    for (u32 q = c0; q <= c1; ++q) {
+      const u32 q_slot = tile == range_begin(q, total, gridDim.x) / wk.k_blocks ? 0 : 1;
+      sum += __ldcg(partials + (2 * static_cast<u64>(q) + q_slot) * kSlotFloats + row * kMaxTokens + token);
+    }
+#if defined(METRALE_DEFECT_SHIFT_ROW)
+    if (token == 0) row ^= 1u;
+#endif
+    op.output[static_cast<u64>(token) * op.c_row_stride + n0 + row] = f32_to_bf16_rn(sum);
+  }
+  if (threadIdx.x == 0) tickets[tile] = 0;  // every contributor has taken its ticket
+}
+
+template <u32 kTokenGroups>
+__device__ __forceinline__ void gemm(const Operands& op, const Work& wk, u32 stages, u32 stage_bytes,
+                                     unsigned char* smem, u32 bars, const TensorMap* w_map,
+                                     const TensorMap* x_map, float* partials, u32* tickets,
+                                     u32* is_last) {
+  const u32 warp = threadIdx.x / 32;
+  const u32 lane = threadIdx.x % 32;
+  const u32 ring = shared_address(smem);
+  const u64 policy = l2_evict_first_policy();
+  const u32 count = wk.end - wk.begin;
+  const FragmentOffsets<kTokenGroups> frag = fragment_offsets<kTokenGroups>(op.m, lane / 4, lane % 4);
+  const u32 warp_w = 16 * warp * kBlockK;  // the warp's 16 rows of a unit
+
+  float acc[kTokenGroups][4];
+  u32 nan_bits[2] = {0, 0};
+#pragma unroll
+  for (u32 tg = 0; tg < kTokenGroups; ++tg)
+#pragma unroll
+    for (u32 e = 0; e < 4; ++e) acc[tg][e] = 0.0f;
+
+  for (u32 i = 0; i < stages; ++i) issue_weights(op, wk, i, ring + i * stage_bytes, bars + 8 * i, w_map, policy);
+  wait_for_preceding_grid();  // a programmatic dependent launch: the activations are ready
+  for (u32 i = 0; i < stages; ++i) issue_activations(op, wk, i, ring + i * stage_bytes, bars + 8 * i, x_map);
+
+  // The scale of unit u is block_scale[u]: a unit is one scale row's 128-K block.
+  const auto scale_of = [&](u32 i) {
+    if (wk.begin + i >= wk.end) return 0.0f;
+    u32 u = wk.begin + i;
+#if defined(METRALE_DEFECT_WRONG_SCALE_ROW)
+    u = (u + wk.k_blocks) % (wk.k_blocks * ((op.n + kRows - 1) / kRows));
+#endif
+    return __ldg(op.block_scale + u);
+  };
+  float scale = scale_of(0);
+  u32 kb_first = wk.begin % wk.k_blocks;
+  u32 slot = 0;
+  u32 parity = 0;
+  for (u32 i = 0; i < count; ++i) {
+    const u32 u = wk.begin + i;
+    const u32 tile = u / wk.k_blocks;
+    const u32 kb = u % wk.k_blocks;
+    const float next_scale = scale_of(i + 1);
+    const u32 base = ring + slot * stage_bytes;
+    barrier_wait(bars + 8 * slot, parity);
+#if defined(METRALE_DEFECT_DROP_KBLOCK)
+    const bool fold = kb != wk.k_blocks - 1 || wk.k_blocks == 1;
+#else
+    const bool fold = true;
+#endif
+    compute_block<kTokenGroups>(acc, nan_bits, frag, base + warp_w, base + kStageWeightBytes, scale, fold);
+    scale = next_scale;
+    __syncthreads();  // every warp is done with this slot: refill it
+    issue_weights(op, wk, i + stages, base, bars + 8 * slot, w_map, policy);
+    issue_activations(op, wk, i + stages, base, bars + 8 * slot, x_map);
+    if (++slot == stages) {
+      slot = 0;
+      parity ^= 1;
+    }
+    if (kb == wk.k_blocks - 1 || i == count - 1) {
+      poison_nan_columns<kTokenGroups>(acc, nan_bits);
+      finish_tile<kTokenGroups>(op, wk, tile, kb_first, kb, acc, partials, tickets, is_last);
+#pragma unroll
+      for (u32 tg = 0; tg < kTokenGroups; ++tg)
+#pragma unroll
+        for (u32 e = 0; e < 4; ++e) acc[tg][e] = 0.0f;
+      nan_bits[0] = nan_bits[1] = 0;
+      kb_first = 0;
+    }
+  }
+}
+
+}  // namespace
+
+extern "C" __global__ void __launch_bounds__(kThreads, 2)
+w8a16_gemm_m16_streamk(const u16* __restrict__ input, const u8* __restrict__ weight,
+                       const float* __restrict__ block_scale, u16* __restrict__ output, u32 m,
+                       u32 n, u32 k, u32 a_row_stride, u32 c_row_stride,
+                       float* __restrict__ partials, u32* __restrict__ tickets,
+                       const __grid_constant__ TensorMap w_map,
+                       const __grid_constant__ TensorMap x_map) {
+  extern __shared__ __align__(16) unsigned char dynamic_smem[];
+  // Tensor copies want 128-byte aligned destinations; the launcher adds the slack.
+  unsigned char* smem = dynamic_smem + ((128 - shared_address(dynamic_smem) % 128) % 128);
+  __shared__ __align__(8) u64 stage_barriers[kMaxStages];
+  __shared__ u32 is_last;
+  const Operands op{input, weight, block_scale, output, m, n, k, a_row_stride, c_row_stride};
+  const u32 stage_bytes = kStageWeightBytes + m * kTokenBytes;
+  u32 stages = (dynamic_smem_bytes() - 128) / stage_bytes;
+  if (stages > kMaxStages) stages = kMaxStages;
+  Work wk;
+  wk.k_blocks = k / kBlockK;
+  const u64 units = static_cast<u64>(wk.k_blocks) * ((n + kRows - 1) / kRows);
+  wk.begin = range_begin(blockIdx.x, units, gridDim.x);
+  wk.end = range_begin(blockIdx.x + 1, units, gridDim.x);
+  wk.first_tile = wk.begin / wk.k_blocks;
+  // Every CTA is resident now: the next kernel of the stream may start its prologue.
+  allow_dependent_grid();
+  if (wk.begin == wk.end) return;
+  const u32 bars = shared_address(stage_barriers);
+  if (threadIdx.x < stages) barrier_init(bars + 8 * threadIdx.x, kBarrierCount);
+  barrier_init_fence();
+  if (m <= 8) {
+    gemm<1>(op, wk, stages, stage_bytes, smem, bars, &w_map, &x_map, partials, tickets, &is_last);
+  } else {
+    gemm<2>(op, wk, stages, stage_bytes, smem, bars, &w_map, &x_map, partials, tickets, &is_last);
+  }
+}

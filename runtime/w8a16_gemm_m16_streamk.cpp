@@ -1,0 +1,73 @@
+#include "metrale/w8a16_gemm_m16_streamk.hpp"
+
+#include <algorithm>
+
+#include "launch_guards.hpp"
+#include "launch_operands.hpp"
+#include "metrale/error.hpp"
+#include "metrale/kernel_launch.hpp"
+#include "metrale/w8a16_gemm_m16_stream.hpp"
+
+namespace metrale {
+namespace {
+
+constexpr std::uint32_t kRows = 128;
+// One partial tile: 128 rows x 16 tokens of FP32; two per CTA (its range's first and
+// last tile).
+constexpr std::uint64_t kPartialBytes = 128 * 16 * 4;
+
+std::uint64_t ticket_bytes(std::uint32_t n) {
+  return (std::uint64_t{div_ceil(n, kRows)} * 4 + 255) / 256 * 256;
+}
+
+}  // namespace
+
+std::uint64_t w8a16_gemm_m16_streamk_workspace_bytes(std::uint32_t n, std::uint32_t ctas) {
+  return ticket_bytes(n) + std::uint64_t{ctas} * 2 * kPartialBytes;
+}
+
+void w8a16_gemm_m16_streamk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input,
+                            DevicePtr weight, DevicePtr block_scale, DevicePtr output,
+                            std::uint32_t m, std::uint32_t n, std::uint32_t k,
+                            std::uint32_t a_row_stride, std::uint32_t c_row_stride,
+                            StreamKWorkspace workspace, std::uint32_t ctas, StreamHandle stream,
+                            M16LaunchOptions options, std::uint32_t stages) {
+  constexpr std::string_view fn = "w8a16_gemm_m16_streamk";
+  guards::check_m_and_k(fn, m, k);
+  guards::check_strides(fn, n, k, a_row_stride, c_row_stride);
+  ensure(ctas >= 1, "{}: ctas={} must be at least 1", fn, ctas);
+  const std::uint64_t units = std::uint64_t{div_ceil(n, kRows)} * (k / 128);
+  const auto grid = static_cast<std::uint32_t>(std::min<std::uint64_t>(ctas, units));
+  const std::uint32_t stage_bytes = stream_stage_bytes(m, kRows);
+  const std::uint32_t ring_stages =
+      stages != 0 ? stages
+                  : std::clamp<std::uint32_t>(W8A16_GEMM_M16_STREAM_RING_BYTES / stage_bytes, 2, 4);
+  ensure(ring_stages >= 2 && ring_stages <= 8, "{}: stages={} outside 2..=8", fn, ring_stages);
+  guards::check_operands(fn, input, weight, block_scale, output, n);
+  const std::uint64_t needed = w8a16_gemm_m16_streamk_workspace_bytes(n, grid);
+  ensure(workspace.ptr.address != 0, "{}: workspace is null", fn);
+  ensure(workspace.ptr.address % 16 == 0, "{}: workspace 0x{:x} is not 16-byte aligned", fn,
+         workspace.ptr.address);
+  ensure(workspace.bytes >= needed,
+         "{}: workspace of {} bytes, N={} on {} CTAs needs {} "
+         "(w8a16_gemm_m16_streamk_workspace_bytes)",
+         fn, workspace.bytes, n, grid, needed);
+  const TensorMapBytes w_map = gpu.tensor_map_2d({weight, 1, k, n, k, 128, kRows});
+  const TensorMapBytes x_map =
+      gpu.tensor_map_2d({input, 2, k, m, std::uint64_t{a_row_stride} * 2, 128, m});
+  KernelLaunch launch(gpu, kernel);
+  launch.grid({grid, 1, 1})
+      .block({256, 1, 1})
+      .shared_bytes(128 + ring_stages * stage_bytes)
+      .programmatic_dependent(options.programmatic_dependent);
+  push_operands(launch, input, weight, block_scale, output, m, n, k)
+      .arg_u32(a_row_stride)
+      .arg_u32(c_row_stride)
+      .arg_ptr(workspace.ptr + ticket_bytes(n))
+      .arg_ptr(workspace.ptr)
+      .arg_bytes(&w_map, sizeof(w_map))
+      .arg_bytes(&x_map, sizeof(x_map))
+      .launch(stream);
+}
+
+}  // namespace metrale
