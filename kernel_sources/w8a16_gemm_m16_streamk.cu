@@ -18,8 +18,8 @@
 // tile, then clears the counter for the next launch. No CTA waits for another and no
 // atomics touch the values: results are bit-identical from run to run on one device.
 //
-// Workspace: `tickets` (one u32 per tile, zero before the launch and left zero after
-// it) and `partials` (P x 2 x 128 rows x 16 tokens FP32). Grid: (P, 1, 1)  Block: (256,
+// Workspace: `tickets` (one u32 per tile) and `partials` (P x 2 x 128 rows x 16 tokens
+// FP32), all zero before the launch and left zero after it. Grid: (P, 1, 1)  Block: (256,
 // 1, 1); dynamic shared memory 128 + stages * (16384 + m * 256) bytes. m in 1..16, K a
 // multiple of 128, a_row_stride a multiple of 8; w_map / x_map as in
 // w8a16_gemm_m16_stream.cu with 128-row boxes. Test builds may define one
@@ -133,7 +133,9 @@ __device__ __forceinline__ void finish_tile(const Operands& op, const Work& wk, 
   for (u32 tg = 0; tg < kTokenGroups; ++tg)
 #pragma unroll
     for (u32 e = 0; e < 4; ++e) {
-      mine[(16 * warp + fragment_row(e, g)) * kMaxTokens + fragment_token(tg, e, t)] = acc[tg][e];
+      const u32 row = 16 * warp + fragment_row(e, g);
+      const u32 token = fragment_token(tg, e, t);
+      if (token < op.m && n0 + row < op.n) mine[row * kMaxTokens + token] = acc[tg][e];
     }
   __threadfence();  // the partial is visible device-wide before the ticket is taken
   __syncthreads();
@@ -145,15 +147,34 @@ __device__ __forceinline__ void finish_tile(const Operands& op, const Work& wk, 
   if (!*is_last) return;
   __threadfence();  // the other contributors' partials are read after their tickets
 
+  // Each partial element is read once, here, and cleared after the read: a launch that
+  // completes leaves the whole workspace zero, whatever shape and grid come next. Loads
+  // go four contributors at a time; the adds stay in contributor order.
   const u32 outputs = kRows * op.m;
   for (u32 idx = threadIdx.x; idx < outputs; idx += kThreads) {
     const u32 token = idx / kRows;
     u32 row = idx % kRows;
     if (n0 + row >= op.n) continue;
     float sum = 0.0f;
-    for (u32 q = c0; q <= c1; ++q) {
-      const u32 q_slot = tile == range_begin(q, total, gridDim.x) / wk.k_blocks ? 0 : 1;
-      sum += __ldcg(partials + (2 * static_cast<u64>(q) + q_slot) * kSlotFloats + row * kMaxTokens + token);
+    for (u32 q0 = c0; q0 <= c1; q0 += 4) {
+      float v[4];
+      float* at[4];
+#pragma unroll
+      for (u32 j = 0; j < 4; ++j) {
+        const u32 q = q0 + j;
+        at[j] = nullptr;
+        v[j] = 0.0f;
+        if (q > c1) continue;
+        const u32 q_slot = tile == range_begin(q, total, gridDim.x) / wk.k_blocks ? 0 : 1;
+        at[j] = partials + (2 * static_cast<u64>(q) + q_slot) * kSlotFloats + row * kMaxTokens + token;
+        v[j] = __ldcg(at[j]);
+      }
+#pragma unroll
+      for (u32 j = 0; j < 4; ++j) {
+        if (at[j] == nullptr) continue;
+        sum += v[j];
+        __stcg(at[j], 0.0f);
+      }
     }
 #if defined(METRALE_DEFECT_SHIFT_ROW)
     if (token == 0) row ^= 1u;

@@ -18,9 +18,9 @@ namespace metrale {
 
 // Device memory the launcher may use between its launches: at least
 // w8a16_gemm_m16_streamk_workspace_bytes(n, ctas) bytes, 16-byte aligned, zeroed once
-// before the first launch (cuMemsetD8). Every launch that completes leaves it as it
-// found it, so it is reused without clearing; launches that may run at the same time
-// (other streams) need workspaces of their own.
+// before the first launch (cuMemsetD8). Every launch that completes leaves it zeroed, so
+// it is reused without clearing, by any shape and grid that fits it; launches that may
+// run at the same time (other streams) need workspaces of their own.
 struct StreamKWorkspace {
   DevicePtr ptr;
   std::uint64_t bytes = 0;
