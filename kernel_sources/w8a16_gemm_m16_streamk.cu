@@ -8,7 +8,9 @@
 // layer is a list of U = tiles x K/128 units (128 weight rows x 128 K, tile-major), and
 // CTA c of P runs units [c*U/P, (c+1)*U/P): every SM streams the same number of weight
 // bytes. A CTA's weights flow through the ring of m16_stream_pipeline.cuh across tile
-// boundaries; each of its 8 warps owns 16 rows of every unit.
+// boundaries: a ninth warp only fills the ring (one thread issues the tensor copies), the
+// 8 compute warps own 16 rows of every unit each and hand a slot back through its
+// `empty` barrier, so no warp waits for another between tiles.
 //
 // A tile whose units one CTA ran alone is stored from the warps' registers. A tile split
 // over CTAs c0 < ... < c1 (only at the ends of their ranges) is reduced through the
@@ -19,7 +21,7 @@
 // atomics touch the values: results are bit-identical from run to run on one device.
 //
 // Workspace: `tickets` (one u32 per tile) and `partials` (P x 2 x 128 rows x 16 tokens
-// FP32), all zero before the launch and left zero after it. Grid: (P, 1, 1)  Block: (256,
+// FP32), all zero before the launch and left zero after it. Grid: (P, 1, 1)  Block: (288,
 // 1, 1); dynamic shared memory 128 + stages * (16384 + m * 256) bytes. m in 1..16, K a
 // multiple of 128, a_row_stride a multiple of 8; w_map / x_map as in
 // w8a16_gemm_m16_stream.cu with 128-row boxes. Test builds may define one
@@ -32,9 +34,18 @@ namespace {
 
 constexpr u32 kRows = 128;  // weight rows of a unit (one scale row)
 constexpr u32 kSlotFloats = kRows * kMaxTokens;
+constexpr u32 kComputeThreads = kThreads;            // 8 warps of 16 rows
+constexpr u32 kBlockThreads = kComputeThreads + 32;  // and the producer warp
+constexpr u32 kComputeBarrier = 1;                   // named barrier of the compute warps
+#if STREAM_TMA
+constexpr u32 kFullCount = 1;   // the producer's arrive, which also sets the bytes
+#else
+constexpr u32 kFullCount = 32;  // every producer lane's cp.async arrival
+#endif
 
 struct Work {
   u32 k_blocks;      // units per tile
+  u32 tiles;
   u32 begin, end;    // this CTA's units
   u32 first_tile;    // the tile of unit `begin`
 };
@@ -48,55 +59,98 @@ __device__ __forceinline__ u32 range_begin(u64 c, u64 units, u64 ctas) {
   return static_cast<u32>(c * units / ctas);
 }
 
-// Stage i of the CTA holds unit begin + i: the unit's 128 x 128 weight box, then its
-// m x 128 activations. On sm_90 thread 0 issues both as tensor copies; before, every
-// thread copies 16-byte pieces of the rows below N and the tokens.
-__device__ __forceinline__ void issue_weights(const Operands& op, const Work& wk, u32 i, u32 dst,
-                                              u32 bar, const TensorMap* w_map, u64 policy) {
-  if (wk.begin + i >= wk.end) return;
+// The ring: slot s of `stages` at ring + s * stage_bytes, filled when full[s] completes,
+// free again when empty[s] (one arrive per compute warp) does. Unit begin + i goes to
+// slot i % stages, in phase (i / stages) of both barriers.
+struct Ring {
+  u32 base, stage_bytes, stages;
+  u32 full, empty;  // shared addresses of the barrier arrays (8 bytes each)
+};
+
+// The producer warp: the unit's 128 x 128 weight box, then its m x 128 activations. On
+// sm_90 lane 0 issues both as tensor copies; before, the warp's lanes copy 16-byte pieces
+// of the rows below N and of the tokens.
+__device__ __forceinline__ void issue_weights(const Operands& op, const Work& wk, const Ring& r,
+                                              u32 i, const TensorMap* w_map, u64 policy) {
+  const u32 lane = threadIdx.x % 32;
   const u32 u = wk.begin + i;
+  const u32 dst = r.base + (i % r.stages) * r.stage_bytes;
+  const u32 bar = r.full + 8 * (i % r.stages);
   const u32 n0 = u / wk.k_blocks * kRows;
   const u32 kb = u % wk.k_blocks;
 #if STREAM_TMA
-  if (threadIdx.x != 0) return;
+  if (lane != 0) return;
   barrier_expect(bar, kStageWeightBytes + op.m * kTokenBytes);
   tensor_copy(dst, w_map, kb * kBlockK, n0, bar, policy);
 #else
   (void)w_map;
   (void)policy;
+  (void)bar;
   const u32 rows = op.n - n0 < kRows ? op.n - n0 : kRows;
   const u8* src = op.weight + static_cast<u64>(n0) * op.k + kb * kBlockK;
-  for (u32 p = threadIdx.x; p < rows * (kBlockK / 16); p += kThreads) {
+  for (u32 p = lane; p < rows * (kBlockK / 16); p += 32) {
     copy_16(dst + 16 * p, src + static_cast<u64>(p / (kBlockK / 16)) * op.k + 16 * (p % (kBlockK / 16)));
   }
 #endif
 }
 
-__device__ __forceinline__ void issue_activations(const Operands& op, const Work& wk, u32 i,
-                                                  u32 dst, u32 bar, const TensorMap* x_map) {
-  if (wk.begin + i >= wk.end) return;
+__device__ __forceinline__ void issue_activations(const Operands& op, const Work& wk, const Ring& r,
+                                                  u32 i, const TensorMap* x_map) {
+  const u32 lane = threadIdx.x % 32;
   const u32 kb = (wk.begin + i) % wk.k_blocks;
+  const u32 dst = r.base + (i % r.stages) * r.stage_bytes + kStageWeightBytes;
+  const u32 bar = r.full + 8 * (i % r.stages);
 #if STREAM_TMA
-  if (threadIdx.x != 0) return;
-  tensor_copy(dst + kStageWeightBytes, x_map, kb * kBlockK, 0, bar);
+  if (lane != 0) return;
+  tensor_copy(dst, x_map, kb * kBlockK, 0, bar);
 #else
   (void)x_map;
   const u16* src = op.input + kb * kBlockK;
-  for (u32 p = threadIdx.x; p < op.m * (kTokenBytes / 16); p += kThreads) {
-    const u32 tok = p / (kTokenBytes / 16);
-    copy_16(dst + kStageWeightBytes + 16 * p,
-            src + static_cast<u64>(tok) * op.a_row_stride + 8 * (p % (kTokenBytes / 16)));
+  for (u32 p = lane; p < op.m * (kTokenBytes / 16); p += 32) {
+    copy_16(dst + 16 * p, src + static_cast<u64>(p / (kTokenBytes / 16)) * op.a_row_stride +
+                              8 * (p % (kTokenBytes / 16)));
   }
-  barrier_arrive_copies(bar);
+  barrier_arrive_copies(bar);  // counts this lane's copies of both halves
 #endif
+}
+
+__device__ void produce(const Operands& op, const Work& wk, const Ring& r, const TensorMap* w_map,
+                        const TensorMap* x_map) {
+  const u64 policy = l2_evict_first_policy();
+  const u32 count = wk.end - wk.begin;
+  const u32 first = count < r.stages ? count : r.stages;
+  for (u32 i = 0; i < first; ++i) issue_weights(op, wk, r, i, w_map, policy);
+  wait_for_preceding_grid();  // a programmatic dependent launch: the activations are ready
+  for (u32 i = 0; i < first; ++i) issue_activations(op, wk, r, i, x_map);
+  for (u32 i = first; i < count; ++i) {
+    barrier_wait(r.empty + 8 * (i % r.stages), (i / r.stages - 1) & 1);
+    issue_weights(op, wk, r, i, w_map, policy);
+    issue_activations(op, wk, r, i, x_map);
+  }
 }
 
 // Output (token, row) of fragment element e of token group tg, for lane (g, t).
 __device__ __forceinline__ u32 fragment_row(u32 e, u32 g) { return g + 8 * (e / 2); }
 __device__ __forceinline__ u32 fragment_token(u32 tg, u32 e, u32 t) { return 8 * tg + 2 * t + (e % 2); }
 
+// Where the tile's partial sits for contributor q: slot 1 only for the first contributor,
+// and only if its range began in an earlier tile.
+struct Contributors {
+  u32 c0, c1;
+  u32 c0_slot;
+};
+
+__device__ __forceinline__ Contributors contributors_of(const Work& wk, u32 tile) {
+  const u64 units = static_cast<u64>(wk.k_blocks) * wk.tiles;
+  Contributors c;
+  c.c0 = owner_of(static_cast<u64>(tile) * wk.k_blocks, units, gridDim.x);
+  c.c1 = owner_of(static_cast<u64>(tile) * wk.k_blocks + wk.k_blocks - 1, units, gridDim.x);
+  c.c0_slot = range_begin(c.c0, units, gridDim.x) / wk.k_blocks == tile ? 0 : 1;
+  return c;
+}
+
 // The end of a tile's run in this CTA: store it, or hand the partial to the tile's
-// reduction. Called by every thread of the CTA (it synchronises).
+// reduction. Called by every compute thread (they synchronise on kComputeBarrier).
 template <u32 kTokenGroups>
 __device__ __forceinline__ void finish_tile(const Operands& op, const Work& wk, u32 tile, u32 kb_first,
                                             u32 kb_last, float (&acc)[kTokenGroups][4],
@@ -126,9 +180,8 @@ __device__ __forceinline__ void finish_tile(const Operands& op, const Work& wk, 
     return;
   }
 
-  const u32 c = blockIdx.x;
   const u32 slot = tile == wk.first_tile ? 0 : 1;
-  float* mine = partials + (2 * static_cast<u64>(c) + slot) * kSlotFloats;
+  float* mine = partials + (2 * static_cast<u64>(blockIdx.x) + slot) * kSlotFloats;
 #pragma unroll
   for (u32 tg = 0; tg < kTokenGroups; ++tg)
 #pragma unroll
@@ -138,12 +191,10 @@ __device__ __forceinline__ void finish_tile(const Operands& op, const Work& wk, 
       if (token < op.m && n0 + row < op.n) mine[row * kMaxTokens + token] = acc[tg][e];
     }
   __threadfence();  // the partial is visible device-wide before the ticket is taken
-  __syncthreads();
-  const u64 total = static_cast<u64>(wk.k_blocks) * ((op.n + kRows - 1) / kRows);
-  const u32 c0 = owner_of(static_cast<u64>(tile) * wk.k_blocks, total, gridDim.x);
-  const u32 c1 = owner_of(static_cast<u64>(tile) * wk.k_blocks + wk.k_blocks - 1, total, gridDim.x);
-  if (threadIdx.x == 0) *is_last = atomicAdd(&tickets[tile], 1u) == c1 - c0;
-  __syncthreads();
+  named_barrier_sync(kComputeBarrier, kComputeThreads);
+  const Contributors c = contributors_of(wk, tile);
+  if (threadIdx.x == 0) *is_last = atomicAdd(&tickets[tile], 1u) == c.c1 - c.c0;
+  named_barrier_sync(kComputeBarrier, kComputeThreads);
   if (!*is_last) return;
   __threadfence();  // the other contributors' partials are read after their tickets
 
@@ -151,12 +202,13 @@ __device__ __forceinline__ void finish_tile(const Operands& op, const Work& wk, 
   // completes leaves the whole workspace zero, whatever shape and grid come next. Loads
   // go four contributors at a time; the adds stay in contributor order.
   const u32 outputs = kRows * op.m;
-  for (u32 idx = threadIdx.x; idx < outputs; idx += kThreads) {
+  for (u32 idx = threadIdx.x; idx < outputs; idx += kComputeThreads) {
     const u32 token = idx / kRows;
     u32 row = idx % kRows;
     if (n0 + row >= op.n) continue;
+    const u32 offset = row * kMaxTokens + token;
     float sum = 0.0f;
-    for (u32 q0 = c0; q0 <= c1; q0 += 4) {
+    for (u32 q0 = c.c0; q0 <= c.c1; q0 += 4) {
       float v[4];
       float* at[4];
 #pragma unroll
@@ -164,9 +216,9 @@ __device__ __forceinline__ void finish_tile(const Operands& op, const Work& wk, 
         const u32 q = q0 + j;
         at[j] = nullptr;
         v[j] = 0.0f;
-        if (q > c1) continue;
-        const u32 q_slot = tile == range_begin(q, total, gridDim.x) / wk.k_blocks ? 0 : 1;
-        at[j] = partials + (2 * static_cast<u64>(q) + q_slot) * kSlotFloats + row * kMaxTokens + token;
+        if (q > c.c1) continue;
+        const u32 q_slot = q == c.c0 ? c.c0_slot : 0;
+        at[j] = partials + (2 * static_cast<u64>(q) + q_slot) * kSlotFloats + offset;
         v[j] = __ldcg(at[j]);
       }
 #pragma unroll
@@ -185,14 +237,10 @@ __device__ __forceinline__ void finish_tile(const Operands& op, const Work& wk, 
 }
 
 template <u32 kTokenGroups>
-__device__ __forceinline__ void gemm(const Operands& op, const Work& wk, u32 stages, u32 stage_bytes,
-                                     unsigned char* smem, u32 bars, const TensorMap* w_map,
-                                     const TensorMap* x_map, float* partials, u32* tickets,
-                                     u32* is_last) {
+__device__ __forceinline__ void consume(const Operands& op, const Work& wk, const Ring& r,
+                                        float* partials, u32* tickets, u32* is_last) {
   const u32 warp = threadIdx.x / 32;
   const u32 lane = threadIdx.x % 32;
-  const u32 ring = shared_address(smem);
-  const u64 policy = l2_evict_first_policy();
   const u32 count = wk.end - wk.begin;
   const FragmentOffsets<kTokenGroups> frag = fragment_offsets<kTokenGroups>(op.m, lane / 4, lane % 4);
   const u32 warp_w = 16 * warp * kBlockK;  // the warp's 16 rows of a unit
@@ -204,30 +252,27 @@ __device__ __forceinline__ void gemm(const Operands& op, const Work& wk, u32 sta
 #pragma unroll
     for (u32 e = 0; e < 4; ++e) acc[tg][e] = 0.0f;
 
-  for (u32 i = 0; i < stages; ++i) issue_weights(op, wk, i, ring + i * stage_bytes, bars + 8 * i, w_map, policy);
-  wait_for_preceding_grid();  // a programmatic dependent launch: the activations are ready
-  for (u32 i = 0; i < stages; ++i) issue_activations(op, wk, i, ring + i * stage_bytes, bars + 8 * i, x_map);
-
   // The scale of unit u is block_scale[u]: a unit is one scale row's 128-K block.
   const auto scale_of = [&](u32 i) {
-    if (wk.begin + i >= wk.end) return 0.0f;
+    if (i >= count) return 0.0f;
     u32 u = wk.begin + i;
 #if defined(METRALE_DEFECT_WRONG_SCALE_ROW)
-    u = (u + wk.k_blocks) % (wk.k_blocks * ((op.n + kRows - 1) / kRows));
+    u = (u + wk.k_blocks) % (wk.k_blocks * wk.tiles);
 #endif
     return __ldg(op.block_scale + u);
   };
   float scale = scale_of(0);
-  u32 kb_first = wk.begin % wk.k_blocks;
-  u32 slot = 0;
-  u32 parity = 0;
+  // Outputs and the workspace are written only after the preceding grid has finished
+  // (a programmatic dependent launch); the first stage cannot land before it anyway.
+  wait_for_preceding_grid();
+  u32 tile = wk.first_tile;
+  u32 kb = wk.begin % wk.k_blocks;
+  u32 kb_first = kb;
   for (u32 i = 0; i < count; ++i) {
-    const u32 u = wk.begin + i;
-    const u32 tile = u / wk.k_blocks;
-    const u32 kb = u % wk.k_blocks;
+    const u32 slot = i % r.stages;
     const float next_scale = scale_of(i + 1);
-    const u32 base = ring + slot * stage_bytes;
-    barrier_wait(bars + 8 * slot, parity);
+    const u32 base = r.base + slot * r.stage_bytes;
+    barrier_wait(r.full + 8 * slot, (i / r.stages) & 1);
 #if defined(METRALE_DEFECT_DROP_KBLOCK)
     const bool fold = kb != wk.k_blocks - 1 || wk.k_blocks == 1;
 #else
@@ -235,13 +280,8 @@ __device__ __forceinline__ void gemm(const Operands& op, const Work& wk, u32 sta
 #endif
     compute_block<kTokenGroups>(acc, nan_bits, frag, base + warp_w, base + kStageWeightBytes, scale, fold);
     scale = next_scale;
-    __syncthreads();  // every warp is done with this slot: refill it
-    issue_weights(op, wk, i + stages, base, bars + 8 * slot, w_map, policy);
-    issue_activations(op, wk, i + stages, base, bars + 8 * slot, x_map);
-    if (++slot == stages) {
-      slot = 0;
-      parity ^= 1;
-    }
+    __syncwarp();
+    if (lane == 0) barrier_arrive(r.empty + 8 * slot);  // this warp is done with the slot
     if (kb == wk.k_blocks - 1 || i == count - 1) {
       poison_nan_columns<kTokenGroups>(acc, nan_bits);
       finish_tile<kTokenGroups>(op, wk, tile, kb_first, kb, acc, partials, tickets, is_last);
@@ -252,12 +292,16 @@ __device__ __forceinline__ void gemm(const Operands& op, const Work& wk, u32 sta
       nan_bits[0] = nan_bits[1] = 0;
       kb_first = 0;
     }
+    if (++kb == wk.k_blocks) {
+      kb = 0;
+      ++tile;
+    }
   }
 }
 
 }  // namespace
 
-extern "C" __global__ void __launch_bounds__(kThreads, 2)
+extern "C" __global__ void __launch_bounds__(kBlockThreads, 2)
 w8a16_gemm_m16_streamk(const u16* __restrict__ input, const u8* __restrict__ weight,
                        const float* __restrict__ block_scale, u16* __restrict__ output, u32 m,
                        u32 n, u32 k, u32 a_row_stride, u32 c_row_stride,
@@ -267,27 +311,37 @@ w8a16_gemm_m16_streamk(const u16* __restrict__ input, const u8* __restrict__ wei
   extern __shared__ __align__(16) unsigned char dynamic_smem[];
   // Tensor copies want 128-byte aligned destinations; the launcher adds the slack.
   unsigned char* smem = dynamic_smem + ((128 - shared_address(dynamic_smem) % 128) % 128);
-  __shared__ __align__(8) u64 stage_barriers[kMaxStages];
+  __shared__ __align__(8) u64 full[kMaxStages];
+  __shared__ __align__(8) u64 empty[kMaxStages];
   __shared__ u32 is_last;
   const Operands op{input, weight, block_scale, output, m, n, k, a_row_stride, c_row_stride};
-  const u32 stage_bytes = kStageWeightBytes + m * kTokenBytes;
-  u32 stages = (dynamic_smem_bytes() - 128) / stage_bytes;
-  if (stages > kMaxStages) stages = kMaxStages;
+  Ring r;
+  r.base = shared_address(smem);
+  r.stage_bytes = kStageWeightBytes + m * kTokenBytes;
+  r.stages = (dynamic_smem_bytes() - 128) / r.stage_bytes;
+  if (r.stages > kMaxStages) r.stages = kMaxStages;
+  r.full = shared_address(full);
+  r.empty = shared_address(empty);
   Work wk;
   wk.k_blocks = k / kBlockK;
-  const u64 units = static_cast<u64>(wk.k_blocks) * ((n + kRows - 1) / kRows);
+  wk.tiles = (n + kRows - 1) / kRows;
+  const u64 units = static_cast<u64>(wk.k_blocks) * wk.tiles;
   wk.begin = range_begin(blockIdx.x, units, gridDim.x);
   wk.end = range_begin(blockIdx.x + 1, units, gridDim.x);
   wk.first_tile = wk.begin / wk.k_blocks;
   // Every CTA is resident now: the next kernel of the stream may start its prologue.
   allow_dependent_grid();
   if (wk.begin == wk.end) return;
-  const u32 bars = shared_address(stage_barriers);
-  if (threadIdx.x < stages) barrier_init(bars + 8 * threadIdx.x, kBarrierCount);
+  if (threadIdx.x < r.stages) {
+    barrier_init(r.full + 8 * threadIdx.x, kFullCount);
+    barrier_init(r.empty + 8 * threadIdx.x, kComputeThreads / 32);
+  }
   barrier_init_fence();
-  if (m <= 8) {
-    gemm<1>(op, wk, stages, stage_bytes, smem, bars, &w_map, &x_map, partials, tickets, &is_last);
+  if (threadIdx.x >= kComputeThreads) {
+    produce(op, wk, r, &w_map, &x_map);
+  } else if (m <= 8) {
+    consume<1>(op, wk, r, partials, tickets, &is_last);
   } else {
-    gemm<2>(op, wk, stages, stage_bytes, smem, bars, &w_map, &x_map, partials, tickets, &is_last);
+    consume<2>(op, wk, r, partials, tickets, &is_last);
   }
 }

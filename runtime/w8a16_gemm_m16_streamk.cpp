@@ -57,7 +57,7 @@ void w8a16_gemm_m16_streamk(const GpuBackend& gpu, KernelHandle kernel, DevicePt
       gpu.tensor_map_2d({input, 2, k, m, std::uint64_t{a_row_stride} * 2, 128, m});
   KernelLaunch launch(gpu, kernel);
   launch.grid({grid, 1, 1})
-      .block({256, 1, 1})
+      .block({288, 1, 1})  // 8 compute warps and the producer warp
       .shared_bytes(128 + ring_stages * stage_bytes)
       .programmatic_dependent(options.programmatic_dependent);
   push_operands(launch, input, weight, block_scale, output, m, n, k)

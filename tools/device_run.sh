@@ -7,7 +7,7 @@
 #   BENCH_ARGS="--shape 4096x4096 --m 16" tools/device_run.sh build bench
 #   PROFILE_ARGS="--shape 7168x16384 --m 1 --entry w8a16_gemm_m16_splitk/4" \
 #     PROFILE_KERNEL=w8a16_gemm_m16_splitk tools/device_run.sh build profile
-#     (ncu counters of the first launch of PROFILE_KERNEL, default any w8a16_gemm*)
+#     (ncu counters of the first launch of each PROFILE_KERNEL, default any w8a16_gemm*)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/device-out}
@@ -63,10 +63,14 @@ for s in "${steps[@]}"; do
       done ;;
     bench)
       step bench "$BUILD/tools/metrale" bench --json "$OUT/bench.json" ${BENCH_ARGS:-} ;;
-    profile)  # the split-K entry's SASS, then ncu counters of one launch of a bench entry
+    profile)  # the split-K entry's SASS, then ncu counters and stall reasons of the first
+              # launch of each kernel in PROFILE_KERNEL (comma-separated, default any w8a16_gemm*)
       step profile bash -c "rm -rf $BUILD/prof && $BUILD/tools/metrale compile --target sm_90 --variant w8a16_gemm_m16_splitk --out $BUILD/prof/cache --dump-cubin $BUILD/prof >/dev/null &&
         cuobjdump --dump-sass $BUILD/prof/*.cubin > $OUT/splitk.sass &&
-        ncu --clock-control none --kernel-name ${PROFILE_KERNEL:-regex:w8a16_gemm} --launch-count 1 --section SpeedOfLight --section WarpStateStats --section SchedulerStats --section Occupancy --section MemoryWorkloadAnalysis --section InstructionStats --section LaunchStats $BUILD/tools/metrale bench --no-baselines --replays 1 ${PROFILE_ARGS:-}" ;;
+        for kernel in \$(echo ${PROFILE_KERNEL:-regex:w8a16_gemm} | tr , ' '); do
+          echo \"--- ncu: \$kernel\"
+          ncu --clock-control none --kernel-name \$kernel --launch-count 1 --section SpeedOfLight --section WarpStateStats --section SchedulerStats --section Occupancy --section MemoryWorkloadAnalysis --section InstructionStats --section LaunchStats --metrics regex:smsp__average_warps_issue_stalled_.*_per_issue_active.ratio $BUILD/tools/metrale bench --no-baselines --replays 1 ${PROFILE_ARGS:-}
+        done" ;;
     multigpu)
       step multigpu "$BUILD/tests/metrale_gpu_tests" -tc="*two GPUs*,*multi*" ;;
     *) echo "unknown step $s"; exit 2 ;;
