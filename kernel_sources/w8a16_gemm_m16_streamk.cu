@@ -38,9 +38,22 @@ constexpr u32 kComputeThreads = kThreads;            // 8 warps of 16 rows
 constexpr u32 kBlockThreads = kComputeThreads + 32;  // and the producer warp
 constexpr u32 kComputeBarrier = 1;                   // named barrier of the compute warps
 #if STREAM_TMA
-constexpr u32 kFullCount = 1;   // the producer's arrive, which also sets the bytes
+constexpr u32 kFullCount = 2;   // the producer's arrive (which sets the bytes) and its
+                                // cp.async arrival for the unit's scale
 #else
 constexpr u32 kFullCount = 32;  // every producer lane's cp.async arrival
+#endif
+
+// 4 bytes to shared memory, asynchronously (completion counted by a later
+// cp.async.mbarrier.arrive of the same thread).
+__device__ __forceinline__ void copy_4(u32 dst, const void* src) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" :: "r"(dst), "l"(src) : "memory");
+}
+
+#if STREAM_TMA
+__device__ __forceinline__ void barrier_arrive_copies(u32 bar) {
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared.b64 [%0];" :: "r"(bar) : "memory");
+}
 #endif
 
 struct Work {
@@ -65,6 +78,7 @@ __device__ __forceinline__ u32 range_begin(u64 c, u64 units, u64 ctas) {
 struct Ring {
   u32 base, stage_bytes, stages;
   u32 full, empty;  // shared addresses of the barrier arrays (8 bytes each)
+  u32 scales;       // shared address of the slots' block scales (4 bytes each)
 };
 
 // The producer warp: the unit's 128 x 128 weight box, then its m x 128 activations. On
@@ -78,8 +92,16 @@ __device__ __forceinline__ void issue_weights(const Operands& op, const Work& wk
   const u32 bar = r.full + 8 * (i % r.stages);
   const u32 n0 = u / wk.k_blocks * kRows;
   const u32 kb = u % wk.k_blocks;
+  // The unit's block scale rides with its weights: block_scale[u], one scale row per
+  // 128-row tile.
+  u32 scale_unit = u;
+#if defined(METRALE_DEFECT_WRONG_SCALE_ROW)
+  scale_unit = (u + wk.k_blocks) % (wk.k_blocks * wk.tiles);
+#endif
+  if (lane == 0) copy_4(r.scales + 4 * (i % r.stages), op.block_scale + scale_unit);
 #if STREAM_TMA
   if (lane != 0) return;
+  barrier_arrive_copies(bar);
   barrier_expect(bar, kStageWeightBytes + op.m * kTokenBytes);
   tensor_copy(dst, w_map, kb * kBlockK, n0, bar, policy);
 #else
@@ -127,6 +149,19 @@ __device__ void produce(const Operands& op, const Work& wk, const Ring& r, const
     issue_weights(op, wk, r, i, w_map, policy);
     issue_activations(op, wk, r, i, x_map);
   }
+}
+
+__device__ __forceinline__ float load_shared_f32(u32 addr) {
+  float v;
+  asm volatile("ld.shared.f32 %0, [%1];" : "=f"(v) : "r"(addr));
+  return v;
+}
+
+// One arrival on a tile's counter: the old count, with release and acquire at GPU scope.
+__device__ __forceinline__ u32 take_ticket(u32* counter) {
+  u32 old;
+  asm volatile("atom.add.acq_rel.gpu.u32 %0, [%1], 1;" : "=r"(old) : "l"(counter) : "memory");
+  return old;
 }
 
 // Output (token, row) of fragment element e of token group tg, for lane (g, t).
@@ -190,13 +225,14 @@ __device__ __forceinline__ void finish_tile(const Operands& op, const Work& wk, 
       const u32 token = fragment_token(tg, e, t);
       if (token < op.m && n0 + row < op.n) mine[row * kMaxTokens + token] = acc[tg][e];
     }
-  __threadfence();  // the partial is visible device-wide before the ticket is taken
+  // The barrier orders every thread's partial before thread 0's ticket, whose release
+  // publishes them device-wide (cumulativity); its acquire, passed on by the second
+  // barrier, orders the other contributors' partials before the reads below.
   named_barrier_sync(kComputeBarrier, kComputeThreads);
   const Contributors c = contributors_of(wk, tile);
-  if (threadIdx.x == 0) *is_last = atomicAdd(&tickets[tile], 1u) == c.c1 - c.c0;
+  if (threadIdx.x == 0) *is_last = take_ticket(&tickets[tile]) == c.c1 - c.c0;
   named_barrier_sync(kComputeBarrier, kComputeThreads);
   if (!*is_last) return;
-  __threadfence();  // the other contributors' partials are read after their tickets
 
   // Each partial element is read once, here, and cleared after the read: a launch that
   // completes leaves the whole workspace zero, whatever shape and grid come next. Loads
@@ -252,16 +288,6 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
 #pragma unroll
     for (u32 e = 0; e < 4; ++e) acc[tg][e] = 0.0f;
 
-  // The scale of unit u is block_scale[u]: a unit is one scale row's 128-K block.
-  const auto scale_of = [&](u32 i) {
-    if (i >= count) return 0.0f;
-    u32 u = wk.begin + i;
-#if defined(METRALE_DEFECT_WRONG_SCALE_ROW)
-    u = (u + wk.k_blocks) % (wk.k_blocks * wk.tiles);
-#endif
-    return __ldg(op.block_scale + u);
-  };
-  float scale = scale_of(0);
   // Outputs and the workspace are written only after the preceding grid has finished
   // (a programmatic dependent launch); the first stage cannot land before it anyway.
   wait_for_preceding_grid();
@@ -270,16 +296,15 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
   u32 kb_first = kb;
   for (u32 i = 0; i < count; ++i) {
     const u32 slot = i % r.stages;
-    const float next_scale = scale_of(i + 1);
     const u32 base = r.base + slot * r.stage_bytes;
     barrier_wait(r.full + 8 * slot, (i / r.stages) & 1);
+    const float scale = load_shared_f32(r.scales + 4 * slot);
 #if defined(METRALE_DEFECT_DROP_KBLOCK)
     const bool fold = kb != wk.k_blocks - 1 || wk.k_blocks == 1;
 #else
     const bool fold = true;
 #endif
     compute_block<kTokenGroups>(acc, nan_bits, frag, base + warp_w, base + kStageWeightBytes, scale, fold);
-    scale = next_scale;
     __syncwarp();
     if (lane == 0) barrier_arrive(r.empty + 8 * slot);  // this warp is done with the slot
     if (kb == wk.k_blocks - 1 || i == count - 1) {
@@ -313,6 +338,7 @@ w8a16_gemm_m16_streamk(const u16* __restrict__ input, const u8* __restrict__ wei
   unsigned char* smem = dynamic_smem + ((128 - shared_address(dynamic_smem) % 128) % 128);
   __shared__ __align__(8) u64 full[kMaxStages];
   __shared__ __align__(8) u64 empty[kMaxStages];
+  __shared__ __align__(16) float scales[kMaxStages];
   __shared__ u32 is_last;
   const Operands op{input, weight, block_scale, output, m, n, k, a_row_stride, c_row_stride};
   Ring r;
@@ -322,6 +348,7 @@ w8a16_gemm_m16_streamk(const u16* __restrict__ input, const u8* __restrict__ wei
   if (r.stages > kMaxStages) r.stages = kMaxStages;
   r.full = shared_address(full);
   r.empty = shared_address(empty);
+  r.scales = shared_address(scales);
   Work wk;
   wk.k_blocks = k / kBlockK;
   wk.tiles = (n + kRows - 1) / kRows;
