@@ -118,6 +118,7 @@ __device__ __forceinline__ void barrier_expect(u32 bar, u32 bytes) {
 }
 #else
 constexpr u32 kBarrierCount = kThreads;  // every thread's cp.async arrival
+#endif
 
 __device__ __forceinline__ void copy_16(u32 dst, const void* src) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(dst), "l"(src) : "memory");
@@ -127,33 +128,44 @@ __device__ __forceinline__ void copy_16(u32 dst, const void* src) {
 __device__ __forceinline__ void barrier_arrive_copies(u32 bar) {
   asm volatile("cp.async.mbarrier.arrive.noinc.shared.b64 [%0];" :: "r"(bar) : "memory");
 }
-#endif
 
 // Where one lane reads its fragments inside its warp's part of a stage, fixed for the
-// whole loop: weights of rows g and g+8 of the warp's slab (chunk h: bytes 64h + 16t),
-// and the two 16-byte halves of token 8*tg + g's activations 16t .. 16t+15 of chunk 0
-// (chunk 1 is 128 bytes on). Tokens past m read token m-1: their MMA columns are never
-// stored. (Rows g and g+1 share banks: a 2-way conflict on 4 of a warp's ~200
-// instructions per stage, cheaper than the padding TMA boxes cannot have.)
+// whole loop: weights of rows g and g+8 of the warp's slab (K half h: bytes 64h + 16t),
+// and the two 16-byte halves of token 8*tg + g's activations 16t .. 16t+15 of K half 0
+// (half 1 is 128 bytes on), token rows `token_pitch` bytes apart. Tokens past m read
+// token m-1: their MMA columns are never stored.
+//
+// A quarter-warp of a 16-byte shared load is lanes g = 2j and 2j+1: rows 128 bytes
+// apart, so the same banks at the same offset. Odd g therefore loads its weight halves in
+// the other order (w[.][0] holds K half 1), which puts the two rows on disjoint banks, and
+// its decode takes the words back from the other register through the prmt selectors
+// (sel_lo, sel_hi): no instruction is added. Token rows padded to 272 bytes
+// (w8a16_gemm_m16_streamk) put tokens 2j and 2j+1 on disjoint banks the same way; rows of
+// 256 bytes (w8a16_gemm_m16_stream, filled by one tensor copy) leave that 2-way conflict.
 template <u32 kTokenGroups>
 struct FragmentOffsets {
-  u32 w[2][2];             // [g / g+8][chunk]
-  u32 x[kTokenGroups][2];  // [token group][first / second 8 k] of chunk 0
+  u32 w[2][2];             // [g / g+8][load order]
+  u32 x[kTokenGroups][2];  // [token group][first / second 8 k] of K half 0
+  u32 sel_lo, sel_hi;      // decode selectors: the word of K half h is in w[.][h ^ (g & 1)]
 };
 
 template <u32 kTokenGroups>
-__device__ __forceinline__ FragmentOffsets<kTokenGroups> fragment_offsets(u32 m, u32 g, u32 t) {
+__device__ __forceinline__ FragmentOffsets<kTokenGroups> fragment_offsets(u32 m, u32 g, u32 t,
+                                                                          u32 token_pitch) {
   FragmentOffsets<kTokenGroups> f;
+  const u32 odd = g & 1;
 #pragma unroll
   for (u32 half = 0; half < 2; ++half)
 #pragma unroll
-    for (u32 h = 0; h < 2; ++h) f.w[half][h] = (8 * half + g) * kBlockK + 64 * h + 16 * t;
+    for (u32 h = 0; h < 2; ++h) f.w[half][h] = (8 * half + g) * kBlockK + 64 * (h ^ odd) + 16 * t;
 #pragma unroll
   for (u32 tg = 0; tg < kTokenGroups; ++tg) {
     const u32 token = 8 * tg + g < m ? 8 * tg + g : m - 1;
-    f.x[tg][0] = token * kTokenBytes + 32 * t;
-    f.x[tg][1] = token * kTokenBytes + 32 * t + 16;
+    f.x[tg][0] = token * token_pitch + 32 * t;
+    f.x[tg][1] = token * token_pitch + 32 * t + 16;
   }
+  f.sel_lo = odd ? 0xD5C4u : 0x9180u;
+  f.sel_hi = odd ? 0xF7E6u : 0xB3A2u;
   return f;
 }
 
@@ -174,7 +186,7 @@ __device__ __forceinline__ void compute_block(float (&acc)[kTokenGroups][4], u32
 #pragma unroll
     for (u32 e = 0; e < 4; ++e) part[tg][e] = 0.0f;
 
-  uint4 w[2][2];  // [g / g+8][chunk]
+  uint4 w[2][2];  // [g / g+8][load order: K half h ^ (g & 1)]
 #pragma unroll
   for (u32 half = 0; half < 2; ++half)
 #pragma unroll
@@ -188,20 +200,27 @@ __device__ __forceinline__ void compute_block(float (&acc)[kTokenGroups][4], u32
       for (u32 p = 0; p < 2; ++p) x[h][tg][p] = load_shared_16(x_base + 128 * h + f.x[tg][p]);
 
 #pragma unroll
+  for (u32 half = 0; half < 2; ++half)
+#pragma unroll
+    for (u32 h = 0; h < 2; ++h) {
+      nan_accumulate(nan_bits[half], w[half][h].x, w[half][h].y);
+      nan_accumulate(nan_bits[half], w[half][h].z, w[half][h].w);
+    }
+#pragma unroll
   for (u32 h = 0; h < 2; ++h) {
-    const uint4 lo = w[0][h];
-    const uint4 hi = w[1][h];
+    // K half h is this register for even g and the other one for odd g (see above).
+    const uint4 lo = w[0][h], lo_other = w[0][h ^ 1];
+    const uint4 hi = w[1][h], hi_other = w[1][h ^ 1];
     const u32 lo_words[4] = {lo.x, lo.y, lo.z, lo.w};
+    const u32 lo_others[4] = {lo_other.x, lo_other.y, lo_other.z, lo_other.w};
     const u32 hi_words[4] = {hi.x, hi.y, hi.z, hi.w};
-    nan_accumulate(nan_bits[0], lo.x, lo.y);
-    nan_accumulate(nan_bits[0], lo.z, lo.w);
-    nan_accumulate(nan_bits[1], hi.x, hi.y);
-    nan_accumulate(nan_bits[1], hi.z, hi.w);
+    const u32 hi_others[4] = {hi_other.x, hi_other.y, hi_other.z, hi_other.w};
 #pragma unroll
     for (u32 q = 0; q < 4; ++q) {
       u32 a[4];
-      fp8x4_e4m3_to_bf16x2_fast(lo_words[q], a[0], a[2]);  // row g:   slots 0,1 | 2,3
-      fp8x4_e4m3_to_bf16x2_fast(hi_words[q], a[1], a[3]);  // row g+8: slots 0,1 | 2,3
+      // row g: slots 0,1 | 2,3, then row g+8
+      fp8x4_e4m3_to_bf16x2_pick(lo_words[q], lo_others[q], f.sel_lo, f.sel_hi, a[0], a[2]);
+      fp8x4_e4m3_to_bf16x2_pick(hi_words[q], hi_others[q], f.sel_lo, f.sel_hi, a[1], a[3]);
 #pragma unroll
       for (u32 tg = 0; tg < kTokenGroups; ++tg) {
         const uint4 xs = x[h][tg][q / 2];

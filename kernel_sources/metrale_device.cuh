@@ -80,6 +80,22 @@ __device__ __forceinline__ u32 prmt(u32 a, u32 selector) {
   return r;
 }
 
+// prmt over the 8 bytes of {b, a}: selector byte indices 4..7 take b's bytes.
+__device__ __forceinline__ u32 prmt(u32 a, u32 b, u32 selector) {
+  u32 r;
+  asm("prmt.b32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(selector));
+  return r;
+}
+
+// fp8x4_e4m3_to_bf16x2_fast of a (selectors 0x9180, 0xB3A2) or of b (the same selectors
+// with 4 added to every byte index: 0xD5C4, 0xF7E6), chosen per thread by the selectors
+// at no extra instruction.
+__device__ __forceinline__ void fp8x4_e4m3_to_bf16x2_pick(u32 a, u32 b, u32 sel_lo, u32 sel_hi,
+                                                          u32& lo, u32& hi) {
+  lo = e4m3_lanes_to_bf16x2(prmt(a, b, sel_lo));
+  hi = e4m3_lanes_to_bf16x2(prmt(a, b, sel_hi));
+}
+
 __device__ __forceinline__ void fp8x4_e4m3_to_bf16x2_fast(u32 w, u32& lo, u32& hi) {
   lo = e4m3_lanes_to_bf16x2(prmt(w, 0x9180));  // [sign(b1) b1 sign(b0) b0]
   hi = e4m3_lanes_to_bf16x2(prmt(w, 0xB3A2));  // [sign(b3) b3 sign(b2) b2]

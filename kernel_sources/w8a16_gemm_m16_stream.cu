@@ -185,7 +185,7 @@ __device__ __forceinline__ void gemm(const Operands& op, const Layout& L, unsign
   scale_row = (scale_row + 1) % ((op.n + kBlockK - 1) / kBlockK);
 #endif
   const float* scales = op.block_scale + static_cast<u64>(scale_row) * k_blocks;
-  const FragmentOffsets<kTokenGroups> frag = fragment_offsets<kTokenGroups>(op.m, g, t);
+  const FragmentOffsets<kTokenGroups> frag = fragment_offsets<kTokenGroups>(op.m, g, t, kTokenBytes);
   const u32 warp_w = kp * L.w_block + 16 * slab * kBlockK;    // the warp's rows and block
   const u32 warp_x = kStageWeightBytes + kp * L.x_block;        // ... and activations
 

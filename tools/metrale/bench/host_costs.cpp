@@ -4,6 +4,7 @@
 #include <chrono>
 #include <functional>
 
+#include "metrale/bench/bench_module.hpp"
 #include "metrale/embedded_sources.hpp"
 #include "metrale/error.hpp"
 #include "metrale/kernel_variants.hpp"
@@ -80,6 +81,21 @@ LaunchCost measure_launch_cost(const CudaBackend& gpu, ModuleCache& cache, const
                        stream.handle());
       },
       [] {});
+  // The driver's floor: the same parameter block, an empty kernel, no library code.
+  BenchModule empty_module(gpu, "empty_launch.cu");
+  const KernelHandle empty = empty_module.kernel("empty_launch");
+  const DevicePtr ptrs[] = {x.get(), w.get(), s.get(), out.get()};
+  const std::uint32_t dims[] = {1, kN, kK};
+  std::vector<KernelArg> empty_args;
+  for (const DevicePtr& p : ptrs) empty_args.push_back({&p.address, sizeof(p.address)});
+  for (const std::uint32_t& d : dims) empty_args.push_back({&d, sizeof(d)});
+  LaunchConfig empty_config;
+  empty_config.grid = {1, 1, 1};
+  empty_config.block = {32, 1, 1};
+  const auto empty_launch = [&] { gpu.launch(empty, empty_config, empty_args, stream.handle()); };
+  per_call_ns(1, batch, empty_launch, drain);
+  const std::vector<double> driver = per_call_ns(batches, batch, empty_launch, drain);
+
   LaunchCost c;
   c.entry = "w8a16_gemm_m16";
   c.calls = std::uint64_t{batches} * batch;
@@ -88,6 +104,7 @@ LaunchCost measure_launch_cost(const CudaBackend& gpu, ModuleCache& cache, const
   c.min_ns = *std::min_element(per_call.begin(), per_call.end());
   c.max_ns = *std::max_element(per_call.begin(), per_call.end());
   c.library_median_ns = median(library);
+  c.driver_median_ns = median(driver);
   return c;
 }
 

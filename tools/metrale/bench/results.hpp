@@ -53,6 +53,8 @@ struct LaunchCost {
   std::uint64_t calls = 0;
   std::uint32_t batch = 0;
   double library_median_ns = 0.0;  // the same calls into a backend that launches nothing
+  double driver_median_ns = 0.0;   // an empty kernel with the same parameters, launched
+                                   // straight through the backend: the driver's floor
 };
 
 struct CompileTime {
