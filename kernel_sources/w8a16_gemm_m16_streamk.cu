@@ -100,8 +100,8 @@ __device__ __forceinline__ void issue_weights(const Operands& op, const Work& wk
 #endif
   if (lane == 0) copy_4(r.scales + 4 * (i % r.stages), op.block_scale + scale_unit);
 #if STREAM_TMA
+  // Lane 0's scale copy is counted by its arrival in issue_activations, with its pieces.
   if (lane != 0) return;
-  barrier_arrive_copies(bar);
   barrier_expect(bar, kStageWeightBytes);
   tensor_copy(dst, w_map, kb * kBlockK, n0, bar, policy);
 #else
