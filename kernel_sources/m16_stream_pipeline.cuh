@@ -139,9 +139,9 @@ __device__ __forceinline__ void barrier_arrive_copies(u32 bar) {
 // apart, so the same banks at the same offset. Odd g therefore loads its weight halves in
 // the other order (w[.][0] holds K half 1), which puts the two rows on disjoint banks, and
 // its decode takes the words back from the other register through the prmt selectors
-// (sel_lo, sel_hi): no instruction is added. Token rows padded to 272 bytes
-// (w8a16_gemm_m16_streamk) put tokens 2j and 2j+1 on disjoint banks the same way; rows of
-// 256 bytes (w8a16_gemm_m16_stream, filled by one tensor copy) leave that 2-way conflict.
+// (sel_lo, sel_hi): no instruction is added. Token rows of 256 bytes (one tensor copy)
+// keep a 2-way conflict between tokens 2j and 2j+1; rows padded to 272 bytes by cp.async
+// avoid it but measured slower in w8a16_gemm_m16_streamk (docs/performance.md).
 template <u32 kTokenGroups>
 struct FragmentOffsets {
   u32 w[2][2];             // [g / g+8][load order]

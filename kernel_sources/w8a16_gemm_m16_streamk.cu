@@ -22,10 +22,9 @@
 //
 // Workspace: `tickets` (one u32 per tile) and `partials` (P x 2 x 128 rows x 16 tokens
 // FP32), all zero before the launch and left zero after it. Grid: (P, 1, 1)  Block: (288,
-// 1, 1); dynamic shared memory 128 + stages * stage bytes, a stage being 16384 + m *
-// 272 bytes rounded up to 128. m in 1..16, K a multiple of 128, a_row_stride a multiple
-// of 8; w_map is the weights' tensor map as in w8a16_gemm_m16_stream.cu, with 128-row
-// boxes. Test builds may define one
+// 1, 1); dynamic shared memory 128 + stages * (16384 + m * 256) bytes. m in 1..16, K a
+// multiple of 128, a_row_stride a multiple of 8; w_map / x_map as in
+// w8a16_gemm_m16_stream.cu with 128-row boxes. Test builds may define one
 // METRALE_DEFECT_* switch (as w8a16_gemm_m16.cu). As a programmatic dependent launch it
 // streams its first weights before the preceding kernel ends and touches activations,
 // outputs and workspace only after it.
@@ -38,12 +37,9 @@ constexpr u32 kSlotFloats = kRows * kMaxTokens;
 constexpr u32 kComputeThreads = kThreads;            // 8 warps of 16 rows
 constexpr u32 kBlockThreads = kComputeThreads + 32;  // and the producer warp
 constexpr u32 kComputeBarrier = 1;                   // named barrier of the compute warps
-// Token rows of a stage, padded so that tokens 2j and 2j+1 fall on disjoint banks
-// (m16_stream_pipeline.cuh, FragmentOffsets).
-constexpr u32 kTokenPitch = kTokenBytes + 16;
 #if STREAM_TMA
-constexpr u32 kFullCount = 33;  // the producer's arrive (which sets the weight bytes) and
-                                // every producer lane's cp.async arrival
+constexpr u32 kFullCount = 2;   // the producer's arrive (which sets the bytes) and its
+                                // cp.async arrival for the unit's scale
 #else
 constexpr u32 kFullCount = 32;  // every producer lane's cp.async arrival
 #endif
@@ -80,10 +76,9 @@ struct Ring {
   u32 scales;       // shared address of the slots' block scales (4 bytes each)
 };
 
-// The producer warp: the unit's 128 x 128 weight box and scale, then its m x 128
-// activations. On sm_90 lane 0 issues the weights as one tensor copy; before, the warp's
-// lanes copy 16-byte pieces of the rows below N. The activations are always copied by
-// the lanes, 16 bytes at a time, into token rows of kTokenPitch bytes.
+// The producer warp: the unit's 128 x 128 weight box, then its m x 128 activations. On
+// sm_90 lane 0 issues both as tensor copies; before, the warp's lanes copy 16-byte pieces
+// of the rows below N and of the tokens.
 __device__ __forceinline__ void issue_weights(const Operands& op, const Work& wk, const Ring& r,
                                               u32 i, const TensorMap* w_map, u64 policy) {
   const u32 lane = threadIdx.x % 32;
@@ -100,9 +95,9 @@ __device__ __forceinline__ void issue_weights(const Operands& op, const Work& wk
 #endif
   if (lane == 0) copy_4(r.scales + 4 * (i % r.stages), op.block_scale + scale_unit);
 #if STREAM_TMA
-  // Lane 0's scale copy is counted by its arrival in issue_activations, with its pieces.
   if (lane != 0) return;
-  barrier_expect(bar, kStageWeightBytes);
+  barrier_arrive_copies(bar);
+  barrier_expect(bar, kStageWeightBytes + op.m * kTokenBytes);
   tensor_copy(dst, w_map, kb * kBlockK, n0, bar, policy);
 #else
   (void)w_map;
@@ -117,32 +112,37 @@ __device__ __forceinline__ void issue_weights(const Operands& op, const Work& wk
 }
 
 __device__ __forceinline__ void issue_activations(const Operands& op, const Work& wk, const Ring& r,
-                                                  u32 i) {
+                                                  u32 i, const TensorMap* x_map) {
   const u32 lane = threadIdx.x % 32;
   const u32 kb = (wk.begin + i) % wk.k_blocks;
   const u32 dst = r.base + (i % r.stages) * r.stage_bytes + kStageWeightBytes;
   const u32 bar = r.full + 8 * (i % r.stages);
+#if STREAM_TMA
+  if (lane != 0) return;
+  tensor_copy(dst, x_map, kb * kBlockK, 0, bar);
+#else
+  (void)x_map;
   const u16* src = op.input + kb * kBlockK;
   for (u32 p = lane; p < op.m * (kTokenBytes / 16); p += 32) {
-    const u32 token = p / (kTokenBytes / 16);
-    const u32 piece = p % (kTokenBytes / 16);
-    copy_16(dst + token * kTokenPitch + 16 * piece,
-            src + static_cast<u64>(token) * op.a_row_stride + 8 * piece);
+    copy_16(dst + 16 * p, src + static_cast<u64>(p / (kTokenBytes / 16)) * op.a_row_stride +
+                              8 * (p % (kTokenBytes / 16)));
   }
-  barrier_arrive_copies(bar);  // counts this lane's copies of the stage
+  barrier_arrive_copies(bar);  // counts this lane's copies of both halves
+#endif
 }
 
-__device__ void produce(const Operands& op, const Work& wk, const Ring& r, const TensorMap* w_map) {
+__device__ void produce(const Operands& op, const Work& wk, const Ring& r, const TensorMap* w_map,
+                        const TensorMap* x_map) {
   const u64 policy = l2_evict_first_policy();
   const u32 count = wk.end - wk.begin;
   const u32 first = count < r.stages ? count : r.stages;
   for (u32 i = 0; i < first; ++i) issue_weights(op, wk, r, i, w_map, policy);
   wait_for_preceding_grid();  // a programmatic dependent launch: the activations are ready
-  for (u32 i = 0; i < first; ++i) issue_activations(op, wk, r, i);
+  for (u32 i = 0; i < first; ++i) issue_activations(op, wk, r, i, x_map);
   for (u32 i = first; i < count; ++i) {
     barrier_wait(r.empty + 8 * (i % r.stages), (i / r.stages - 1) & 1);
     issue_weights(op, wk, r, i, w_map, policy);
-    issue_activations(op, wk, r, i);
+    issue_activations(op, wk, r, i, x_map);
   }
 }
 
@@ -273,7 +273,8 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
   const u32 warp = threadIdx.x / 32;
   const u32 lane = threadIdx.x % 32;
   const u32 count = wk.end - wk.begin;
-  const FragmentOffsets<kTokenGroups> frag = fragment_offsets<kTokenGroups>(op.m, lane / 4, lane % 4, kTokenPitch);
+  const FragmentOffsets<kTokenGroups> frag = fragment_offsets<kTokenGroups>(op.m, lane / 4, lane % 4,
+                                                                             kTokenBytes);
   const u32 warp_w = 16 * warp * kBlockK;  // the warp's 16 rows of a unit
 
   float acc[kTokenGroups][4];
@@ -326,7 +327,8 @@ w8a16_gemm_m16_streamk(const u16* __restrict__ input, const u8* __restrict__ wei
                        const float* __restrict__ block_scale, u16* __restrict__ output, u32 m,
                        u32 n, u32 k, u32 a_row_stride, u32 c_row_stride,
                        float* __restrict__ partials, u32* __restrict__ tickets,
-                       const __grid_constant__ TensorMap w_map) {
+                       const __grid_constant__ TensorMap w_map,
+                       const __grid_constant__ TensorMap x_map) {
   extern __shared__ __align__(16) unsigned char dynamic_smem[];
   // Tensor copies want 128-byte aligned destinations; the launcher adds the slack.
   unsigned char* smem = dynamic_smem + ((128 - shared_address(dynamic_smem) % 128) % 128);
@@ -337,7 +339,7 @@ w8a16_gemm_m16_streamk(const u16* __restrict__ input, const u8* __restrict__ wei
   const Operands op{input, weight, block_scale, output, m, n, k, a_row_stride, c_row_stride};
   Ring r;
   r.base = shared_address(smem);
-  r.stage_bytes = (kStageWeightBytes + m * kTokenPitch + 127) / 128 * 128;
+  r.stage_bytes = kStageWeightBytes + m * kTokenBytes;
   r.stages = (dynamic_smem_bytes() - 128) / r.stage_bytes;
   if (r.stages > kMaxStages) r.stages = kMaxStages;
   r.full = shared_address(full);
@@ -359,7 +361,7 @@ w8a16_gemm_m16_streamk(const u16* __restrict__ input, const u8* __restrict__ wei
   }
   barrier_init_fence();
   if (threadIdx.x >= kComputeThreads) {
-    produce(op, wk, r, &w_map);
+    produce(op, wk, r, &w_map, &x_map);
   } else if (m <= 8) {
     consume<1>(op, wk, r, partials, tickets, &is_last);
   } else {

@@ -16,10 +16,6 @@ constexpr std::uint32_t kRows = 128;
 // last tile).
 constexpr std::uint64_t kPartialBytes = 128 * 16 * 4;
 
-// A ring stage: the unit's weights, then m token rows of 256 bytes padded to 272 (the
-// kernel's bank layout), rounded up to the tensor copies' 128-byte alignment.
-std::uint32_t stage_bytes_for(std::uint32_t m) { return (16384 + m * 272 + 127) / 128 * 128; }
-
 std::uint64_t ticket_bytes(std::uint32_t n) {
   return (std::uint64_t{div_ceil(n, kRows)} * 4 + 255) / 256 * 256;
 }
@@ -42,7 +38,7 @@ void w8a16_gemm_m16_streamk(const GpuBackend& gpu, KernelHandle kernel, DevicePt
   ensure(ctas >= 1, "{}: ctas={} must be at least 1", fn, ctas);
   const std::uint64_t units = std::uint64_t{div_ceil(n, kRows)} * (k / 128);
   const auto grid = static_cast<std::uint32_t>(std::min<std::uint64_t>(ctas, units));
-  const std::uint32_t stage_bytes = stage_bytes_for(m);
+  const std::uint32_t stage_bytes = stream_stage_bytes(m, kRows);
   const std::uint32_t ring_stages =
       stages != 0 ? stages
                   : std::clamp<std::uint32_t>(W8A16_GEMM_M16_STREAM_RING_BYTES / stage_bytes, 2, 4);
@@ -57,6 +53,8 @@ void w8a16_gemm_m16_streamk(const GpuBackend& gpu, KernelHandle kernel, DevicePt
          "(w8a16_gemm_m16_streamk_workspace_bytes)",
          fn, workspace.bytes, n, grid, needed);
   const TensorMapBytes w_map = gpu.tensor_map_2d({weight, 1, k, n, k, 128, kRows});
+  const TensorMapBytes x_map =
+      gpu.tensor_map_2d({input, 2, k, m, std::uint64_t{a_row_stride} * 2, 128, m});
   KernelLaunch launch(gpu, kernel);
   launch.grid({grid, 1, 1})
       .block({288, 1, 1})  // 8 compute warps and the producer warp
@@ -68,6 +66,7 @@ void w8a16_gemm_m16_streamk(const GpuBackend& gpu, KernelHandle kernel, DevicePt
       .arg_ptr(workspace.ptr + ticket_bytes(n))
       .arg_ptr(workspace.ptr)
       .arg_bytes(&w_map, sizeof(w_map))
+      .arg_bytes(&x_map, sizeof(x_map))
       .launch(stream);
 }
 

@@ -6,7 +6,7 @@
 // values, and held to the same accuracy budget as the seed's entries.
 //
 // Grid: (ctas, 1, 1)  Block: (288, 1, 1); dynamic shared memory 128 + stages * (16384 +
-// m * 272, rounded up to 128) bytes. Same operands and guards as w8a16_gemm_m16_strided, plus the workspace.
+// m * 256) bytes. Same operands and guards as w8a16_gemm_m16_strided, plus the workspace.
 #pragma once
 
 #include <cstdint>
