@@ -37,6 +37,14 @@ M16Plan plan_m16_gemm(std::uint32_t m, std::uint32_t n, std::uint32_t k,
   // 224 and more unsplit, so the threshold sits at 1.6 CTAs per SM.
   const std::uint64_t sms = sm_count == 0 ? 132 : sm_count;
   const std::uint64_t tiles = div_ceil(n, W8A16_GEMM_M16_N_TILE);
+  // More than two 128-row tiles per SM: the streaming entry would run a second, part-empty
+  // wave and the seed's tiles leave SMs unevenly loaded; stream-K gives every SM the
+  // same bytes. By the bench at 49ac1ad: Qwen3-32B gate_up (400 tiles) and DeepSeek-V3
+  // gate_up (288) at m = 1 / 8 / 16, 70.7 / 74.2 / 82.9 and 70.6 / 74.5 / 82.6 us against
+  // 73.2 / 88.2 / 95.7 and 70.7 / 88.1 / 106.3 us for the earlier choice.
+  if (n >= 7168 && div_ceil(n, 128) > 2 * sms) {
+    return {"w8a16_gemm_m16_streamk", 1, static_cast<std::uint32_t>(2 * sms)};
+  }
   // The streaming entry wins on wide layers (N >= 7168, its 128-row tiles) where a
   // split gives 1.5 to 2 of its CTAs per SM, one wave at full occupancy, with at least
   // 8 K blocks per CTA: Llama-3-8B gate_up (224 tiles), DeepSeek-V3 o and down (56

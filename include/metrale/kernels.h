@@ -129,8 +129,9 @@ metrale_status metrale_w8a16_gemm_m16_splitk(metrale_service* service, uint64_t 
 /* *split_out receives the split to pass to metrale_w8a16_gemm_m16_splitk, or 1 when an
  * unsplit entry suits the shape better: metrale_w8a16_gemm_m16, or above 8 rows
  * metrale_w8a16_gemm_m16_n64 once ceil(n/64) reaches 1.2 tiles per SM. It is the split
- * of the C++ plan_m16_gemm, which also names the entry; where that is the C++-only
- * streaming entry, the same split suits metrale_w8a16_gemm_m16_splitk. A compile-only
+ * of the C++ plan_m16_gemm, which also names the entry; where that is a C++-only entry
+ * (the streaming entry, or stream-K with its split of 1), the same split suits
+ * metrale_w8a16_gemm_m16_splitk. A compile-only
  * service plans for 132 SMs (an H100 / H200). */
 metrale_status metrale_plan_m16_gemm(metrale_service* service, uint32_t m, uint32_t n,
                                      uint32_t k, uint32_t* split_out) METRALE_NOEXCEPT;

@@ -385,9 +385,15 @@ TEST_CASE("plan_m16_gemm: streaming, 64-wide or split tiles where each fills the
   CHECK(plan(7168, 16384).entry == "w8a16_gemm_m16_stream");
   CHECK(plan(7168, 16384).split == 4);
   CHECK(plan(7168, 18432).split == 4);
-  // 288 and 400 streaming tiles would run two waves: the seed's entry.
-  CHECK(plan(36864, 7168).entry == "w8a16_gemm_m16");
-  CHECK(plan(51200, 5120).entry == "w8a16_gemm_m16");
+  // 288 and 400 streaming tiles (more than two per SM): stream-K on 2 CTAs per SM, at
+  // every m.
+  CHECK(plan(36864, 7168).entry == "w8a16_gemm_m16_streamk");
+  CHECK(plan(36864, 7168).ctas == 264);
+  CHECK(plan(51200, 5120).entry == "w8a16_gemm_m16_streamk");
+  CHECK(plan_m16_gemm(16, 51200, 5120, 132).entry == "w8a16_gemm_m16_streamk");
+  CHECK(plan_m16_gemm(1, 51200, 5120, 114).ctas == 228);
+  CHECK(plan(28672, 4096).ctas == 0);
+  // 192 streaming tiles: neither 1.5 to 2 per SM nor more than 2: the seed's entry.
   CHECK(plan(24576, 1536).entry == "w8a16_gemm_m16");
   // 192, 160 and 128 tiles of 32 rows: split in two.
   CHECK(plan(6144, 4096).entry == "w8a16_gemm_m16_splitk");
@@ -399,9 +405,9 @@ TEST_CASE("plan_m16_gemm: streaming, 64-wide or split tiles where each fills the
   CHECK(plan(576, 7168).split == 8);
   // Too few K blocks to share: no split.
   CHECK(plan(576, 256).split == 1);
-  // Above 8 tokens, the 64-wide tile where its 576 (DeepSeek-V3 gate_up) or 160
-  // (Qwen3-32B qkv) tiles cover the SMs; not for 64 (Llama-3-8B down).
-  CHECK(plan_m16_gemm(16, 36864, 7168, 132).entry == "w8a16_gemm_m16_n64");
+  // Above 8 tokens, the 64-wide tile where its 384 (DeepSeek-V3 q_b) or 160 (Qwen3-32B
+  // qkv) tiles cover the SMs; not for 64 (Llama-3-8B down).
+  CHECK(plan_m16_gemm(16, 24576, 1536, 132).entry == "w8a16_gemm_m16_n64");
   CHECK(plan_m16_gemm(9, 10240, 5120, 132).entry == "w8a16_gemm_m16_n64");
   CHECK(plan_m16_gemm(8, 10240, 5120, 132).entry == "w8a16_gemm_m16");
   CHECK(plan_m16_gemm(16, 4096, 14336, 132).entry == "w8a16_gemm_m16_splitk");
