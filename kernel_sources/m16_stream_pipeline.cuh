@@ -27,14 +27,6 @@ struct alignas(64) TensorMap {
   u64 opaque[16];
 };
 
-struct Operands {
-  const u16* input;
-  const u8* weight;
-  const float* block_scale;
-  u16* output;
-  u32 m, n, k, a_row_stride, c_row_stride;
-};
-
 __device__ __forceinline__ u32 dynamic_smem_bytes() {
   u32 r;
   asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(r));

@@ -9,6 +9,15 @@ typedef unsigned short u16;
 typedef unsigned int u32;
 typedef unsigned long long u64;
 
+// The operands of the W8A16 GEMM entries, in their parameter order.
+struct Operands {
+  const u16* input;
+  const u8* weight;
+  const float* block_scale;
+  u16* output;
+  u32 m, n, k, a_row_stride, c_row_stride;
+};
+
 __device__ __forceinline__ float bf16_to_f32(u32 bits16) {
   return __uint_as_float(bits16 << 16);
 }

@@ -84,14 +84,6 @@ struct SharedRing {
   u16 x[kWarps][depth_for<kTokenGroups>()][8 * kTokenGroups][kXPitch];
 };
 
-struct Operands {
-  const u16* input;
-  const u8* weight;
-  const float* block_scale;
-  u16* output;
-  u32 m, n, k, a_row_stride, c_row_stride;
-};
-
 // What one thread holds of one 128-K block: per row group, rows g and g+8, chunks h = 0, 1
 // (16 bytes each), and the block's scale.
 struct BlockWeights {
