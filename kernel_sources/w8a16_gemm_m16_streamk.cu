@@ -50,10 +50,9 @@ __device__ __forceinline__ void copy_4(u32 dst, const void* src) {
   asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" :: "r"(dst), "l"(src) : "memory");
 }
 
-
 struct Work {
   u32 k_blocks;      // units per tile
-  u32 tiles;
+  u32 tiles;         // 128-row tiles of the layer
   u32 begin, end;    // this CTA's units
   u32 first_tile;    // the tile of unit `begin`
 };
