@@ -33,6 +33,19 @@ __device__ __forceinline__ u32 dynamic_smem_bytes() {
   return r;
 }
 
+// The ring's start in the dynamic shared memory: tensor copies want 128-byte aligned
+// destinations, and the launchers add 128 bytes of slack for it.
+__device__ __forceinline__ unsigned char* ring_start(unsigned char* dynamic_smem) {
+  return dynamic_smem + ((128 - shared_address(dynamic_smem) % 128) % 128);
+}
+
+// As many stages of `stage_bytes` as the launcher's dynamic shared memory holds after
+// the slack, at most kMaxStages.
+__device__ __forceinline__ u32 ring_stage_count(u32 stage_bytes) {
+  const u32 stages = (dynamic_smem_bytes() - 128) / stage_bytes;
+  return stages > kMaxStages ? kMaxStages : stages;
+}
+
 __device__ __forceinline__ uint4 load_shared_16(u32 addr) {
   uint4 v;
   asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"

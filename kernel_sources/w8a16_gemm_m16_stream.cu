@@ -300,8 +300,7 @@ w8a16_gemm_m16_stream(const u16* __restrict__ input, const u8* __restrict__ weig
                       const __grid_constant__ TensorMap w_map,
                       const __grid_constant__ TensorMap x_map) {
   extern __shared__ __align__(16) unsigned char dynamic_smem[];
-  // Tensor copies want 128-byte aligned destinations; the launcher adds the slack.
-  unsigned char* smem = dynamic_smem + ((128 - shared_address(dynamic_smem) % 128) % 128);
+  unsigned char* smem = ring_start(dynamic_smem);
   __shared__ __align__(8) u64 stage_barriers[kMaxStages];
   const Operands op{input, weight, block_scale, output, m, n, k, a_row_stride, c_row_stride};
   Layout L;
@@ -311,8 +310,7 @@ w8a16_gemm_m16_stream(const u16* __restrict__ input, const u8* __restrict__ weig
   L.w_block = rows * kBlockK;
   L.x_block = m * kTokenBytes;
   L.stage_bytes = kStageWeightBytes + (L.x_block << L.kparts_log2);
-  L.stages = (dynamic_smem_bytes() - 128) / L.stage_bytes;
-  if (L.stages > kMaxStages) L.stages = kMaxStages;
+  L.stages = ring_stage_count(L.stage_bytes);
   // Every CTA is resident now: the next kernel of the stream may start its prologue.
   allow_dependent_grid();
   const u32 bars = shared_address(stage_barriers);

@@ -329,8 +329,7 @@ w8a16_gemm_m16_streamk(const u16* __restrict__ input, const u8* __restrict__ wei
                        const __grid_constant__ TensorMap w_map,
                        const __grid_constant__ TensorMap x_map) {
   extern __shared__ __align__(16) unsigned char dynamic_smem[];
-  // Tensor copies want 128-byte aligned destinations; the launcher adds the slack.
-  unsigned char* smem = dynamic_smem + ((128 - shared_address(dynamic_smem) % 128) % 128);
+  unsigned char* smem = ring_start(dynamic_smem);
   __shared__ __align__(8) u64 full[kMaxStages];
   __shared__ __align__(8) u64 empty[kMaxStages];
   __shared__ __align__(16) float scales[kMaxStages];
@@ -339,8 +338,7 @@ w8a16_gemm_m16_streamk(const u16* __restrict__ input, const u8* __restrict__ wei
   Ring r;
   r.base = shared_address(smem);
   r.stage_bytes = kStageWeightBytes + m * kTokenBytes;
-  r.stages = (dynamic_smem_bytes() - 128) / r.stage_bytes;
-  if (r.stages > kMaxStages) r.stages = kMaxStages;
+  r.stages = ring_stage_count(r.stage_bytes);
   r.full = shared_address(full);
   r.empty = shared_address(empty);
   r.scales = shared_address(scales);

@@ -6,6 +6,7 @@
 #include "launch_operands.hpp"
 #include "metrale/error.hpp"
 #include "metrale/kernel_launch.hpp"
+#include "stream_ring.hpp"
 
 namespace metrale {
 
@@ -17,6 +18,23 @@ std::uint32_t stream_tile_rows(std::uint32_t n) {
 
 std::uint32_t stream_stage_bytes(std::uint32_t m, std::uint32_t rows) {
   return W8A16_GEMM_M16_STREAM_STAGE_WEIGHT_BYTES + (128 / rows) * m * 256;
+}
+
+std::uint32_t stream_ring_stages(std::string_view fn, std::uint32_t stage_bytes,
+                                 std::uint32_t requested) {
+  const std::uint32_t stages =
+      requested != 0
+          ? requested
+          : std::clamp<std::uint32_t>(W8A16_GEMM_M16_STREAM_RING_BYTES / stage_bytes, 2, 4);
+  ensure(stages >= 2 && stages <= 8, "{}: stages={} outside 2..=8", fn, stages);
+  return stages;
+}
+
+StreamTensorMaps stream_tensor_maps(const GpuBackend& gpu, DevicePtr input, DevicePtr weight,
+                                    std::uint32_t m, std::uint32_t n, std::uint32_t k,
+                                    std::uint32_t a_row_stride, std::uint32_t rows) {
+  return {gpu.tensor_map_2d({weight, 1, k, n, k, 128, rows}),
+          gpu.tensor_map_2d({input, 2, k, m, std::uint64_t{a_row_stride} * 2, 128, m})};
 }
 
 void w8a16_gemm_m16_stream(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input,
@@ -33,17 +51,9 @@ void w8a16_gemm_m16_stream(const GpuBackend& gpu, KernelHandle kernel, DevicePtr
   ensure(rows == 32 || rows == 64 || rows == 128, "{}: tile rows={} not one of 32, 64, 128",
          fn, rows);
   const std::uint32_t stage_bytes = stream_stage_bytes(m, rows);
-  const std::uint32_t stages =
-      tuning.stages != 0
-          ? tuning.stages
-          : std::clamp<std::uint32_t>(W8A16_GEMM_M16_STREAM_RING_BYTES / stage_bytes, 2, 4);
-  ensure(stages >= 2 && stages <= 8, "{}: stages={} outside 2..=8", fn, stages);
+  const std::uint32_t stages = stream_ring_stages(fn, stage_bytes, tuning.stages);
   guards::check_operands(fn, input, weight, block_scale, output, n);
-  // The kernel's tensor copies: boxes of 128 weight bytes x `rows` rows, and of 128
-  // activations x m tokens.
-  const TensorMapBytes w_map = gpu.tensor_map_2d({weight, 1, k, n, k, 128, rows});
-  const TensorMapBytes x_map =
-      gpu.tensor_map_2d({input, 2, k, m, std::uint64_t{a_row_stride} * 2, 128, m});
+  const StreamTensorMaps maps = stream_tensor_maps(gpu, input, weight, m, n, k, a_row_stride, rows);
   KernelLaunch launch(gpu, kernel);
   launch.grid({div_ceil(n, rows), split, 1})
       .block({256, 1, 1})
@@ -53,8 +63,8 @@ void w8a16_gemm_m16_stream(const GpuBackend& gpu, KernelHandle kernel, DevicePtr
       .arg_u32(a_row_stride)
       .arg_u32(c_row_stride)
       .arg_u32(rows)
-      .arg_bytes(&w_map, sizeof(w_map))
-      .arg_bytes(&x_map, sizeof(x_map))
+      .arg_bytes(&maps.weights, sizeof(maps.weights))
+      .arg_bytes(&maps.activations, sizeof(maps.activations))
       .launch(stream);
 }
 

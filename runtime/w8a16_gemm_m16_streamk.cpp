@@ -7,6 +7,7 @@
 #include "metrale/error.hpp"
 #include "metrale/kernel_launch.hpp"
 #include "metrale/w8a16_gemm_m16_stream.hpp"
+#include "stream_ring.hpp"
 
 namespace metrale {
 namespace {
@@ -39,10 +40,7 @@ void w8a16_gemm_m16_streamk(const GpuBackend& gpu, KernelHandle kernel, DevicePt
   const std::uint64_t units = std::uint64_t{div_ceil(n, kRows)} * (k / 128);
   const auto grid = static_cast<std::uint32_t>(std::min<std::uint64_t>(ctas, units));
   const std::uint32_t stage_bytes = stream_stage_bytes(m, kRows);
-  const std::uint32_t ring_stages =
-      stages != 0 ? stages
-                  : std::clamp<std::uint32_t>(W8A16_GEMM_M16_STREAM_RING_BYTES / stage_bytes, 2, 4);
-  ensure(ring_stages >= 2 && ring_stages <= 8, "{}: stages={} outside 2..=8", fn, ring_stages);
+  const std::uint32_t ring_stages = stream_ring_stages(fn, stage_bytes, stages);
   guards::check_operands(fn, input, weight, block_scale, output, n);
   const std::uint64_t needed = w8a16_gemm_m16_streamk_workspace_bytes(n, grid);
   ensure(workspace.ptr.address != 0, "{}: workspace is null", fn);
@@ -52,9 +50,8 @@ void w8a16_gemm_m16_streamk(const GpuBackend& gpu, KernelHandle kernel, DevicePt
          "{}: workspace of {} bytes, N={} on {} CTAs needs {} "
          "(w8a16_gemm_m16_streamk_workspace_bytes)",
          fn, workspace.bytes, n, grid, needed);
-  const TensorMapBytes w_map = gpu.tensor_map_2d({weight, 1, k, n, k, 128, kRows});
-  const TensorMapBytes x_map =
-      gpu.tensor_map_2d({input, 2, k, m, std::uint64_t{a_row_stride} * 2, 128, m});
+  const StreamTensorMaps maps =
+      stream_tensor_maps(gpu, input, weight, m, n, k, a_row_stride, kRows);
   KernelLaunch launch(gpu, kernel);
   launch.grid({grid, 1, 1})
       .block({288, 1, 1})  // 8 compute warps and the producer warp
@@ -65,8 +62,8 @@ void w8a16_gemm_m16_streamk(const GpuBackend& gpu, KernelHandle kernel, DevicePt
       .arg_u32(c_row_stride)
       .arg_ptr(workspace.ptr + ticket_bytes(n))
       .arg_ptr(workspace.ptr)
-      .arg_bytes(&w_map, sizeof(w_map))
-      .arg_bytes(&x_map, sizeof(x_map))
+      .arg_bytes(&maps.weights, sizeof(maps.weights))
+      .arg_bytes(&maps.activations, sizeof(maps.activations))
       .launch(stream);
 }
 
