@@ -95,6 +95,10 @@ LaunchCost measure_launch_cost(const CudaBackend& gpu, ModuleCache& cache, const
   const auto empty_launch = [&] { gpu.launch(empty, empty_config, empty_args, stream.handle()); };
   per_call_ns(1, batch, empty_launch, drain);
   const std::vector<double> driver = per_call_ns(batches, batch, empty_launch, drain);
+  const KernelHandle bare = empty_module.kernel("empty_launch_no_args");
+  const auto bare_launch = [&] { gpu.launch(bare, empty_config, {}, stream.handle()); };
+  per_call_ns(1, batch, bare_launch, drain);
+  const std::vector<double> driver_no_args = per_call_ns(batches, batch, bare_launch, drain);
 
   LaunchCost c;
   c.entry = "w8a16_gemm_m16";
@@ -105,6 +109,7 @@ LaunchCost measure_launch_cost(const CudaBackend& gpu, ModuleCache& cache, const
   c.max_ns = *std::max_element(per_call.begin(), per_call.end());
   c.library_median_ns = median(library);
   c.driver_median_ns = median(driver);
+  c.driver_no_args_median_ns = median(driver_no_args);
   return c;
 }
 

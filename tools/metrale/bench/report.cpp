@@ -111,9 +111,10 @@ void print_report(const BenchRun& run) {
   const LaunchCost& l = run.launch_cost;
   fmt::print("launcher host cost: {} {:.0f} ns per call (median of {} batches of {}; "
              "min {:.0f}, max {:.0f}); the library's part without the driver {:.0f} ns; "
-             "an empty kernel with the same parameters through the driver alone {:.0f} ns\n",
+             "an empty kernel with the same parameters through the driver alone {:.0f} ns, "
+             "with no parameters {:.0f} ns\n",
              l.entry, l.median_ns, l.batch > 0 ? l.calls / l.batch : 0, l.batch, l.min_ns,
-             l.max_ns, l.library_median_ns, l.driver_median_ns);
+             l.max_ns, l.library_median_ns, l.driver_median_ns, l.driver_no_args_median_ns);
   fmt::print("NVRTC compile for {}:", d.target());
   for (const CompileTime& t : run.compiles) {
     fmt::print(" {} {:.0f} ms", t.module, t.ms);
@@ -214,10 +215,11 @@ void write_json(const BenchRun& run, const std::string& path) {
   fmt::format_to(out,
                  "  \"launch_cost\": {{\"entry\": {}, \"median_ns\": {}, \"min_ns\": {}, "
                  "\"max_ns\": {}, \"calls\": {}, \"batch\": {}, \"library_median_ns\": {}, "
-                 "\"driver_median_ns\": {}}},\n"
+                 "\"driver_median_ns\": {}, \"driver_no_args_median_ns\": {}}},\n"
                  "  \"compile\": [",
                  js(l.entry), num(l.median_ns), num(l.min_ns), num(l.max_ns), l.calls, l.batch,
-                 num(l.library_median_ns), num(l.driver_median_ns));
+                 num(l.library_median_ns), num(l.driver_median_ns),
+                 num(l.driver_no_args_median_ns));
   for (std::size_t i = 0; i < run.compiles.size(); ++i) {
     const CompileTime& t = run.compiles[i];
     fmt::format_to(out, "{}\n    {{\"module\": {}, \"ms\": {}, \"image_bytes\": {}}}",

@@ -55,6 +55,7 @@ struct LaunchCost {
   double library_median_ns = 0.0;  // the same calls into a backend that launches nothing
   double driver_median_ns = 0.0;   // an empty kernel with the same parameters, launched
                                    // straight through the backend: the driver's floor
+  double driver_no_args_median_ns = 0.0;  // the same for an empty kernel of no parameters
 };
 
 struct CompileTime {
