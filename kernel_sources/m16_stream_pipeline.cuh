@@ -152,7 +152,6 @@ struct FragmentOffsets {
   u32 w[2][2];             // [g / g+8][load order]
   u32 x[kTokenGroups][2];  // [token group][first / second 8 k] of K half 0
   u32 sel_lo, sel_hi;      // decode selectors: the word of K half h is in w[.][h ^ (g & 1)]
-  u32 sel_word;            // the same word whole (the FP16 form's selector)
 };
 
 template <u32 kTokenGroups>
@@ -172,7 +171,6 @@ __device__ __forceinline__ FragmentOffsets<kTokenGroups> fragment_offsets(u32 m,
   }
   f.sel_lo = odd ? 0xD5C4u : 0x9180u;
   f.sel_hi = odd ? 0xF7E6u : 0xB3A2u;
-  f.sel_word = odd ? 0x7654u : 0x3210u;
   return f;
 }
 
@@ -249,128 +247,6 @@ __device__ __forceinline__ void compute_block(float (&acc)[kTokenGroups][4], u32
 #endif
     }
 }
-
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
-// --- The FP16 form (sm_89+): weights through the hardware E4M3 -> FP16 conversion, one
-// instruction per pair against eight integer moves per word for BF16, and NaN codes
-// carried into the MMA (no separate test). The activations must then be FP16 too: each
-// token's 128 BF16 values of a stage are scaled by a power of two 2^s that puts the
-// largest magnitude in [2^15, 2^16) and converted in place, exactly for every value
-// within 2^25 of that largest one (BF16 has 8 significant bits, FP16 11); smaller ones
-// round at 2^-25 of it. The fold multiplies by 2^-s, so products and sums are those of the
-// BF16 form scaled by an exact power of two.
-
-__device__ __forceinline__ uint2 load_shared_8(u32 addr) {
-  uint2 v;
-  asm volatile("ld.shared.v2.u32 {%0, %1}, [%2];" : "=r"(v.x), "=r"(v.y) : "r"(addr));
-  return v;
-}
-
-__device__ __forceinline__ void store_shared_8(u32 addr, uint2 v) {
-  asm volatile("st.shared.v2.u32 [%0], {%1, %2};" :: "r"(addr), "r"(v.x), "r"(v.y) : "memory");
-}
-
-__device__ __forceinline__ void store_shared_f32(u32 addr, float v) {
-  asm volatile("st.shared.f32 [%0], %1;" :: "r"(addr), "f"(v) : "memory");
-}
-
-__device__ __forceinline__ u32 f32x2_to_f16x2(float lo, float hi) {
-  u32 r;
-  asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
-  return r;
-}
-
-// Converts tokens warp, warp + 8 (< m) of a stage's activations (rows of kTokenBytes at
-// x_base) from BF16 to scaled FP16 in place, and stores each token's 2^-s as a float at
-// factors + 4 * token. Every lane of the warp takes part.
-__device__ __forceinline__ void convert_activations_f16(u32 x_base, u32 factors, u32 m, u32 warp,
-                                                        u32 lane) {
-  for (u32 token = warp; token < m; token += kWarps) {
-    const u32 addr = x_base + token * kTokenBytes + 8 * lane;
-    const uint2 v = load_shared_8(addr);
-    // BF16 magnitudes order as their bits with the sign cleared (Inf and NaN above all).
-    const u32 pair = __vmaxu2(v.x & 0x7FFF7FFFu, v.y & 0x7FFF7FFFu);
-    const u32 local = max(pair & 0xFFFFu, pair >> 16);
-    u32 largest;
-    asm("redux.sync.max.u32 %0, %1, 0xffffffff;" : "=r"(largest) : "r"(local));
-    // 2^s with s = 142 - biased exponent puts the largest in [2^15, 2^16); at most 2^100
-    // (a block of tiny or zero activations), so that 2^-s times a block scale stays normal.
-    const int s = min(142 - static_cast<int>(largest >> 7), 100);
-    const float up = __int_as_float((127 + s) << 23);
-    const float down = __int_as_float((127 - s) << 23);
-    uint2 out;
-    out.x = f32x2_to_f16x2(__uint_as_float(v.x << 16) * up, __uint_as_float(v.x & 0xFFFF0000u) * up);
-    out.y = f32x2_to_f16x2(__uint_as_float(v.y << 16) * up, __uint_as_float(v.y & 0xFFFF0000u) * up);
-    store_shared_8(addr, out);
-    if (lane == 0) store_shared_f32(factors + 4 * token, down);
-  }
-}
-
-// compute_block on FP16 activations converted by convert_activations_f16; `factors` holds
-// the stage's per-token 2^-s. A NaN weight reaches its output column through the MMA.
-template <u32 kTokenGroups>
-__device__ __forceinline__ void compute_block_f16(float (&acc)[kTokenGroups][4],
-                                                  const FragmentOffsets<kTokenGroups>& f,
-                                                  u32 w_base, u32 x_base, u32 factors, u32 t,
-                                                  float scale, bool fold) {
-  float part[kTokenGroups][4];
-#pragma unroll
-  for (u32 tg = 0; tg < kTokenGroups; ++tg)
-#pragma unroll
-    for (u32 e = 0; e < 4; ++e) part[tg][e] = 0.0f;
-
-  uint4 w[2][2];  // [g / g+8][load order: K half h ^ (g & 1)]
-#pragma unroll
-  for (u32 half = 0; half < 2; ++half)
-#pragma unroll
-    for (u32 h = 0; h < 2; ++h) w[half][h] = load_shared_16(w_base + f.w[half][h]);
-  uint4 x[2][kTokenGroups][2];  // [chunk][token group][first / second 8 k]
-#pragma unroll
-  for (u32 h = 0; h < 2; ++h)
-#pragma unroll
-    for (u32 tg = 0; tg < kTokenGroups; ++tg)
-#pragma unroll
-      for (u32 p = 0; p < 2; ++p) x[h][tg][p] = load_shared_16(x_base + 128 * h + f.x[tg][p]);
-
-#pragma unroll
-  for (u32 h = 0; h < 2; ++h) {
-    const uint4 lo = w[0][h], lo_other = w[0][h ^ 1];
-    const uint4 hi = w[1][h], hi_other = w[1][h ^ 1];
-    const u32 lo_words[4] = {lo.x, lo.y, lo.z, lo.w};
-    const u32 lo_others[4] = {lo_other.x, lo_other.y, lo_other.z, lo_other.w};
-    const u32 hi_words[4] = {hi.x, hi.y, hi.z, hi.w};
-    const u32 hi_others[4] = {hi_other.x, hi_other.y, hi_other.z, hi_other.w};
-#pragma unroll
-    for (u32 q = 0; q < 4; ++q) {
-      u32 a[4];
-      fp8x4_e4m3_to_f16x2(prmt(lo_words[q], lo_others[q], f.sel_word), a[0], a[2]);
-      fp8x4_e4m3_to_f16x2(prmt(hi_words[q], hi_others[q], f.sel_word), a[1], a[3]);
-#pragma unroll
-      for (u32 tg = 0; tg < kTokenGroups; ++tg) {
-        const uint4 xs = x[h][tg][q / 2];
-        u32 bfrag[2];
-        bfrag[0] = (q % 2 == 0) ? xs.x : xs.z;
-        bfrag[1] = (q % 2 == 0) ? xs.y : xs.w;
-        mma_m16n8k16_f16(part[tg], a, bfrag);
-      }
-    }
-  }
-  if (!fold) return;
-#pragma unroll
-  for (u32 tg = 0; tg < kTokenGroups; ++tg) {
-    // Fragment elements 0, 2 belong to token 8 tg + 2t, elements 1, 3 to the next one.
-    const uint2 fb = load_shared_8(factors + 4 * (8 * tg + 2 * t));
-    const float s0 = scale * __uint_as_float(fb.x), s1 = scale * __uint_as_float(fb.y);
-#pragma unroll
-    for (u32 e = 0; e < 4; ++e) {
-      acc[tg][e] = __fmaf_rn(e % 2 == 0 ? s0 : s1, part[tg][e], acc[tg][e]);
-#if defined(METRALE_DEFECT_BF16_ACCUM)
-      acc[tg][e] = bf16_to_f32(f32_to_bf16_rn(acc[tg][e]));
-#endif
-    }
-  }
-}
-#endif
 
 // A NaN weight makes its whole output column NaN, as in the reference: the four lanes
 // of a quad hold different k of the same rows, so they pool what they saw.

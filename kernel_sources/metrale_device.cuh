@@ -110,17 +110,6 @@ __device__ __forceinline__ void fp8x4_e4m3_to_bf16x2_fast(u32 w, u32& lo, u32& h
   hi = e4m3_lanes_to_bf16x2(prmt(w, 0xB3A2));  // [sign(b3) b3 sign(b2) b2]
 }
 
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
-// Four E4M3 codes (one word, k order b0..b3) to two packed FP16 pairs, lo = (b0, b1) and
-// hi = (b2, b3): one hardware conversion per pair, exact for every code, NaN kept.
-__device__ __forceinline__ void fp8x4_e4m3_to_f16x2(u32 w, u32& lo, u32& hi) {
-  asm("{\n\t.reg .b16 l, h;\n\tmov.b32 {l, h}, %2;\n\t"
-      "cvt.rn.f16x2.e4m3x2 %0, l;\n\tcvt.rn.f16x2.e4m3x2 %1, h;\n\t}"
-      : "=r"(lo), "=r"(hi)
-      : "r"(w));
-}
-#endif
-
 // Bit 7 of a byte of the result is set where that byte of w is a NaN code (low seven bits
 // all ones: adding one carries into bit 7, and only then).
 __device__ __forceinline__ u32 fp8x4_nan_bits(u32 w) {
@@ -168,16 +157,6 @@ __device__ __forceinline__ void mma_m16n8k16_bf16(float (&d)[4], const u32 (&a)[
                                                   const u32 (&b)[2]) {
   asm volatile(
       "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
-      "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-}
-
-// The same with FP16 inputs.
-__device__ __forceinline__ void mma_m16n8k16_f16(float (&d)[4], const u32 (&a)[4],
-                                                 const u32 (&b)[2]) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
       "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));

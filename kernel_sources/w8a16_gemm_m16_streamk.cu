@@ -30,14 +30,6 @@
 // outputs and workspace only after it.
 #include "m16_stream_pipeline.cuh"
 
-// The FP16 form of the ring's math where the device converts E4M3 in hardware (sm_89+);
-// METRALE_STREAMK_BF16 keeps the BF16 form there too, for comparison.
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890 && !defined(METRALE_STREAMK_BF16)
-#define STREAMK_F16 1
-#else
-#define STREAMK_F16 0
-#endif
-
 namespace {
 
 constexpr u32 kRows = 128;  // weight rows of a unit (one scale row)
@@ -81,7 +73,6 @@ struct Ring {
   u32 base, stage_bytes, stages;
   u32 full, empty;  // shared addresses of the barrier arrays (8 bytes each)
   u32 scales;       // shared address of the slots' block scales (4 bytes each)
-  u32 factors;      // the FP16 form's per-slot token factors (kMaxTokens floats a slot)
 };
 
 // The producer warp: the unit's 128 x 128 weight box, then its m x 128 activations. On
@@ -308,21 +299,11 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
 #else
     const bool fold = true;
 #endif
-#if STREAMK_F16
-    const u32 factors = r.factors + 4 * kMaxTokens * slot;
-    convert_activations_f16(base + kStageWeightBytes, factors, op.m, warp, lane);
-    named_barrier_sync(kComputeBarrier, kComputeThreads);  // every token converted
-    compute_block_f16<kTokenGroups>(acc, frag, base + warp_w, base + kStageWeightBytes, factors,
-                                    lane % 4, scale, fold);
-#else
     compute_block<kTokenGroups>(acc, nan_bits, frag, base + warp_w, base + kStageWeightBytes, scale, fold);
-#endif
     __syncwarp();
     if (lane == 0) barrier_arrive(r.empty + 8 * slot);  // this warp is done with the slot
     if (kb == wk.k_blocks - 1 || i == count - 1) {
-#if !STREAMK_F16
       poison_nan_columns<kTokenGroups>(acc, nan_bits);
-#endif
       finish_tile<kTokenGroups>(op, wk, tile, kb_first, kb, acc, partials, tickets, is_last);
 #pragma unroll
       for (u32 tg = 0; tg < kTokenGroups; ++tg)
@@ -352,7 +333,6 @@ w8a16_gemm_m16_streamk(const u16* __restrict__ input, const u8* __restrict__ wei
   __shared__ __align__(8) u64 full[kMaxStages];
   __shared__ __align__(8) u64 empty[kMaxStages];
   __shared__ __align__(16) float scales[kMaxStages];
-  __shared__ __align__(16) float factors[kMaxStages * kMaxTokens];
   __shared__ u32 is_last;
   const Operands op{input, weight, block_scale, output, m, n, k, a_row_stride, c_row_stride};
   Ring r;
@@ -362,7 +342,6 @@ w8a16_gemm_m16_streamk(const u16* __restrict__ input, const u8* __restrict__ wei
   r.full = shared_address(full);
   r.empty = shared_address(empty);
   r.scales = shared_address(scales);
-  r.factors = shared_address(factors);
   Work wk;
   wk.k_blocks = k / kBlockK;
   wk.tiles = (n + kRows - 1) / kRows;
@@ -377,8 +356,6 @@ w8a16_gemm_m16_streamk(const u16* __restrict__ input, const u8* __restrict__ wei
     barrier_init(r.full + 8 * threadIdx.x, kFullCount);
     barrier_init(r.empty + 8 * threadIdx.x, kComputeThreads / 32);
   }
-  // Tokens past m have no factor written; their MMA columns are never stored.
-  if (threadIdx.x < kMaxStages * kMaxTokens) factors[threadIdx.x] = 0.0f;
   barrier_init_fence();
   if (threadIdx.x >= kComputeThreads) {
     produce(op, wk, r, &w_map, &x_map);
