@@ -31,7 +31,8 @@ namespace {
 constexpr const char* kHelp =
     "usage: metrale bench [--shape NxK]... [--m 1,8,16] [--entry NAME,...] [--replays N]\n"
     "                     [--min-bytes MiB] [--no-baselines] [--json FILE] [--commit SHA]\n"
-    "                     [--device N] [--define NAME=VALUE]...\n\n"
+    "                     [--device N] [--define NAME=VALUE]...\n"
+    "                     [--pattern-ceiling CHUNK,...] [--pattern-ctas N]\n\n"
     "Times the library's tensor-core entries per shape x m, the way an engine runs them:\n"
     "R copies of the FP8 weights and block scales (R x bytes >= --min-bytes, so L2 never\n"
     "holds the next launch's weights), one launch per copy captured in a CUDA graph, the\n"
@@ -58,7 +59,12 @@ constexpr const char* kHelp =
     "  --commit SHA     the commit measured, for the record (default: $METRALE_GIT_COMMIT)\n"
     "  --device N       CUDA device ordinal (default 0)\n"
     "  --define N=V     compile the timed entries with this extra define (repeatable), to\n"
-    "                   compare kernel variants (e.g. M16_DEPTH_M8=3) in one run\n";
+    "                   compare kernel variants (e.g. M16_DEPTH_M8=3) in one run\n"
+    "  --pattern-ceiling CHUNK,...\n"
+    "                   also, per shape, the read ceiling of the streaming kernels' weight\n"
+    "                   access pattern (128-row x CHUNK-byte units, tile-major, split evenly\n"
+    "                   over a persistent grid) for each CHUNK (bytes, multiples of 16)\n"
+    "  --pattern-ctas N CTAs per SM of that pattern's grid (default 2)\n";
 
 std::uint32_t parse_one_u32(const Args& args, const std::string& name, std::uint32_t fallback) {
   const auto v = args.value(name);
@@ -91,7 +97,7 @@ std::string entry_names(std::span<const bench::BenchEntry> entries) {
 int cmd_bench(int argc, char** argv) {
   Args args(argc, argv, 1, {"help", "no-baselines"},
             {"shape", "m", "entry", "replays", "min-bytes", "json", "commit", "device",
-             "define"});
+             "define", "pattern-ceiling", "pattern-ctas"});
   if (args.has("help")) {
     fmt::print(fmt::runtime(kHelp), entry_names(bench::bench_entries()),
                entry_names(bench::tuning_entries()));
@@ -122,6 +128,14 @@ int cmd_bench(int argc, char** argv) {
     ensure(eq != std::string::npos && eq > 0, "--define: '{}' is not NAME=VALUE", d);
     options.defines.push_back({d.substr(0, eq), d.substr(eq + 1)});
   }
+  const std::vector<std::uint32_t> pattern_chunks =
+      args.has("pattern-ceiling") ? parse_u32_list(*args.value("pattern-ceiling"), "--pattern-ceiling")
+                                  : std::vector<std::uint32_t>{};
+  for (const std::uint32_t c : pattern_chunks) {
+    ensure(c >= 16 && c % 16 == 0, "--pattern-ceiling: {} is not a multiple of 16", c);
+  }
+  const std::uint32_t pattern_ctas = parse_one_u32(args, "pattern-ctas", 2);
+  ensure(pattern_ctas >= 1, "--pattern-ctas must be at least 1");
   const int ordinal = static_cast<int>(parse_one_u32(args, "device", 0));
   const std::string json_path = args.value_or("json", "");
   if (!json_path.empty()) {
@@ -167,6 +181,17 @@ int cmd_bench(int argc, char** argv) {
   run.compiles.push_back({"read_ceiling (bench)", run.ceiling.compile_ms, 0});
   fmt::print(stderr, "metrale bench: measuring the launcher's host cost\n");
   run.launch_cost = bench::measure_launch_cost(gpu, cache, stream);
+  for (const bench::Shape& shape : shapes) {
+    for (const std::uint32_t chunk : pattern_chunks) {
+      if (shape.k % chunk != 0) continue;
+      const bench::PatternCeiling p = bench::measure_pattern_ceiling(
+          gpu, stream, options.replays, shape.n, shape.k, chunk, pattern_ctas);
+      fmt::print("pattern ceiling {} ({}x{}): {}-byte chunks, {} CTAs: {:.0f} us, {:.1f} GB/s, "
+                 "{:.1f} % of the read ceiling\n",
+                 shape.label(), shape.n, shape.k, chunk, p.ctas, p.timing.median_us, p.gbps,
+                 100.0 * p.gbps / run.ceiling.gbps);
+    }
+  }
 
   bench::Runner runner(gpu, cache, stream, options);
   if (options.baselines) {

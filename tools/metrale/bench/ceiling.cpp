@@ -1,6 +1,7 @@
 #include "metrale/bench/ceiling.hpp"
 
 #include "metrale/bench/bench_module.hpp"
+#include "metrale/error.hpp"
 #include "metrale/kernel_launch.hpp"
 
 namespace metrale::bench {
@@ -49,6 +50,41 @@ Ceiling measure_read_ceiling(const CudaBackend& gpu, const Stream& stream,
   c.gbps = gbps(kBytesPerLaunch, c.timing.median_us);
   c.gbps_best = gbps(kBytesPerLaunch, c.timing.min_us);
   c.gbps_worst = gbps(kBytesPerLaunch, c.timing.max_us);
+  return c;
+}
+
+PatternCeiling measure_pattern_ceiling(const CudaBackend& gpu, const Stream& stream,
+                                       std::uint32_t replays, std::uint32_t n, std::uint32_t k,
+                                       std::uint32_t chunk, std::uint32_t ctas_per_sm) {
+  ensure(chunk >= 16 && chunk % 16 == 0 && k % chunk == 0,
+         "pattern ceiling: chunk {} must be a multiple of 16 dividing K={}", chunk, k);
+  BenchModule module(gpu, "read_pattern.cu");
+  const KernelHandle kernel = module.kernel("read_pattern");
+  const std::uint64_t layer = std::uint64_t{n} * k;
+  const std::uint64_t copies = (kBytesPerLaunch + layer - 1) / layer;
+  DeviceBuffer data(gpu, copies * layer);
+  DeviceBuffer sink(gpu, sizeof(std::uint32_t));
+  gpu.fill_bytes(data.get(), 0x5A, copies * layer);
+  gpu.fill_bytes(sink.get(), 0, sizeof(std::uint32_t));
+  gpu.synchronize();
+
+  PatternCeiling c;
+  c.n = n;
+  c.k = k;
+  c.chunk = chunk;
+  c.ctas = static_cast<std::uint32_t>(gpu.info().sm_count) * ctas_per_sm;
+  c.timing = time_graph(stream, static_cast<std::uint32_t>(copies), replays, [&](std::uint32_t i) {
+    KernelLaunch(gpu, kernel)
+        .grid({c.ctas, 1, 1})
+        .block({kThreads, 1, 1})
+        .arg_ptr(data.get() + i * layer)
+        .arg_u32(n)
+        .arg_u32(k)
+        .arg_u32(chunk)
+        .arg_ptr(sink.get())
+        .launch(stream.handle());
+  });
+  c.gbps = gbps(layer, c.timing.median_us);
   return c;
 }
 

@@ -23,6 +23,20 @@ struct Ceiling {
 Ceiling measure_read_ceiling(const CudaBackend& gpu, const Stream& stream,
                              std::uint32_t replays);
 
+// The read ceiling of the streaming kernels' weight access pattern on one layer (see
+// read_pattern.cu): n rows x k bytes read as 128-row x `chunk`-byte units by
+// `ctas_per_sm` CTAs per SM, over enough copies of the layer that L2 never holds the
+// next launch's bytes.
+struct PatternCeiling {
+  std::uint32_t n = 0, k = 0, chunk = 0, ctas = 0;
+  double gbps = 0.0;  // from the median replay
+  Timing timing;
+};
+
+PatternCeiling measure_pattern_ceiling(const CudaBackend& gpu, const Stream& stream,
+                                       std::uint32_t replays, std::uint32_t n, std::uint32_t k,
+                                       std::uint32_t chunk, std::uint32_t ctas_per_sm);
+
 // GB/s (1e9 bytes per second) for `bytes` read in `us` microseconds.
 inline double gbps(std::uint64_t bytes, double us) {
   return us > 0.0 ? static_cast<double>(bytes) / us / 1e3 : 0.0;
