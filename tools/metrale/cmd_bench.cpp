@@ -63,7 +63,7 @@ constexpr const char* kHelp =
     "  --pattern-ceiling CHUNK,...\n"
     "                   also, per shape, the read ceiling of the streaming kernels' weight\n"
     "                   access pattern (128-row x CHUNK-byte units, tile-major, split evenly\n"
-    "                   over a persistent grid) for each CHUNK (bytes, multiples of 16)\n"
+    "                   over a persistent grid) for each CHUNK (bytes: 128, 256 or 512)\n"
     "  --pattern-ctas N CTAs per SM of that pattern's grid (default 2)\n";
 
 std::uint32_t parse_one_u32(const Args& args, const std::string& name, std::uint32_t fallback) {
@@ -132,7 +132,8 @@ int cmd_bench(int argc, char** argv) {
       args.has("pattern-ceiling") ? parse_u32_list(*args.value("pattern-ceiling"), "--pattern-ceiling")
                                   : std::vector<std::uint32_t>{};
   for (const std::uint32_t c : pattern_chunks) {
-    ensure(c >= 16 && c % 16 == 0, "--pattern-ceiling: {} is not a multiple of 16", c);
+    ensure(c >= 128 && c <= 512 && (c & (c - 1)) == 0,
+           "--pattern-ceiling: {} is not a power of two in 128..512", c);
   }
   const std::uint32_t pattern_ctas = parse_one_u32(args, "pattern-ctas", 2);
   ensure(pattern_ctas >= 1, "--pattern-ctas must be at least 1");

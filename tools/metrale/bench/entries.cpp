@@ -30,14 +30,15 @@ void stream(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input, DeviceP
                         s, M16LaunchOptions{kPdl}, StreamTuning{kRows, kStages});
 }
 
-// The stream-K entry on kCtasPerSm CTAs per SM, in the runner's workspace.
-template <std::uint32_t kCtasPerSm, bool kPdl = false>
+// The stream-K entry on kCtasPerSm CTAs per SM, in the runner's workspace; ring stages
+// as its launcher picks them unless kStages names them.
+template <std::uint32_t kCtasPerSm, bool kPdl = false, std::uint32_t kStages = 0>
 void streamk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input, DevicePtr weight,
              DevicePtr block_scale, DevicePtr output, std::uint32_t m, std::uint32_t n,
              std::uint32_t k, const EntryResources& resources, StreamHandle s) {
   w8a16_gemm_m16_streamk(gpu, kernel, input, weight, block_scale, output, m, n, k, k, n,
                          resources.workspace, kCtasPerSm * resources.sm_count, s,
-                         M16LaunchOptions{kPdl});
+                         M16LaunchOptions{kPdl}, kStages);
 }
 
 // Tuning points of the streaming entry, timed only when --entry names them:
@@ -55,6 +56,14 @@ constexpr std::array kTuning = {
     BenchEntry{"w8a16_gemm_m16_stream/4.s6", "w8a16_gemm_m16_stream", 4, &stream<4, false, 0, 6>},
     BenchEntry{"w8a16_gemm_m16_streamk.c1", "w8a16_gemm_m16_streamk", 1, nullptr, &streamk<1>},
     BenchEntry{"w8a16_gemm_m16_streamk.c3", "w8a16_gemm_m16_streamk", 1, nullptr, &streamk<3>},
+    BenchEntry{"w8a16_gemm_m16_streamk.s5", "w8a16_gemm_m16_streamk", 1, nullptr,
+               &streamk<2, false, 5>},
+    BenchEntry{"w8a16_gemm_m16_streamk.s6", "w8a16_gemm_m16_streamk", 1, nullptr,
+               &streamk<2, false, 6>},
+    BenchEntry{"w8a16_gemm_m16_streamk.c1.s6", "w8a16_gemm_m16_streamk", 1, nullptr,
+               &streamk<1, false, 6>},
+    BenchEntry{"w8a16_gemm_m16_streamk.c1.s8", "w8a16_gemm_m16_streamk", 1, nullptr,
+               &streamk<1, false, 8>},
 };
 
 }  // namespace

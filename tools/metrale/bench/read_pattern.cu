@@ -9,39 +9,41 @@
 
 namespace {
 
-constexpr u32 kLoadsInFlight = 8;
 constexpr u32 kRows = 128;
+constexpr u32 kMaxLoads = 16;  // per thread per unit: chunk / 32 with 256 threads, chunk <= 512
 
 __device__ __forceinline__ u32 fold(uint4 v) { return v.x ^ v.y ^ v.z ^ v.w; }
 
 }  // namespace
 
+// Block: 256 threads; chunk a power of two in 128..512 dividing k. Units go two at a time
+// at chunk 128 so that every thread keeps 8 loads in flight.
 extern "C" __global__ void read_pattern(const u8* __restrict__ data, u32 n, u32 k, u32 chunk,
                                         u32* __restrict__ sink) {
-  const u32 pieces_per_row = chunk / 16;
-  const u32 pieces_per_unit = kRows * pieces_per_row;
   const u32 chunks_per_row = k / chunk;
-  const u64 units = static_cast<u64>((n + kRows - 1) / kRows) * chunks_per_row;
-  const u64 begin = blockIdx.x * units / gridDim.x * pieces_per_unit;
-  const u64 end = (blockIdx.x + 1) * units / gridDim.x * pieces_per_unit;
+  const u32 units = (n + kRows - 1) / kRows * chunks_per_row;
+  const u32 begin = static_cast<u32>(static_cast<u64>(blockIdx.x) * units / gridDim.x);
+  const u32 end = static_cast<u32>(static_cast<u64>(blockIdx.x + 1) * units / gridDim.x);
+  const u32 pieces_per_row = chunk / 16;
+  const u32 loads = chunk / 32;            // this thread's 16-byte pieces of a unit
+  const u32 step = chunk == 128 ? 2 : 1;   // units per iteration
   const u64 policy = l2_evict_first_policy();
   u32 acc = 0;
-  for (u64 p0 = begin + threadIdx.x; p0 < end; p0 += kLoadsInFlight * blockDim.x) {
-    uint4 v[kLoadsInFlight];
+  for (u32 u0 = begin; u0 < end; u0 += step) {
+    uint4 v[kMaxLoads];
 #pragma unroll
-    for (u32 j = 0; j < kLoadsInFlight; ++j) {
-      const u64 p = p0 + j * blockDim.x;
+    for (u32 j = 0; j < kMaxLoads; ++j) {
       v[j] = make_uint4(0, 0, 0, 0);
-      if (p >= end) continue;
-      const u64 unit = p / pieces_per_unit;
-      const u32 q = static_cast<u32>(p % pieces_per_unit);
-      const u64 row = unit / chunks_per_row * kRows + q / pieces_per_row;
+      const u32 u = u0 + (step == 2 ? j / 4 : 0);
+      const u32 piece = threadIdx.x + (step == 2 ? j % 4 : j) * 256;
+      if ((step == 2 ? j >= 8 : j >= loads) || u >= end) continue;
+      const u64 row = static_cast<u64>(u / chunks_per_row) * kRows + piece / pieces_per_row;
       if (row >= n) continue;
-      const u64 col = unit % chunks_per_row * chunk + 16 * (q % pieces_per_row);
+      const u64 col = static_cast<u64>(u % chunks_per_row) * chunk + 16 * (piece % pieces_per_row);
       v[j] = load_stream_16(data + row * k + col, policy);
     }
 #pragma unroll
-    for (u32 j = 0; j < kLoadsInFlight; ++j) acc ^= fold(v[j]);
+    for (u32 j = 0; j < kMaxLoads; ++j) acc ^= fold(v[j]);
   }
 #pragma unroll
   for (u32 offset = 16; offset > 0; offset >>= 1) acc ^= __shfl_xor_sync(0xFFFFFFFFu, acc, offset);
