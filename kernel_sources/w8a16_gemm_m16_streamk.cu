@@ -37,6 +37,7 @@ constexpr u32 kSlotFloats = kRows * kMaxTokens;
 constexpr u32 kComputeThreads = kThreads;            // 8 warps of 16 rows
 constexpr u32 kBlockThreads = kComputeThreads + 32;  // and the producer warp
 constexpr u32 kComputeBarrier = 1;                   // named barrier of the compute warps
+constexpr u32 kReduceLoads = 8;                      // partial loads in flight a thread
 #if STREAM_TMA
 constexpr u32 kFullCount = 2;   // the producer's arrive (which sets the bytes) and its
                                 // cp.async arrival for the unit's scale
@@ -229,39 +230,53 @@ __device__ __forceinline__ void finish_tile(const Operands& op, const Work& wk, 
   if (!*is_last) return;
 
   // Each partial element is read once, here, and cleared after the read: a launch that
-  // completes leaves the whole workspace zero, whatever shape and grid come next. Loads
-  // go four contributors at a time; the adds stay in contributor order.
-  const u32 outputs = kRows * op.m;
-  for (u32 idx = threadIdx.x; idx < outputs; idx += kComputeThreads) {
-    const u32 token = idx / kRows;
-    u32 row = idx % kRows;
+  // completes leaves the whole workspace zero, whatever shape and grid come next. A
+  // thread takes four tokens of a row (one 16-byte load per contributor) and issues up to
+  // kReduceLoads of them before it adds: the loads overlap, the adds stay in contributor
+  // order. Tokens at or past m read and clear zeros.
+  const u32 quads = (op.m + 3) / 4;
+  for (u32 idx = threadIdx.x; idx < kRows * quads; idx += kComputeThreads) {
+    u32 row = idx / quads;
+    const u32 token0 = 4 * (idx % quads);
     if (n0 + row >= op.n) continue;
-    const u32 offset = row * kMaxTokens + token;
-    float sum = 0.0f;
-    for (u32 q0 = c.c0; q0 <= c.c1; q0 += 4) {
-      float v[4];
-      float* at[4];
+    const u32 offset = row * kMaxTokens + token0;
+    float4 sum = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    for (u32 q0 = c.c0; q0 <= c.c1; q0 += kReduceLoads) {
+      float4 v[kReduceLoads];
+      float4* at[kReduceLoads];
 #pragma unroll
-      for (u32 j = 0; j < 4; ++j) {
+      for (u32 j = 0; j < kReduceLoads; ++j) {
         const u32 q = q0 + j;
         at[j] = nullptr;
-        v[j] = 0.0f;
         if (q > c.c1) continue;
         const u32 q_slot = q == c.c0 ? c.c0_slot : 0;
-        at[j] = partials + (2 * static_cast<u64>(q) + q_slot) * kSlotFloats + offset;
+        at[j] = reinterpret_cast<float4*>(partials + (2 * static_cast<u64>(q) + q_slot) * kSlotFloats +
+                                          offset);
         v[j] = __ldcg(at[j]);
       }
 #pragma unroll
-      for (u32 j = 0; j < 4; ++j) {
+      for (u32 j = 0; j < kReduceLoads; ++j) {
         if (at[j] == nullptr) continue;
-        sum += v[j];
-        __stcg(at[j], 0.0f);
+        sum.x += v[j].x;
+        sum.y += v[j].y;
+        sum.z += v[j].z;
+        sum.w += v[j].w;
+        __stcg(at[j], make_float4(0.0f, 0.0f, 0.0f, 0.0f));
       }
     }
 #if defined(METRALE_DEFECT_SHIFT_ROW)
-    if (token == 0) row ^= 1u;
+    const u32 row0 = row;
 #endif
-    op.output[static_cast<u64>(token) * op.c_row_stride + n0 + row] = f32_to_bf16_rn(sum);
+    const float sums[4] = {sum.x, sum.y, sum.z, sum.w};
+#pragma unroll
+    for (u32 i = 0; i < 4; ++i) {
+      const u32 token = token0 + i;
+      if (token >= op.m) break;
+#if defined(METRALE_DEFECT_SHIFT_ROW)
+      row = token == 0 ? row0 ^ 1u : row0;
+#endif
+      op.output[static_cast<u64>(token) * op.c_row_stride + n0 + row] = f32_to_bf16_rn(sums[i]);
+    }
   }
   if (threadIdx.x == 0) tickets[tile] = 0;  // every contributor has taken its ticket
 }
