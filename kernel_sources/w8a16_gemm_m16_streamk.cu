@@ -179,10 +179,19 @@ __device__ __forceinline__ Contributors contributors_of(const Work& wk, u32 tile
   return c;
 }
 
-// The end of a tile's run in this CTA: store it, or hand the partial to the tile's
-// reduction. Called by every compute thread (they synchronise on kComputeBarrier).
+// Four floats at `offset` of contributor q's partial of the tile.
+__device__ __forceinline__ float4* partial_quad(float* partials, const Contributors& c, u32 q,
+                                                u32 offset) {
+  const u32 slot = q == c.c0 ? c.c0_slot : 0;
+  return reinterpret_cast<float4*>(partials + (2 * static_cast<u64>(q) + slot) * kSlotFloats + offset);
+}
+
+// The end of a tile's run in this CTA: store it, or write the partial and take the
+// tile's ticket. True when this CTA arrived last and so reduces the tile (reduce_tile,
+// after its last unit: the loop's registers are free then). Called by every compute
+// thread (they synchronise on kComputeBarrier).
 template <u32 kTokenGroups>
-__device__ __forceinline__ void finish_tile(const Operands& op, const Work& wk, u32 tile, u32 kb_first,
+__device__ __forceinline__ bool finish_tile(const Operands& op, const Work& wk, u32 tile, u32 kb_first,
                                             u32 kb_last, float (&acc)[kTokenGroups][4],
                                             float* partials, u32* tickets, u32* is_last) {
   const u32 warp = threadIdx.x / 32;
@@ -191,7 +200,7 @@ __device__ __forceinline__ void finish_tile(const Operands& op, const Work& wk, 
   const u32 t = lane % 4;
   const u32 n0 = tile * kRows;
 #if defined(METRALE_DEFECT_SKIP_LAST_TILE)
-  if (n0 + kRows >= op.n) return;
+  if (n0 + kRows >= op.n) return false;
 #endif
   if (kb_first == 0 && kb_last == wk.k_blocks - 1) {
 #pragma unroll
@@ -207,7 +216,7 @@ __device__ __forceinline__ void finish_tile(const Operands& op, const Work& wk, 
           op.output[static_cast<u64>(token) * op.c_row_stride + col] = f32_to_bf16_rn(acc[tg][e]);
         }
       }
-    return;
+    return false;
   }
 
   const u32 slot = tile == wk.first_tile ? 0 : 1;
@@ -227,8 +236,15 @@ __device__ __forceinline__ void finish_tile(const Operands& op, const Work& wk, 
   const Contributors c = contributors_of(wk, tile);
   if (threadIdx.x == 0) *is_last = take_ticket(&tickets[tile]) == c.c1 - c.c0;
   named_barrier_sync(kComputeBarrier, kComputeThreads);
-  if (!*is_last) return;
+  return *is_last != 0;
+}
 
+// The last contributor's part of a split tile: the partials added in contributor order
+// into the tile's outputs. Called by every compute thread.
+__device__ __forceinline__ void reduce_tile(const Operands& op, const Work& wk, u32 tile,
+                                            float* partials, u32* tickets) {
+  const u32 n0 = tile * kRows;
+  const Contributors c = contributors_of(wk, tile);
   // Each partial element is read once, here, and cleared after the read: a launch that
   // completes leaves the whole workspace zero, whatever shape and grid come next. A
   // thread takes four tokens of a row (one 16-byte load per contributor) and issues up to
@@ -243,25 +259,18 @@ __device__ __forceinline__ void finish_tile(const Operands& op, const Work& wk, 
     float4 sum = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     for (u32 q0 = c.c0; q0 <= c.c1; q0 += kReduceLoads) {
       float4 v[kReduceLoads];
-      float4* at[kReduceLoads];
 #pragma unroll
       for (u32 j = 0; j < kReduceLoads; ++j) {
-        const u32 q = q0 + j;
-        at[j] = nullptr;
-        if (q > c.c1) continue;
-        const u32 q_slot = q == c.c0 ? c.c0_slot : 0;
-        at[j] = reinterpret_cast<float4*>(partials + (2 * static_cast<u64>(q) + q_slot) * kSlotFloats +
-                                          offset);
-        v[j] = __ldcg(at[j]);
+        if (q0 + j <= c.c1) v[j] = __ldcg(partial_quad(partials, c, q0 + j, offset));
       }
 #pragma unroll
       for (u32 j = 0; j < kReduceLoads; ++j) {
-        if (at[j] == nullptr) continue;
+        if (q0 + j > c.c1) break;
         sum.x += v[j].x;
         sum.y += v[j].y;
         sum.z += v[j].z;
         sum.w += v[j].w;
-        __stcg(at[j], make_float4(0.0f, 0.0f, 0.0f, 0.0f));
+        __stcg(partial_quad(partials, c, q0 + j, offset), make_float4(0.0f, 0.0f, 0.0f, 0.0f));
       }
     }
 #if defined(METRALE_DEFECT_SHIFT_ROW)
@@ -304,6 +313,8 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
   u32 tile = wk.first_tile;
   u32 kb = wk.begin % wk.k_blocks;
   u32 kb_first = kb;
+  // A range splits at most two tiles: its first and its last.
+  bool reduce_first = false, reduce_last = false;
   for (u32 i = 0; i < count; ++i) {
     const u32 slot = i % r.stages;
     const u32 base = r.base + slot * r.stage_bytes;
@@ -319,7 +330,9 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
     if (lane == 0) barrier_arrive(r.empty + 8 * slot);  // this warp is done with the slot
     if (kb == wk.k_blocks - 1 || i == count - 1) {
       poison_nan_columns<kTokenGroups>(acc, nan_bits);
-      finish_tile<kTokenGroups>(op, wk, tile, kb_first, kb, acc, partials, tickets, is_last);
+      if (finish_tile<kTokenGroups>(op, wk, tile, kb_first, kb, acc, partials, tickets, is_last)) {
+        (tile == wk.first_tile ? reduce_first : reduce_last) = true;
+      }
 #pragma unroll
       for (u32 tg = 0; tg < kTokenGroups; ++tg)
 #pragma unroll
@@ -332,6 +345,8 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
       ++tile;
     }
   }
+  if (reduce_first) reduce_tile(op, wk, wk.first_tile, partials, tickets);
+  if (reduce_last) reduce_tile(op, wk, (wk.end - 1) / wk.k_blocks, partials, tickets);
 }
 
 }  // namespace
