@@ -37,20 +37,28 @@ M16Plan plan_m16_gemm(std::uint32_t m, std::uint32_t n, std::uint32_t k,
   // 224 and more unsplit, so the threshold sits at 1.6 CTAs per SM.
   const std::uint64_t sms = sm_count == 0 ? 132 : sm_count;
   const std::uint64_t tiles = div_ceil(n, W8A16_GEMM_M16_N_TILE);
-  // More than two 128-row tiles per SM: the streaming entry would run a second, part-empty
-  // wave and the seed's tiles leave SMs unevenly loaded; stream-K gives every SM the
-  // same bytes. By the bench at 49ac1ad: Qwen3-32B gate_up (400 tiles) and DeepSeek-V3
-  // gate_up (288) at m = 1 / 8 / 16, 70.7 / 74.2 / 82.9 and 70.6 / 74.5 / 82.6 us against
-  // 73.2 / 88.2 / 95.7 and 70.7 / 88.1 / 106.3 us for the earlier choice.
-  if (n >= 7168 && div_ceil(n, 128) > 2 * sms) {
-    return {"w8a16_gemm_m16_streamk", 1, static_cast<std::uint32_t>(2 * sms)};
+  // Stream-K gives every SM the same weight bytes, whatever the tile count. By the bench
+  // at d8ddd02 it is the fastest entry on every layer of 64 MiB or more at m = 1, 8 and
+  // 16, on one CTA per SM where the layer has no more tiles than SMs and m <= 8
+  // (Qwen3-32B down, DeepSeek-V3 o and down: 40.9 / 37.2 / 41.0 us at m = 1 against
+  // 41.7 / 38.3 / 42.3 for the split and streaming entries), else on two (Qwen3-32B and
+  // DeepSeek-V3 gate_up 75.0 / 75.5 us at m = 16 against 83.8 / 83.4 at 49ac1ad). From
+  // 32 MiB it wins at m >= 8 on one CTA per SM (Llama-3-8B down 25.8 against 29.1 us,
+  // Qwen3-32B qkv 24.1 against 27.7 us at m = 16).
+  const std::uint64_t weight_bytes = std::uint64_t{n} * k;
+  const std::uint64_t stream_tiles = div_ceil(n, 128);
+  if (weight_bytes >= (std::uint64_t{64} << 20)) {
+    const std::uint64_t per_sm = stream_tiles <= sms && m <= 8 ? 1 : 2;
+    return {"w8a16_gemm_m16_streamk", 1, static_cast<std::uint32_t>(per_sm * sms)};
+  }
+  if (weight_bytes >= (std::uint64_t{32} << 20) && m >= 8) {
+    return {"w8a16_gemm_m16_streamk", 1, static_cast<std::uint32_t>(sms)};
   }
   // The streaming entry wins on wide layers (N >= 7168, its 128-row tiles) where a
   // split gives 1.5 to 2 of its CTAs per SM, one wave at full occupancy, with at least
   // 8 K blocks per CTA: Llama-3-8B gate_up (224 tiles), DeepSeek-V3 o and down (56
   // tiles x 4). With more CTAs a second wave runs half empty; with fewer, SMs idle.
   if (n >= 7168) {
-    const std::uint64_t stream_tiles = div_ceil(n, 128);
     for (std::uint32_t s = 1; s <= W8A16_GEMM_M16_SPLITK_MAX; s *= 2) {
       const std::uint64_t ctas = stream_tiles * s;
       if (ctas >= sms * 3 / 2 && ctas <= sms * 2 && k / 128 / s >= 8) {

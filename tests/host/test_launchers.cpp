@@ -376,39 +376,47 @@ TEST_CASE("stream-K launcher: persistent grid, ring, workspace split, guards") {
   CHECK(f.gpu.launches().size() == 2);
 }
 
-TEST_CASE("plan_m16_gemm: streaming, 64-wide or split tiles where each fills the SMs") {
+TEST_CASE("plan_m16_gemm: stream-K, streaming, 64-wide or split tiles where each fills the SMs") {
   const auto plan = [](std::uint32_t n, std::uint32_t k) { return plan_m16_gemm(1, n, k, 132); };
-  // The streaming entry: Llama-3-8B gate_up (224 tiles of 128 rows), DeepSeek-V3 o and
-  // down (56 tiles, split 4).
-  CHECK(plan(28672, 4096).entry == "w8a16_gemm_m16_stream");
-  CHECK(plan(28672, 4096).split == 1);
-  CHECK(plan(7168, 16384).entry == "w8a16_gemm_m16_stream");
-  CHECK(plan(7168, 16384).split == 4);
-  CHECK(plan(7168, 18432).split == 4);
-  // 288 and 400 streaming tiles (more than two per SM): stream-K on 2 CTAs per SM, at
-  // every m.
-  CHECK(plan(36864, 7168).entry == "w8a16_gemm_m16_streamk");
-  CHECK(plan(36864, 7168).ctas == 264);
-  CHECK(plan(51200, 5120).entry == "w8a16_gemm_m16_streamk");
-  CHECK(plan_m16_gemm(16, 51200, 5120, 132).entry == "w8a16_gemm_m16_streamk");
+  // 64 MiB and more: stream-K at every m; one CTA per SM where the layer has no more
+  // 128-row tiles than SMs and m <= 8 (Qwen3-32B down, DeepSeek-V3 o and down), else two.
+  for (const auto& [n, k] : {std::pair{28672u, 4096u}, {51200u, 5120u}, {36864u, 7168u},
+                            {5120u, 25600u}, {7168u, 16384u}, {7168u, 18432u}}) {
+    for (const std::uint32_t m : {1u, 8u, 16u}) {
+      const M16Plan p = plan_m16_gemm(m, n, k, 132);
+      CHECK(p.entry == "w8a16_gemm_m16_streamk");
+      CHECK(p.split == 1);
+      CHECK(p.ctas == ((n / 128 <= 132 && m <= 8) ? 132u : 264u));
+    }
+  }
   CHECK(plan_m16_gemm(1, 51200, 5120, 114).ctas == 228);
-  CHECK(plan(28672, 4096).ctas == 0);
-  // 192 streaming tiles: neither 1.5 to 2 per SM nor more than 2: the seed's entry.
+  // 32 to 64 MiB: stream-K on one CTA per SM from 8 tokens (Llama-3-8B down, Qwen3-32B
+  // qkv, DeepSeek-V3 q_b), the tiled entries below.
+  CHECK(plan_m16_gemm(8, 4096, 14336, 132).entry == "w8a16_gemm_m16_streamk");
+  CHECK(plan_m16_gemm(16, 10240, 5120, 132).ctas == 132);
+  CHECK(plan_m16_gemm(16, 24576, 1536, 132).entry == "w8a16_gemm_m16_streamk");
+  CHECK(plan_m16_gemm(7, 4096, 14336, 132).entry == "w8a16_gemm_m16_splitk");
+  CHECK(plan(24576, 1536).ctas == 0);
+  // DeepSeek-V3 q_b at m = 1 (192 streaming tiles, 36 MiB): the seed's entry.
   CHECK(plan(24576, 1536).entry == "w8a16_gemm_m16");
   // 192, 160 and 128 tiles of 32 rows: split in two.
   CHECK(plan(6144, 4096).entry == "w8a16_gemm_m16_splitk");
   CHECK(plan(6144, 4096).split == 2);
-  CHECK(plan(5120, 25600).split == 2);
+  CHECK(plan(4096, 14336).split == 2);
   CHECK(plan(4096, 4096).split == 2);
   // DeepSeek-V3 q_a (48 tiles): four, keeping two K blocks per warp; kv_a (18): eight.
   CHECK(plan(1536, 7168).split == 4);
   CHECK(plan(576, 7168).split == 8);
   // Too few K blocks to share: no split.
   CHECK(plan(576, 256).split == 1);
-  // Above 8 tokens, the 64-wide tile where its 384 (DeepSeek-V3 q_b) or 160 (Qwen3-32B
-  // qkv) tiles cover the SMs; not for 64 (Llama-3-8B down).
-  CHECK(plan_m16_gemm(16, 24576, 1536, 132).entry == "w8a16_gemm_m16_n64");
-  CHECK(plan_m16_gemm(9, 10240, 5120, 132).entry == "w8a16_gemm_m16_n64");
-  CHECK(plan_m16_gemm(8, 10240, 5120, 132).entry == "w8a16_gemm_m16");
-  CHECK(plan_m16_gemm(16, 4096, 14336, 132).entry == "w8a16_gemm_m16_splitk");
+  // Above 8 tokens under 32 MiB, the 64-wide tile where its tiles cover the SMs
+  // (Llama-3-8B qkv: 96 tiles do not).
+  CHECK(plan_m16_gemm(16, 6144, 4096, 132).entry == "w8a16_gemm_m16_splitk");
+  CHECK(plan_m16_gemm(9, 12288, 2048, 132).entry == "w8a16_gemm_m16_n64");
+  CHECK(plan_m16_gemm(8, 12288, 2048, 132).entry == "w8a16_gemm_m16");
+  // The streaming entry where a split gives 1.5 to 2 of its 128-row CTAs per SM with 8 K
+  // blocks each: 56 tiles split 4 at K = 4096; 96 tiles split 2 are too few.
+  CHECK(plan(7168, 4096).entry == "w8a16_gemm_m16_stream");
+  CHECK(plan(7168, 4096).split == 4);
+  CHECK(plan(12288, 2048).entry == "w8a16_gemm_m16");
 }
