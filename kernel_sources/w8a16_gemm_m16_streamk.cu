@@ -345,8 +345,14 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
       ++tile;
     }
   }
-  if (reduce_first) reduce_tile(op, wk, wk.first_tile, partials, tickets);
-  if (reduce_last) reduce_tile(op, wk, (wk.end - 1) / wk.k_blocks, partials, tickets);
+  // One call site: the reduction is inlined once.
+  const u32 last_tile = (wk.end - 1) / wk.k_blocks;
+#pragma unroll 1
+  for (u32 j = 0; j < 2; ++j) {
+    if (j == 0 ? reduce_first : reduce_last) {
+      reduce_tile(op, wk, j == 0 ? wk.first_tile : last_tile, partials, tickets);
+    }
+  }
 }
 
 }  // namespace
