@@ -10,7 +10,8 @@
 // bytes. A CTA's weights flow through the ring of m16_stream_pipeline.cuh across tile
 // boundaries: a ninth warp only fills the ring (one thread issues the tensor copies), the
 // 8 compute warps own 16 rows of every unit each and hand a slot back through its
-// `empty` barrier, so no warp waits for another between tiles.
+// `empty` barrier (one arrival per compute thread), so no warp waits for another between
+// tiles.
 //
 // A tile whose units one CTA ran alone is stored from the warps' registers. A tile split
 // over CTAs c0 < ... < c1 (only at the ends of their ranges) is reduced through the
@@ -68,7 +69,7 @@ __device__ __forceinline__ u32 range_begin(u64 c, u64 units, u64 ctas) {
 }
 
 // The ring: slot s of `stages` at ring + s * stage_bytes, filled when full[s] completes,
-// free again when empty[s] (one arrive per compute warp) does. Unit begin + i goes to
+// free again when empty[s] (one arrive per compute thread) does. Unit begin + i goes to
 // slot i % stages, in phase (i / stages) of both barriers.
 struct Ring {
   u32 base, stage_bytes, stages;
@@ -326,8 +327,9 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
     const bool fold = true;
 #endif
     compute_block<kTokenGroups>(acc, nan_bits, frag, base + warp_w, base + kStageWeightBytes, scale, fold);
-    __syncwarp();
-    if (lane == 0) barrier_arrive(r.empty + 8 * slot);  // this warp is done with the slot
+    // Every compute thread releases its own reads of the slot (the scale included): the
+    // producer's refill is ordered after each of them, not only after lane 0's.
+    barrier_arrive(r.empty + 8 * slot);
     if (kb == wk.k_blocks - 1 || i == count - 1) {
       poison_nan_columns<kTokenGroups>(acc, nan_bits);
       if (finish_tile<kTokenGroups>(op, wk, tile, kb_first, kb, acc, partials, tickets, is_last)) {
@@ -390,7 +392,7 @@ w8a16_gemm_m16_streamk(const u16* __restrict__ input, const u8* __restrict__ wei
   if (wk.begin == wk.end) return;
   if (threadIdx.x < r.stages) {
     barrier_init(r.full + 8 * threadIdx.x, kFullCount);
-    barrier_init(r.empty + 8 * threadIdx.x, kComputeThreads / 32);
+    barrier_init(r.empty + 8 * threadIdx.x, kComputeThreads);
   }
   barrier_init_fence();
   if (threadIdx.x >= kComputeThreads) {
