@@ -10,6 +10,7 @@
 #include "metrale/kernels.h"
 #include "metrale/w8a16_gemm_m16.hpp"
 #include "metrale/w8a16_gemm_m16_splitk.hpp"
+#include "metrale/w8a16_gemm_m16_streamk.hpp"
 #include "metrale/w8a16_gemv_batch16.hpp"
 
 #ifndef METRALE_VERSION_STRING
@@ -53,6 +54,19 @@ using metrale::capi::launch_entry;
 using metrale::capi::require;
 using metrale::capi::run;
 using metrale::capi::stream_handle;
+
+namespace {
+
+// plan_m16_gemm for the service's device; a compile-only service plans for 132 SMs.
+metrale::M16Plan device_plan(metrale_service* service, std::string_view fn, uint32_t m,
+                             uint32_t n, uint32_t k) {
+  metrale::KernelService& svc = metrale::capi::service(service, fn);
+  const std::uint32_t sms =
+      svc.compile_only() ? 132u : static_cast<std::uint32_t>(svc.backend().info().sm_count);
+  return metrale::plan_m16_gemm(m, n, k, sms);
+}
+
+}  // namespace
 
 extern "C" {
 
@@ -192,14 +206,74 @@ metrale_status metrale_w8a16_gemm_m16_splitk(metrale_service* service, uint64_t 
                       });
 }
 
+metrale_status metrale_w8a16_gemm_m16_streamk(metrale_service* service, uint64_t input,
+                                              uint64_t weight, uint64_t block_scale,
+                                              uint64_t output, uint32_t m, uint32_t n, uint32_t k,
+                                              uint32_t a_row_stride, uint32_t c_row_stride,
+                                              uint64_t workspace, uint64_t workspace_bytes,
+                                              uint32_t ctas, void* stream) noexcept {
+  return launch_entry(
+      service, "metrale_w8a16_gemm_m16_streamk", "w8a16_gemm_m16_streamk",
+      [&](const GpuBackend& gpu, KernelHandle kernel) {
+        metrale::w8a16_gemm_m16_streamk(
+            gpu, kernel, DevicePtr(input), DevicePtr(weight), DevicePtr(block_scale),
+            DevicePtr(output), m, n, k, a_row_stride, c_row_stride,
+            metrale::StreamKWorkspace{DevicePtr(workspace), workspace_bytes}, ctas,
+            stream_handle(stream));
+      });
+}
+
+metrale_status metrale_w8a16_gemm_m16_streamk_workspace_bytes(uint32_t n, uint32_t ctas,
+                                                              uint64_t* bytes_out) noexcept {
+  return run([&](metrale_status&) {
+    require(bytes_out, "metrale_w8a16_gemm_m16_streamk_workspace_bytes", "bytes_out");
+    *bytes_out = metrale::w8a16_gemm_m16_streamk_workspace_bytes(n, ctas);
+  });
+}
+
 metrale_status metrale_plan_m16_gemm(metrale_service* service, uint32_t m, uint32_t n,
                                      uint32_t k, uint32_t* split_out) noexcept {
   return run([&](metrale_status&) {
-    KernelService& svc = metrale::capi::service(service, "metrale_plan_m16_gemm");
-    require(split_out, "metrale_plan_m16_gemm", "split_out");
-    const std::uint32_t sms =
-        svc.compile_only() ? 132u : static_cast<std::uint32_t>(svc.backend().info().sm_count);
-    *split_out = metrale::plan_m16_gemm(m, n, k, sms).split;
+    constexpr std::string_view fn = "metrale_plan_m16_gemm";
+    metrale::capi::service(service, fn);  // a NULL service is named before a NULL output
+    require(split_out, fn, "split_out");
+    *split_out = device_plan(service, fn, m, n, k).split;
+  });
+}
+
+metrale_status metrale_plan_m16_gemm_entry(metrale_service* service, uint32_t m, uint32_t n,
+                                           uint32_t k, const char** entry_out,
+                                           uint32_t* split_out, uint32_t* ctas_out) noexcept {
+  return run([&](metrale_status&) {
+    constexpr std::string_view fn = "metrale_plan_m16_gemm_entry";
+    metrale::capi::service(service, fn);
+    require(entry_out, fn, "entry_out");
+    require(split_out, fn, "split_out");
+    require(ctas_out, fn, "ctas_out");
+    const metrale::M16Plan plan = device_plan(service, fn, m, n, k);
+    // The C functions, one per entry the plan can name; the streaming entry has none, and
+    // split-K with the same split stands in for it.
+    struct Named {
+      std::string_view entry;
+      const char* c_function;
+    };
+    static constexpr Named kNames[] = {
+        {"w8a16_gemm_m16", "metrale_w8a16_gemm_m16"},
+        {"w8a16_gemm_m16_n64", "metrale_w8a16_gemm_m16_n64"},
+        {"w8a16_gemm_m16_splitk", "metrale_w8a16_gemm_m16_splitk"},
+        {"w8a16_gemm_m16_stream", "metrale_w8a16_gemm_m16_splitk"},
+        {"w8a16_gemm_m16_streamk", "metrale_w8a16_gemm_m16_streamk"},
+    };
+    const char* name = nullptr;
+    for (const Named& e : kNames) {
+      if (e.entry == plan.entry) name = e.c_function;
+    }
+    if (name == nullptr) {
+      metrale::fail("{}: the plan names {}, which has no C function", fn, plan.entry);
+    }
+    *entry_out = name;
+    *split_out = plan.split;
+    *ctas_out = plan.ctas;
   });
 }
 

@@ -126,15 +126,41 @@ metrale_status metrale_w8a16_gemm_m16_splitk(metrale_service* service, uint64_t 
                                              uint32_t a_row_stride, uint32_t c_row_stride,
                                              uint32_t split, void* stream) METRALE_NOEXCEPT;
 
+/* Stream-K: the layer's 128-row x 128-K units split evenly over `ctas` persistent CTAs
+ * (metrale_plan_m16_gemm_entry says how many for a shape), strided rows as above;
+ * deterministic for a given ctas. `workspace` is device memory of `workspace_bytes`, at
+ * least metrale_w8a16_gemm_m16_streamk_workspace_bytes(n, ctas), 16-byte aligned, owned
+ * by the caller: zero it once before the first launch; every completed launch leaves it
+ * zero. One workspace serves one stream at a time. */
+metrale_status metrale_w8a16_gemm_m16_streamk(metrale_service* service, uint64_t input,
+                                              uint64_t weight, uint64_t block_scale,
+                                              uint64_t output, uint32_t m, uint32_t n, uint32_t k,
+                                              uint32_t a_row_stride, uint32_t c_row_stride,
+                                              uint64_t workspace, uint64_t workspace_bytes,
+                                              uint32_t ctas, void* stream) METRALE_NOEXCEPT;
+
+/* *bytes_out receives the workspace metrale_w8a16_gemm_m16_streamk needs for n columns
+ * on `ctas` CTAs. */
+metrale_status metrale_w8a16_gemm_m16_streamk_workspace_bytes(uint32_t n, uint32_t ctas,
+                                                              uint64_t* bytes_out) METRALE_NOEXCEPT;
+
 /* *split_out receives the split to pass to metrale_w8a16_gemm_m16_splitk, or 1 when an
  * unsplit entry suits the shape better: metrale_w8a16_gemm_m16, or above 8 rows
  * metrale_w8a16_gemm_m16_n64 once ceil(n/64) reaches 1.2 tiles per SM. It is the split
- * of the C++ plan_m16_gemm, which also names the entry; where that is a C++-only entry
- * (the streaming entry, or stream-K with its split of 1), the same split suits
- * metrale_w8a16_gemm_m16_splitk. A compile-only
- * service plans for 132 SMs (an H100 / H200). */
+ * of the C++ plan_m16_gemm; metrale_plan_m16_gemm_entry also names the entry. A
+ * compile-only service plans for 132 SMs (an H100 / H200). */
 metrale_status metrale_plan_m16_gemm(metrale_service* service, uint32_t m, uint32_t n,
                                      uint32_t k, uint32_t* split_out) METRALE_NOEXCEPT;
+
+/* The whole plan for a shape on the service's device: *entry_out names the C function to
+ * call ("metrale_w8a16_gemm_m16", "metrale_w8a16_gemm_m16_n64",
+ * "metrale_w8a16_gemm_m16_splitk" or "metrale_w8a16_gemm_m16_streamk"; a static
+ * string), *split_out its split (1 unless split-K) and *ctas_out its CTAs (stream-K
+ * only, else 0). Where the C++ plan picks its streaming entry, which has no C function,
+ * the plan names split-K with the same split. */
+metrale_status metrale_plan_m16_gemm_entry(metrale_service* service, uint32_t m, uint32_t n,
+                                           uint32_t k, const char** entry_out,
+                                           uint32_t* split_out, uint32_t* ctas_out) METRALE_NOEXCEPT;
 
 /* The scalar reference (FP32 sequential accumulation, one BF16 round), for checking
  * the tensor-core launchers with metrale_within_m16_tc_budget. */

@@ -19,12 +19,15 @@
 #include "metrale/log.hpp"
 #include "metrale/nvrtc_compiler.hpp"
 #include "metrale/w8a16_gemm_m16.hpp"
+#include "metrale/w8a16_gemm_m16_splitk.hpp"
+#include "metrale/w8a16_gemm_m16_streamk.hpp"
 #include "support/fake_backend.hpp"
 
 namespace {
 
 // Aligned, non-null fake device addresses: nothing is ever dereferenced.
 constexpr uint64_t kIn = 0x10000, kW = 0x20000, kS = 0x30000, kOut = 0x40000;
+constexpr uint64_t kWs = 0x50000;  // a stream-K workspace
 
 std::string last_error() { return metrale_last_error(); }
 
@@ -172,7 +175,12 @@ TEST_CASE("C ABI: every entry refuses a NULL service") {
       {"metrale_w8a16_gemm_m16_splitk",
        metrale_w8a16_gemm_m16_splitk(nullptr, kIn, kW, kS, kOut, 1, 32, 256, 256, 32, 2,
                                      nullptr)},
+      {"metrale_w8a16_gemm_m16_streamk",
+       metrale_w8a16_gemm_m16_streamk(nullptr, kIn, kW, kS, kOut, 1, 32, 256, 256, 32, kWs,
+                                      1 << 20, 8, nullptr)},
       {"metrale_plan_m16_gemm", metrale_plan_m16_gemm(nullptr, 1, 576, 7168, &tile)},
+      {"metrale_plan_m16_gemm_entry",
+       metrale_plan_m16_gemm_entry(nullptr, 1, 576, 7168, &target, &tile, &tile)},
       {"metrale_w8a16_gemv_batch16",
        metrale_w8a16_gemv_batch16(nullptr, kIn, kW, kS, kOut, 1, 32, 128, nullptr)},
       {"metrale_w8a16_gemv_batch16_strided",
@@ -205,6 +213,8 @@ TEST_CASE("C ABI: every entry refuses a NULL service") {
          METRALE_ERROR_INVALID_ARGUMENT, "metrale_dense_ffn: service is NULL");
   expect(metrale_synchronize(nullptr), METRALE_ERROR_INVALID_ARGUMENT,
          "metrale_synchronize: service is NULL");
+  expect(metrale_plan_m16_gemm_entry(nullptr, 1, 576, 7168, &target, &tile, &tile),
+         METRALE_ERROR_INVALID_ARGUMENT, "metrale_plan_m16_gemm_entry: service is NULL");
 }
 
 TEST_CASE("C ABI: launchers check their arguments, then refuse to launch without a device") {
@@ -280,6 +290,50 @@ TEST_CASE("C ABI: launchers check their arguments, then refuse to launch without
   CHECK(split == 8);
   CHECK(metrale_plan_m16_gemm(s, 16, 28672, 4096, &split) == METRALE_OK);
   CHECK(split == 1);
+
+  // Stream-K: its workspace and CTA checks, then the refused launch.
+  uint64_t bytes = 0;
+  expect(metrale_w8a16_gemm_m16_streamk_workspace_bytes(576, 8, nullptr),
+         METRALE_ERROR_INVALID_ARGUMENT,
+         "metrale_w8a16_gemm_m16_streamk_workspace_bytes: bytes_out is NULL");
+  CHECK(metrale_w8a16_gemm_m16_streamk_workspace_bytes(576, 8, &bytes) == METRALE_OK);
+  CHECK(bytes == metrale::w8a16_gemm_m16_streamk_workspace_bytes(576, 8));
+  expect(metrale_w8a16_gemm_m16_streamk(s, kIn, kW, kS, kOut, 4, 576, 7168, 7168, 576, 0, bytes,
+                                        8, nullptr),
+         METRALE_ERROR_INVALID_ARGUMENT, "w8a16_gemm_m16_streamk: workspace is null");
+  expect(metrale_w8a16_gemm_m16_streamk(s, kIn, kW, kS, kOut, 4, 576, 7168, 7168, 576, kWs,
+                                        bytes - 1, 8, nullptr),
+         METRALE_ERROR_INVALID_ARGUMENT, "w8a16_gemm_m16_streamk_workspace_bytes");
+  expect(metrale_w8a16_gemm_m16_streamk(s, kIn, kW, kS, kOut, 4, 576, 7168, 7168, 576, kWs,
+                                        bytes, 0, nullptr),
+         METRALE_ERROR_INVALID_ARGUMENT, "ctas=0 must be at least 1");
+  expect(metrale_w8a16_gemm_m16_streamk(s, kIn, kW, kS, kOut, 4, 576, 7168, 7168, 576, kWs,
+                                        bytes, 8, nullptr),
+         METRALE_ERROR_NO_DEVICE, "no CUDA device to launch w8a16_gemm_m16_streamk");
+
+  // The whole plan: the C function to call, its split and its CTAs.
+  const char* entry = nullptr;
+  uint32_t ctas = 7;
+  expect(metrale_plan_m16_gemm_entry(s, 1, 576, 7168, nullptr, &split, &ctas),
+         METRALE_ERROR_INVALID_ARGUMENT, "metrale_plan_m16_gemm_entry: entry_out is NULL");
+  expect(metrale_plan_m16_gemm_entry(s, 1, 576, 7168, &entry, &split, nullptr),
+         METRALE_ERROR_INVALID_ARGUMENT, "metrale_plan_m16_gemm_entry: ctas_out is NULL");
+  CHECK(metrale_plan_m16_gemm_entry(s, 1, 576, 7168, &entry, &split, &ctas) == METRALE_OK);
+  CHECK(std::string(entry) == "metrale_w8a16_gemm_m16_splitk");
+  CHECK(split == 8);
+  CHECK(ctas == 0);
+  CHECK(metrale_plan_m16_gemm_entry(s, 16, 51200, 5120, &entry, &split, &ctas) == METRALE_OK);
+  CHECK(std::string(entry) == "metrale_w8a16_gemm_m16_streamk");
+  CHECK(split == 1);
+  CHECK(ctas == 264);
+  // The C++ plan's streaming entry (56 tiles of 128 rows split 4) has no C function.
+  CHECK(metrale::plan_m16_gemm(1, 7168, 4096, 132).entry == "w8a16_gemm_m16_stream");
+  CHECK(metrale_plan_m16_gemm_entry(s, 1, 7168, 4096, &entry, &split, &ctas) == METRALE_OK);
+  CHECK(std::string(entry) == "metrale_w8a16_gemm_m16_splitk");
+  CHECK(split == 4);
+  CHECK(ctas == 0);
+  CHECK(metrale_plan_m16_gemm_entry(s, 1, 24576, 1536, &entry, &split, &ctas) == METRALE_OK);
+  CHECK(std::string(entry) == "metrale_w8a16_gemm_m16");
 }
 
 TEST_CASE("C ABI: dense FFN selection and call") {
