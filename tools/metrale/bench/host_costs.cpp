@@ -10,6 +10,7 @@
 #include "metrale/kernel_variants.hpp"
 #include "metrale/nvrtc_compiler.hpp"
 #include "metrale/w8a16_gemm_m16.hpp"
+#include "metrale/w8a16_gemm_m16_streamk.hpp"
 
 namespace metrale::bench {
 namespace {
@@ -100,6 +101,26 @@ LaunchCost measure_launch_cost(const CudaBackend& gpu, ModuleCache& cache, const
   per_call_ns(1, batch, bare_launch, drain);
   const std::vector<double> driver_no_args = per_call_ns(batches, batch, bare_launch, drain);
 
+  // Stream-K on the same one-tile problem, one CTA, its own zeroed workspace (a tile run
+  // by one CTA alone never touches it).
+  const std::uint64_t ws_bytes = w8a16_gemm_m16_streamk_workspace_bytes(kN, 1);
+  DeviceBuffer ws(gpu, ws_bytes);
+  gpu.fill_bytes(ws.get(), 0, ws_bytes);
+  gpu.synchronize();
+  const KernelHandle streamk = cache.kernel("w8a16_gemm_m16_streamk");
+  const auto streamk_call = [&](const GpuBackend& backend) {
+    w8a16_gemm_m16_streamk(backend, streamk, x.get(), w.get(), s.get(), out.get(), 1, kN, kK, kK,
+                           kN, {ws.get(), ws_bytes}, 1, stream.handle());
+  };
+  per_call_ns(1, batch, [&] { streamk_call(gpu); }, drain);
+  const std::vector<double> streamk_calls =
+      per_call_ns(batches, batch, [&] { streamk_call(gpu); }, drain);
+  const std::vector<double> streamk_library =
+      per_call_ns(batches, batch, [&] { streamk_call(null_gpu); }, [] {});
+  const TensorMap2dRequest map_request{w.get(), 1, kK, kN, kK, 128, 128};
+  const std::vector<double> encode =
+      per_call_ns(batches, batch, [&] { (void)gpu.tensor_map_2d(map_request); }, [] {});
+
   LaunchCost c;
   c.entry = "w8a16_gemm_m16";
   c.calls = std::uint64_t{batches} * batch;
@@ -110,6 +131,9 @@ LaunchCost measure_launch_cost(const CudaBackend& gpu, ModuleCache& cache, const
   c.library_median_ns = median(library);
   c.driver_median_ns = median(driver);
   c.driver_no_args_median_ns = median(driver_no_args);
+  c.streamk_median_ns = median(streamk_calls);
+  c.streamk_library_median_ns = median(streamk_library);
+  c.tensor_map_median_ns = median(encode);
   return c;
 }
 

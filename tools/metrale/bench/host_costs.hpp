@@ -15,7 +15,8 @@ namespace metrale::bench {
 // packing and the driver launch), over `batches` batches of `batch` calls on a problem
 // small enough that the GPU keeps up; the stream is drained between batches so the
 // driver's launch queue never fills and blocks a call. The same calls into a backend
-// that launches nothing give the library's own part (guards and argument packing).
+// that launches nothing give the library's own part (guards and argument packing). The
+// same for the w8a16_gemm_m16_streamk launcher, and one tensor-map encode by the driver.
 LaunchCost measure_launch_cost(const CudaBackend& gpu, ModuleCache& cache, const Stream& stream,
                                std::uint32_t batches = 1000, std::uint32_t batch = 100);
 
