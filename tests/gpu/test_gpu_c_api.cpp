@@ -1,64 +1,128 @@
-// The C ABI on a device: the plan's stream-K choice, called through the C functions on a
-// C-owned workspace, gives bit for bit what the C++ launcher gives on the same operands
-// and CTAs, within the budget of the reference, and leaves the workspace zero.
+// The C ABI on a device: for the shapes where the plan names split-K and stream-K, the C
+// functions the plan names give bit for bit what the C++ launchers give on the same
+// operands, within the budget of the reference; stream-K leaves its C-owned workspace
+// zero.
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "gpu/gpu_fixture.hpp"
 #include "metrale/kernels.h"
+#include "metrale/w8a16_gemm_m16_splitk.hpp"
 #include "metrale/w8a16_gemm_m16_streamk.hpp"
 
 using namespace metrale;
 using namespace metrale::test;
 
-TEST_CASE("gpu: the C ABI's planned stream-K equals the C++ launcher, bit for bit") {
+namespace {
+
+struct CService {
   metrale_service* svc = nullptr;
-  REQUIRE(metrale_service_create(0, &svc) == METRALE_OK);
-  REQUIRE(metrale_warm_up(svc, nullptr, 0) == METRALE_OK);
-  // 8 tokens on a 56 MiB layer (Llama-3-8B down): the plan names stream-K, one CTA per SM.
-  constexpr std::uint32_t m = 8, n = 4096, k = 14336;
-  const char* entry = nullptr;
+  CService() {
+    REQUIRE(metrale_service_create(0, &svc) == METRALE_OK);
+    REQUIRE(metrale_warm_up(svc, nullptr, 0) == METRALE_OK);
+  }
+  ~CService() { metrale_service_destroy(svc); }
+  CService(const CService&) = delete;
+  CService& operator=(const CService&) = delete;
+};
+
+struct Plan {
+  std::string entry;
   std::uint32_t split = 0, ctas = 0;
-  REQUIRE(metrale_plan_m16_gemm_entry(svc, m, n, k, &entry, &split, &ctas) == METRALE_OK);
-  CHECK(std::string(entry) == "metrale_w8a16_gemm_m16_streamk");
-  CHECK(ctas == gpu().sm_count());
+};
 
-  Problem p(m, n, k, k, n, 4242);
-  gpu().backend.synchronize();  // the fills ran on the library's side of the context
-  std::uint64_t bytes = 0;
-  REQUIRE(metrale_w8a16_gemm_m16_streamk_workspace_bytes(n, ctas, &bytes) == METRALE_OK);
-  std::uint64_t workspace = 0;
-  REQUIRE(metrale_alloc(svc, bytes, &workspace) == METRALE_OK);
-  const std::vector<std::uint8_t> zeros(bytes, 0);
-  REQUIRE(metrale_upload(svc, workspace, zeros.data(), bytes) == METRALE_OK);
-  REQUIRE(metrale_w8a16_gemm_m16_streamk(svc, p.input.get().address, p.weight.get().address,
-                                         p.scale.get().address, p.out.get().address, m, n, k,
-                                         k, n, workspace, bytes, ctas, nullptr) == METRALE_OK);
-  REQUIRE(metrale_synchronize(svc) == METRALE_OK);
+Plan plan(const CService& c, std::uint32_t m, std::uint32_t n, std::uint32_t k) {
+  const char* entry = nullptr;
+  Plan p;
+  REQUIRE(metrale_plan_m16_gemm_entry(c.svc, m, n, k, &entry, &p.split, &p.ctas) == METRALE_OK);
+  p.entry = entry;
+  return p;
+}
+
+// Runs `c_call` (on the legacy stream, through the C service), then `cpp_call` on the
+// re-poisoned problem, and checks both against each other and the reference.
+void compare(const CService& c, Problem& p, const std::function<void()>& c_call,
+             const std::function<void()>& cpp_call, const char* what) {
+  gpu().backend.synchronize();  // the fills ran through the C++ service
+  c_call();
+  REQUIRE(metrale_synchronize(c.svc) == METRALE_OK);
   const std::vector<std::uint16_t> from_c = p.download_out();
-  std::vector<std::uint8_t> left(bytes, 0xFF);
-  REQUIRE(metrale_download(svc, left.data(), workspace, bytes) == METRALE_OK);
-  CHECK(std::all_of(left.begin(), left.end(), [](std::uint8_t b) { return b == 0; }));
-
   p.poison();
-  w8a16_gemm_m16_streamk(gpu().backend, gpu().cache.kernel("w8a16_gemm_m16_streamk"),
-                         p.input.get(), p.weight.get(), p.scale.get(), p.out.get(), m, n, k, k,
-                         n, gpu().streamk_workspace(), ctas, 0);
+  cpp_call();
   p.run_reference();
   gpu().backend.synchronize();
   CHECK(p.download_out() == from_c);
-  const OutputCheck c = check_output(p, from_c, p.download_ref());
-  MESSAGE("C ABI stream-K: " << c.budget.checked << " outputs, " << c.budget.failures
-                             << " outside budget, " << c.written_outside
-                             << " written outside [m, n]");
-  CHECK(c.budget.checked == std::uint64_t{m} * n);
-  CHECK(c.budget.failures == 0);
-  CHECK(c.written_outside == 0);
+  const OutputCheck r = check_output(p, from_c, p.download_ref());
+  MESSAGE(what << ": " << r.budget.checked << " outputs, " << r.budget.failures
+               << " outside budget, " << r.written_outside << " written outside [m, n]");
+  CHECK(r.budget.checked == std::uint64_t{p.m} * p.n);
+  CHECK(r.budget.failures == 0);
+  CHECK(r.written_outside == 0);
+}
 
-  REQUIRE(metrale_free(svc, workspace) == METRALE_OK);
-  metrale_service_destroy(svc);
+}  // namespace
+
+TEST_CASE("gpu: the C ABI's planned entries equal the C++ launchers, bit for bit") {
+  const CService c;
+
+  // DeepSeek-V3 kv_a at 5 tokens: split-K over 8 CTAs per tile.
+  {
+    constexpr std::uint32_t m = 5, n = 576, k = 7168;
+    const Plan pl = plan(c, m, n, k);
+    CHECK(pl.entry == "metrale_w8a16_gemm_m16_splitk");
+    CHECK(pl.split == 8);
+    Problem p(m, n, k, k, n, 4241);
+    compare(
+        c, p,
+        [&] {
+          REQUIRE(metrale_w8a16_gemm_m16_splitk(c.svc, p.input.get().address,
+                                                p.weight.get().address, p.scale.get().address,
+                                                p.out.get().address, m, n, k, k, n, pl.split,
+                                                nullptr) == METRALE_OK);
+        },
+        [&] {
+          w8a16_gemm_m16_splitk(gpu().backend, gpu().cache.kernel("w8a16_gemm_m16_splitk"),
+                                p.input.get(), p.weight.get(), p.scale.get(), p.out.get(), m, n,
+                                k, k, n, pl.split, 0);
+        },
+        "C ABI split-K");
+  }
+
+  // 8 tokens on a 56 MiB layer (Llama-3-8B down): stream-K on one CTA per SM.
+  {
+    constexpr std::uint32_t m = 8, n = 4096, k = 14336;
+    const Plan pl = plan(c, m, n, k);
+    CHECK(pl.entry == "metrale_w8a16_gemm_m16_streamk");
+    CHECK(pl.ctas == gpu().sm_count());
+    Problem p(m, n, k, k, n, 4242);
+    std::uint64_t bytes = 0;
+    REQUIRE(metrale_w8a16_gemm_m16_streamk_workspace_bytes(n, pl.ctas, &bytes) == METRALE_OK);
+    std::uint64_t workspace = 0;
+    REQUIRE(metrale_alloc(c.svc, bytes, &workspace) == METRALE_OK);
+    const std::vector<std::uint8_t> zeros(bytes, 0);
+    REQUIRE(metrale_upload(c.svc, workspace, zeros.data(), bytes) == METRALE_OK);
+    compare(
+        c, p,
+        [&] {
+          REQUIRE(metrale_w8a16_gemm_m16_streamk(
+                      c.svc, p.input.get().address, p.weight.get().address,
+                      p.scale.get().address, p.out.get().address, m, n, k, k, n, workspace,
+                      bytes, pl.ctas, nullptr) == METRALE_OK);
+        },
+        [&] {
+          w8a16_gemm_m16_streamk(gpu().backend, gpu().cache.kernel("w8a16_gemm_m16_streamk"),
+                                 p.input.get(), p.weight.get(), p.scale.get(), p.out.get(), m, n,
+                                 k, k, n, gpu().streamk_workspace(), pl.ctas, 0);
+        },
+        "C ABI stream-K");
+    std::vector<std::uint8_t> left(bytes, 0xFF);
+    REQUIRE(metrale_download(c.svc, left.data(), workspace, bytes) == METRALE_OK);
+    CHECK(std::all_of(left.begin(), left.end(), [](std::uint8_t b) { return b == 0; }));
+    REQUIRE(metrale_free(c.svc, workspace) == METRALE_OK);
+  }
 }
