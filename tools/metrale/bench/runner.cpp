@@ -1,5 +1,6 @@
 #include "metrale/bench/runner.hpp"
 
+#include <algorithm>
 #include <limits>
 
 #include "driver_api.hpp"
@@ -12,6 +13,20 @@
 
 namespace metrale::bench {
 namespace {
+
+// The bench entry that runs a plan: split entries are benchmarked (and named) with their
+// split, even a split of 1; stream-K with its CTAs per SM (".cC" unless it is the
+// default two).
+std::string choice_name(const M16Plan& plan, std::uint32_t sm_count) {
+  if (plan.entry == "w8a16_gemm_m16_splitk" || plan.entry == "w8a16_gemm_m16_stream") {
+    return fmt::format("{}/{}", plan.entry, plan.split);
+  }
+  if (plan.entry == "w8a16_gemm_m16_streamk" && plan.ctas != 2 * sm_count) {
+    return fmt::format("{}.c{}", plan.entry, plan.ctas / sm_count);
+  }
+  return std::string(plan.entry);
+}
+
 
 constexpr std::uint32_t kMaxRows = 16;      // the M tile: the largest m any entry takes
 constexpr std::uint32_t kFillThreads = 256;
@@ -154,12 +169,17 @@ std::vector<CaseResult> Runner::run_shape(const Shape& shape) {
     c.weight_bytes = fp8_weight_bytes(shape);
     const std::vector<std::uint16_t> ref = reference(d, m);
     for (const BenchEntry& e : options_.entries) c.entries.push_back(run_entry(d, e, m, ref));
-    const M16Plan plan = plan_m16_gemm(m, shape.n, shape.k,
-                                       static_cast<std::uint32_t>(gpu_.info().sm_count));
-    // The split entries are benchmarked (and named) with their split, even a split of 1.
-    const bool split_entry =
-        plan.entry == "w8a16_gemm_m16_splitk" || plan.entry == "w8a16_gemm_m16_stream";
-    c.choice = split_entry ? fmt::format("{}/{}", plan.entry, plan.split) : std::string(plan.entry);
+    c.choice = choice_name(plan_m16_gemm(m, shape.n, shape.k, resources_.sm_count),
+                           resources_.sm_count);
+    // A choice that only a tuning point runs (stream-K on one CTA per SM) is timed too,
+    // so that its row shows what the plan's configuration takes.
+    const bool timed = std::any_of(c.entries.begin(), c.entries.end(),
+                                   [&](const EntryResult& e) { return e.entry == c.choice; });
+    if (!timed) {
+      for (const BenchEntry& e : tuning_entries()) {
+        if (e.name == c.choice) c.entries.push_back(run_entry(d, e, m, ref));
+      }
+    }
     const EntryResult* best = nullptr;
     for (const EntryResult& e : c.entries) {
       if (e.status == Status::ok && (best == nullptr || e.timing.median_us < best->timing.median_us)) {
