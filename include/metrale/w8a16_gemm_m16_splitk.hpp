@@ -36,14 +36,14 @@ void w8a16_gemm_m16_splitk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr
                            std::uint32_t split, StreamHandle stream,
                            M16LaunchOptions options = {});
 
-// Which entry and split to run for a shape on a device with `sm_count` SMs: stream-K
-// (w8a16_gemm_m16_streamk.hpp, 2 CTAs per SM, with the caller's workspace) on layers of
-// more than two 128-row tiles per SM, the streaming entry on wide layers where a split
-// of its 128-row tiles fills the SMs 1.5 to 2 times over, else above 8
-// tokens the seed's w8a16_gemm_m16_n64 where its 64-wide tiles fill the device, else the
-// seed's w8a16_gemm_m16 when its tiles do, else w8a16_gemm_m16_splitk with the smallest
-// power-of-two split that does (for callers that ask for the automatic
-// choice, e.g. attention projections; the dense FFN keeps METRALE_FFN_M16_TC_NTILE).
+// Which entry and split to run for a shape on a device with `sm_count` SMs (for callers
+// that ask for the automatic choice, e.g. attention projections; the dense FFN keeps
+// METRALE_FFN_M16_TC_NTILE): stream-K (w8a16_gemm_m16_streamk.hpp, on `ctas` CTAs, with
+// the caller's workspace) on layers of 64 MiB and more, and of 32 MiB and more from 8
+// tokens; else the streaming entry on wide layers where a split of its 128-row tiles fills
+// the SMs 1.5 to 2 times over; else above 8 tokens the seed's w8a16_gemm_m16_n64 where its
+// 64-wide tiles fill the device; else the seed's w8a16_gemm_m16 when its tiles do; else
+// w8a16_gemm_m16_splitk with the smallest power-of-two split that does.
 struct M16Plan {
   // "w8a16_gemm_m16", "w8a16_gemm_m16_n64", "w8a16_gemm_m16_splitk",
   // "w8a16_gemm_m16_stream" (w8a16_gemm_m16_stream.hpp) or "w8a16_gemm_m16_streamk"
