@@ -58,9 +58,7 @@ using metrale::capi::stream_handle;
 namespace {
 
 // plan_m16_gemm for the service's device; a compile-only service plans for 132 SMs.
-metrale::M16Plan device_plan(metrale_service* service, std::string_view fn, uint32_t m,
-                             uint32_t n, uint32_t k) {
-  metrale::KernelService& svc = metrale::capi::service(service, fn);
+metrale::M16Plan device_plan(metrale::KernelService& svc, uint32_t m, uint32_t n, uint32_t k) {
   const std::uint32_t sms =
       svc.compile_only() ? 132u : static_cast<std::uint32_t>(svc.backend().info().sm_count);
   return metrale::plan_m16_gemm(m, n, k, sms);
@@ -235,9 +233,9 @@ metrale_status metrale_plan_m16_gemm(metrale_service* service, uint32_t m, uint3
                                      uint32_t k, uint32_t* split_out) noexcept {
   return run([&](metrale_status&) {
     constexpr std::string_view fn = "metrale_plan_m16_gemm";
-    metrale::capi::service(service, fn);  // a NULL service is named before a NULL output
+    metrale::KernelService& svc = metrale::capi::service(service, fn);
     require(split_out, fn, "split_out");
-    *split_out = device_plan(service, fn, m, n, k).split;
+    *split_out = device_plan(svc, m, n, k).split;
   });
 }
 
@@ -246,11 +244,11 @@ metrale_status metrale_plan_m16_gemm_entry(metrale_service* service, uint32_t m,
                                            uint32_t* split_out, uint32_t* ctas_out) noexcept {
   return run([&](metrale_status&) {
     constexpr std::string_view fn = "metrale_plan_m16_gemm_entry";
-    metrale::capi::service(service, fn);
+    metrale::KernelService& svc = metrale::capi::service(service, fn);
     require(entry_out, fn, "entry_out");
     require(split_out, fn, "split_out");
     require(ctas_out, fn, "ctas_out");
-    const metrale::M16Plan plan = device_plan(service, fn, m, n, k);
+    const metrale::M16Plan plan = device_plan(svc, m, n, k);
     // The C functions, one per entry the plan can name; the streaming entry has none, and
     // split-K with the same split stands in for it.
     struct Named {

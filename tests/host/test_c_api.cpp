@@ -318,22 +318,22 @@ TEST_CASE("C ABI: launchers check their arguments, then refuse to launch without
          METRALE_ERROR_INVALID_ARGUMENT, "metrale_plan_m16_gemm_entry: entry_out is NULL");
   expect(metrale_plan_m16_gemm_entry(s, 1, 576, 7168, &entry, &split, nullptr),
          METRALE_ERROR_INVALID_ARGUMENT, "metrale_plan_m16_gemm_entry: ctas_out is NULL");
-  CHECK(metrale_plan_m16_gemm_entry(s, 1, 576, 7168, &entry, &split, &ctas) == METRALE_OK);
-  CHECK(std::string(entry) == "metrale_w8a16_gemm_m16_splitk");
-  CHECK(split == 8);
-  CHECK(ctas == 0);
-  CHECK(metrale_plan_m16_gemm_entry(s, 16, 51200, 5120, &entry, &split, &ctas) == METRALE_OK);
-  CHECK(std::string(entry) == "metrale_w8a16_gemm_m16_streamk");
-  CHECK(split == 1);
-  CHECK(ctas == 264);
+  const auto expect_plan = [&](uint32_t m, uint32_t n, uint32_t k, const char* want_entry,
+                               uint32_t want_split, uint32_t want_ctas) {
+    CAPTURE(m);
+    CAPTURE(n);
+    CAPTURE(k);
+    REQUIRE(metrale_plan_m16_gemm_entry(s, m, n, k, &entry, &split, &ctas) == METRALE_OK);
+    CHECK(std::string(entry) == want_entry);
+    CHECK(split == want_split);
+    CHECK(ctas == want_ctas);
+  };
+  expect_plan(1, 576, 7168, "metrale_w8a16_gemm_m16_splitk", 8, 0);
+  expect_plan(16, 51200, 5120, "metrale_w8a16_gemm_m16_streamk", 1, 264);
   // The C++ plan's streaming entry (56 tiles of 128 rows split 4) has no C function.
   CHECK(metrale::plan_m16_gemm(1, 7168, 4096, 132).entry == "w8a16_gemm_m16_stream");
-  CHECK(metrale_plan_m16_gemm_entry(s, 1, 7168, 4096, &entry, &split, &ctas) == METRALE_OK);
-  CHECK(std::string(entry) == "metrale_w8a16_gemm_m16_splitk");
-  CHECK(split == 4);
-  CHECK(ctas == 0);
-  CHECK(metrale_plan_m16_gemm_entry(s, 1, 24576, 1536, &entry, &split, &ctas) == METRALE_OK);
-  CHECK(std::string(entry) == "metrale_w8a16_gemm_m16");
+  expect_plan(1, 7168, 4096, "metrale_w8a16_gemm_m16_splitk", 4, 0);
+  expect_plan(1, 24576, 1536, "metrale_w8a16_gemm_m16", 1, 0);
 }
 
 TEST_CASE("C ABI: dense FFN selection and call") {
