@@ -1,7 +1,5 @@
 #include "metrale/w8a16_gemm_m16_stream.hpp"
 
-#include <algorithm>
-
 #include "launch_guards.hpp"
 #include "launch_operands.hpp"
 #include "metrale/error.hpp"
@@ -18,23 +16,6 @@ std::uint32_t stream_tile_rows(std::uint32_t n) {
 
 std::uint32_t stream_stage_bytes(std::uint32_t m, std::uint32_t rows) {
   return W8A16_GEMM_M16_STREAM_STAGE_WEIGHT_BYTES + (128 / rows) * m * 256;
-}
-
-std::uint32_t stream_ring_stages(std::string_view fn, std::uint32_t stage_bytes,
-                                 std::uint32_t requested) {
-  const std::uint32_t stages =
-      requested != 0
-          ? requested
-          : std::clamp<std::uint32_t>(W8A16_GEMM_M16_STREAM_RING_BYTES / stage_bytes, 2, 4);
-  ensure(stages >= 2 && stages <= 8, "{}: stages={} outside 2..=8", fn, stages);
-  return stages;
-}
-
-StreamTensorMaps stream_tensor_maps(const GpuBackend& gpu, DevicePtr input, DevicePtr weight,
-                                    std::uint32_t m, std::uint32_t n, std::uint32_t k,
-                                    std::uint32_t a_row_stride, std::uint32_t rows) {
-  return {gpu.tensor_map_2d({weight, 1, k, n, k, 128, rows}),
-          gpu.tensor_map_2d({input, 2, k, m, std::uint64_t{a_row_stride} * 2, 128, m})};
 }
 
 void w8a16_gemm_m16_stream(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input,
