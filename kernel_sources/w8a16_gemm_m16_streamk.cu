@@ -26,7 +26,10 @@
 // 1, 1); dynamic shared memory 128 + stages * (16384 + m * 256) bytes. m in 1..16, K a
 // multiple of 128, a_row_stride a multiple of 8; w_map / x_map as in
 // w8a16_gemm_m16_stream.cu with 128-row boxes. Test builds may define one
-// METRALE_DEFECT_* switch (as w8a16_gemm_m16.cu). As a programmatic dependent launch it
+// METRALE_DEFECT_* switch (as w8a16_gemm_m16.cu); the diagnostic define
+// METRALE_DIAG_RING_ONLY keeps the ring, the barriers and the stores but skips the tensor
+// cores and the decode (wrong results: it measures what the ring alone streams, e.g. under
+// ncu, against the full kernel). As a programmatic dependent launch it
 // streams its first weights before the preceding kernel ends and touches activations,
 // outputs and workspace only after it.
 #include "m16_stream_pipeline.cuh"
@@ -326,7 +329,11 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
 #else
     const bool fold = true;
 #endif
+#if defined(METRALE_DIAG_RING_ONLY)
+    (void)frag; (void)warp_w; (void)base; (void)scale; (void)fold;
+#else
     compute_block<kTokenGroups>(acc, nan_bits, frag, base + warp_w, base + kStageWeightBytes, scale, fold);
+#endif
     // Every compute thread releases its own reads of the slot (the scale included): the
     // producer's refill is ordered after each of them, not only after lane 0's.
     barrier_arrive(r.empty + 8 * slot);
