@@ -78,6 +78,12 @@ class TrackedGpu final : public GpuBackend {
                                             std::string_view label) const override {
     return inner_.load_module(image, label);
   }
+  void check_not_capturing(std::string_view module) const override {
+    inner_.check_not_capturing(module);
+  }
+  TensorMapBytes tensor_map_2d(const TensorMap2dRequest& request) const override {
+    return inner_.tensor_map_2d(request);
+  }
   void launch(const KernelHandle& kernel, const LaunchConfig& config,
               std::span<const KernelArg> args, StreamHandle stream) const override {
     phase_ = launch_status_;

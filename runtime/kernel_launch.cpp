@@ -29,7 +29,7 @@ KernelLaunch& KernelLaunch::arg_bytes(const void* value, std::size_t size) {
   return *this;
 }
 
-TensorMapBytes GpuBackend::tensor_map_2d(const TensorMap2dRequest& r) const {
+TensorMapBytes packed_tensor_map_request(const TensorMap2dRequest& r) {
   TensorMapBytes out;
   out.opaque[0] = r.base.address;
   out.opaque[1] = r.element_bytes;

@@ -24,6 +24,9 @@ class NoDeviceBackend final : public GpuBackend {
                                             std::string_view label) const override {
     fail("compile-only service ({}): no CUDA device to load module {} into", target_, label);
   }
+  TensorMapBytes tensor_map_2d(const TensorMap2dRequest& request) const override {
+    return packed_tensor_map_request(request);
+  }
   void launch(const KernelHandle& kernel, const LaunchConfig&, std::span<const KernelArg>,
               StreamHandle) const override {
     fail("compile-only service ({}): no CUDA device to launch {} on; create the service "

@@ -72,6 +72,10 @@ struct alignas(64) TensorMapBytes {
   std::uint64_t opaque[16] = {};
 };
 
+// The request's fields packed into a map's bytes, for backends that launch nothing (tests,
+// the compile-only service, the host-cost measurement): no kernel can copy with it.
+TensorMapBytes packed_tensor_map_request(const TensorMap2dRequest& request);
+
 // A module loaded into one context.
 class LoadedModule {
  public:
@@ -101,9 +105,10 @@ class GpuBackend {
   // inside the capture). Called on the cold path only.
   virtual void check_not_capturing(std::string_view module) const { (void)module; }
 
-  // Encodes a tensor map for kernels that copy with the tensor memory accelerator. The
-  // default packs the request's fields, for backends that launch nothing.
-  virtual TensorMapBytes tensor_map_2d(const TensorMap2dRequest& request) const;
+  // Encodes a tensor map for kernels that copy with the tensor memory accelerator. Pure:
+  // a wrapping backend that forgot to forward it would hand kernels a map the copy
+  // engine faults on (CUDA_ERROR_ILLEGAL_INSTRUCTION).
+  virtual TensorMapBytes tensor_map_2d(const TensorMap2dRequest& request) const = 0;
 
   // Launches `kernel` with `args` packed in order on `stream`.
   virtual void launch(const KernelHandle& kernel, const LaunchConfig& config,

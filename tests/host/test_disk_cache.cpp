@@ -101,6 +101,9 @@ class LoadingBackend final : public GpuBackend {
     if (text.starts_with("BAD")) fail("loading module {} failed: bad image", label);
     return inner_.load_module(image, label);
   }
+  TensorMapBytes tensor_map_2d(const TensorMap2dRequest& request) const override {
+    return packed_tensor_map_request(request);
+  }
   void launch(const KernelHandle&, const LaunchConfig&, std::span<const KernelArg>,
               StreamHandle) const override {}
   std::vector<std::string> loaded() const {

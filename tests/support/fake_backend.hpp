@@ -31,6 +31,9 @@ class RecordingBackend final : public GpuBackend {
   std::string target() const override { return target_name; }
   std::unique_ptr<LoadedModule> load_module(std::span<const char> image,
                                             std::string_view label) const override;
+  TensorMapBytes tensor_map_2d(const TensorMap2dRequest& request) const override {
+    return packed_tensor_map_request(request);
+  }
   void launch(const KernelHandle& kernel, const LaunchConfig& config,
               std::span<const KernelArg> args, StreamHandle stream) const override;
 

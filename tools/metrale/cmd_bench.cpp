@@ -30,8 +30,8 @@ namespace {
 
 constexpr const char* kHelp =
     "usage: metrale bench [--shape NxK]... [--m 1,8,16] [--entry NAME,...] [--replays N]\n"
-    "                     [--min-bytes MiB] [--no-baselines] [--json FILE] [--commit SHA]\n"
-    "                     [--device N] [--define NAME=VALUE]...\n"
+    "                     [--min-bytes MiB] [--no-baselines] [--no-host-cost] [--json FILE]\n"
+    "                     [--commit SHA] [--device N] [--define NAME=VALUE]...\n"
     "                     [--pattern-ceiling CHUNK,...] [--pattern-ctas N]\n\n"
     "Times the library's tensor-core entries per shape x m, the way an engine runs them:\n"
     "R copies of the FP8 weights and block scales (R x bytes >= --min-bytes, so L2 never\n"
@@ -55,6 +55,7 @@ constexpr const char* kHelp =
     "  --replays N      timed replays per measurement (default 7)\n"
     "  --min-bytes MiB  weight bytes each graph rotates through (default 768)\n"
     "  --no-baselines   skip cuBLAS and cuBLASLt\n"
+    "  --no-host-cost   skip the host-cost measurement (its 10^5 launches swamp a profiler)\n"
     "  --json FILE      also write every number to FILE as JSON\n"
     "  --commit SHA     the commit measured, for the record (default: $METRALE_GIT_COMMIT)\n"
     "  --device N       CUDA device ordinal (default 0)\n"
@@ -95,7 +96,7 @@ std::string entry_names(std::span<const bench::BenchEntry> entries) {
 }  // namespace
 
 int cmd_bench(int argc, char** argv) {
-  Args args(argc, argv, 1, {"help", "no-baselines"},
+  Args args(argc, argv, 1, {"help", "no-baselines", "no-host-cost"},
             {"shape", "m", "entry", "replays", "min-bytes", "json", "commit", "device",
              "define", "pattern-ceiling", "pattern-ctas"});
   if (args.has("help")) {
@@ -180,8 +181,10 @@ int cmd_bench(int argc, char** argv) {
   fmt::print(stderr, "metrale bench: measuring the read ceiling\n");
   run.ceiling = bench::measure_read_ceiling(gpu, stream, options.replays);
   run.compiles.push_back({"read_ceiling (bench)", run.ceiling.compile_ms, 0});
-  fmt::print(stderr, "metrale bench: measuring the launcher's host cost\n");
-  run.launch_cost = bench::measure_launch_cost(gpu, cache, stream);
+  if (!args.has("no-host-cost")) {
+    fmt::print(stderr, "metrale bench: measuring the launcher's host cost\n");
+    run.launch_cost = bench::measure_launch_cost(gpu, cache, stream);
+  }
   for (const bench::Shape& shape : shapes) {
     for (const std::uint32_t chunk : pattern_chunks) {
       if (shape.k % chunk != 0) continue;

@@ -25,6 +25,9 @@ class NullBackend final : public GpuBackend {
   std::unique_ptr<LoadedModule> load_module(std::span<const char>, std::string_view) const override {
     fail("the null backend loads no modules");
   }
+  TensorMapBytes tensor_map_2d(const TensorMap2dRequest& request) const override {
+    return packed_tensor_map_request(request);
+  }
   void launch(const KernelHandle&, const LaunchConfig&, std::span<const KernelArg> args,
               StreamHandle) const override {
     packed_ += args.size();
