@@ -19,7 +19,7 @@ constexpr u32 kWarps = kThreads / 32;
 constexpr u32 kBlockK = 128;
 constexpr u32 kStageWeightBytes = 16384;  // the tile's rows x kparts K blocks
 constexpr u32 kMaxTokens = 16;
-constexpr u32 kMaxStages = 8;
+constexpr u32 kMaxStages = 12;
 constexpr u32 kTokenBytes = kBlockK * 2;  // one token's activations of one K block
 
 // A CUtensorMap, opaque to the kernel (NVRTC has no toolkit headers).

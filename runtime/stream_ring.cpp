@@ -13,7 +13,15 @@ std::uint32_t stream_ring_stages(std::string_view fn, std::uint32_t stage_bytes,
       requested != 0
           ? requested
           : std::clamp<std::uint32_t>(W8A16_GEMM_M16_STREAM_RING_BYTES / stage_bytes, 2, 4);
-  ensure(stages >= 2 && stages <= 8, "{}: stages={} outside 2..=8", fn, stages);
+  ensure(stages >= 2 && stages <= 12, "{}: stages={} outside 2..=12", fn, stages);
+  // Hopper's opt-in 227 KiB per block less 1 KiB for the kernels' static barriers and
+  // scales; the launch would fail past it anyway, less clearly.
+  constexpr std::uint64_t kMaxSharedBytes = 232448 - 1024;
+  const std::uint64_t needed = 128 + std::uint64_t{stages} * stage_bytes;
+  ensure(needed <= kMaxSharedBytes,
+         "{}: a ring of {} stages of {} bytes needs {} bytes of shared memory, over the {} "
+         "a block can have beside its static shared memory",
+         fn, stages, stage_bytes, needed, kMaxSharedBytes);
   return stages;
 }
 

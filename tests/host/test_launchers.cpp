@@ -315,8 +315,13 @@ TEST_CASE("stream launcher: grid (tiles, split), cluster (1, split), ring, tenso
         }) == "w8a16_gemm_m16_stream: tile rows=48 not one of 32, 64, 128");
   CHECK(error_of([&] {
           w8a16_gemm_m16_stream(f.gpu, k, kIn, kW, kS, kOut, 4, 576, 256, 256, 576, 1, 0, {},
-                                StreamTuning{0, 9});
-        }) == "w8a16_gemm_m16_stream: stages=9 outside 2..=8");
+                                StreamTuning{0, 13});
+        }) == "w8a16_gemm_m16_stream: stages=13 outside 2..=12");
+  CHECK(error_of([&] {
+          w8a16_gemm_m16_stream(f.gpu, k, kIn, kW, kS, kOut, 16, 576, 256, 256, 576, 1, 0, {},
+                                StreamTuning{128, 12});
+        }) == "w8a16_gemm_m16_stream: a ring of 12 stages of 20480 bytes needs 245888 bytes of "
+              "shared memory, over the 231424 a block can have beside its static shared memory");
   CHECK(f.gpu.launches().size() == 3);
 }
 

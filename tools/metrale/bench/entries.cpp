@@ -64,6 +64,10 @@ constexpr std::array kTuning = {
                &streamk<1, false, 6>},
     BenchEntry{"w8a16_gemm_m16_streamk.c1.s8", "w8a16_gemm_m16_streamk", 1, nullptr,
                &streamk<1, false, 8>},
+    BenchEntry{"w8a16_gemm_m16_streamk.c1.s10", "w8a16_gemm_m16_streamk", 1, nullptr,
+               &streamk<1, false, 10>},
+    BenchEntry{"w8a16_gemm_m16_streamk.c1.s12", "w8a16_gemm_m16_streamk", 1, nullptr,
+               &streamk<1, false, 12>},
 };
 
 }  // namespace
