@@ -26,7 +26,8 @@ inline constexpr std::uint32_t W8A16_GEMM_M16_STREAM_STAGE_WEIGHT_BYTES = 16384;
 inline constexpr std::uint32_t W8A16_GEMM_M16_STREAM_RING_BYTES = 96 * 1024;
 
 // Tile rows and ring stages; 0 = the launcher's choice (stream_tile_rows, and as many
-// stages, at most 4, as W8A16_GEMM_M16_STREAM_RING_BYTES holds).
+// stages, at most 4, as W8A16_GEMM_M16_STREAM_RING_BYTES holds; a request may ask for up
+// to 12 where the ring fits in a block's shared memory).
 struct StreamTuning {
   std::uint32_t rows = 0;
   std::uint32_t stages = 0;
