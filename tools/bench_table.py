@@ -1,0 +1,85 @@
+#!/usr/bin/env python3
+"""Renders a `metrale bench --json` record as the tables of docs/performance.md.
+
+    tools/bench_table.py bench/results/h200-<commit>.json
+
+Prints, in Markdown: one row per shape x m (the fastest entry launched as the seed
+launches, the plan's choice, the fastest with programmatic dependent launch, both
+baselines and the ratios), then the ranges per layer class that the issue's targets
+name. Only numbers in the record are used.
+"""
+import json
+import sys
+
+LARGE = 64 << 20   # weight bytes from which a layer counts as large
+MEDIUM = 16 << 20
+SKINNY = {("DeepSeek-V3", "q_a"), ("DeepSeek-V3", "kv_a")}
+
+
+def fastest(entries, with_pdl):
+    ok = [e for e in entries if e["status"] == "ok" and (with_pdl or not e["entry"].endswith("+pdl"))]
+    return min(ok, key=lambda e: e["us"]) if ok else None
+
+
+def baseline(result, name):
+    for b in result["baselines"]:
+        if b["name"] == name and b["ok"]:
+            return b
+    return None
+
+
+def ratio(base, entry):
+    return f"{base['us'] / entry['us']:.2f}x" if base and entry else "-"
+
+
+def main(path):
+    record = json.load(open(path))
+    print(f"Read ceiling in this run: {record['ceiling']['gbps']:.0f} GB/s; commit "
+          f"{record['commit']}, {record['date']}.\n")
+    print("| shape | N x K | floor us | m | best entry | us | % ceil | auto choice | us | "
+          "with PDL | us | % ceil | cuBLASLt FP8 us | cuBLAS BF16 us | best vs FP8 | "
+          "best vs BF16 | PDL vs FP8 |")
+    print("|" + "---|" * 17)
+    classes = {}
+    for r in record["results"]:
+        best = fastest(r["entries"], False)
+        pdl = fastest(r["entries"], True)
+        choice = next((e for e in r["entries"] if e["entry"] == r["choice"]), None)
+        fp8, bf16 = baseline(r, "cublaslt_fp8"), baseline(r, "cublas_bf16")
+        us = lambda e: f"{e['us']:.2f}" if e else "-"
+        pct = lambda e: f"{e['pct_ceiling']:.0f}%" if e else "-"
+        print(f"| {r['model']} {r['layer']} | {r['n']}x{r['k']} | {r['floor_us']:.2f} | {r['m']} | "
+              f"{best['entry'] if best else '-'} | {us(best)} | {pct(best)} | {r['choice']} | "
+              f"{us(choice)} | {pdl['entry'] if pdl else '-'} | {us(pdl)} | {pct(pdl)} | {us(fp8)} | "
+              f"{us(bf16)} | {ratio(fp8, best)} | {ratio(bf16, best)} | {ratio(fp8, pdl)} |")
+        if (r["model"], r["layer"]) in SKINNY:
+            key = "q_a and kv_a (speed-up over cuBLASLt FP8)"
+            value = (fp8["us"] / best["us"], fp8["us"] / pdl["us"]) if fp8 and best else None
+        else:
+            key = ">= 64 MiB" if r["weight_bytes"] >= LARGE else "16-64 MiB"
+            key += f", m = {r['m']} (% of the ceiling)"
+            value = (best["pct_ceiling"], pdl["pct_ceiling"]) if best else None
+        if value:
+            classes.setdefault(key, []).append(value)
+    print("\n| layers | best without PDL | best with PDL |\n|---|---|---|")
+    for key in sorted(classes):
+        a = [v[0] for v in classes[key]]
+        b = [v[1] for v in classes[key]]
+        fmt = (lambda x: f"{x:.2f}x") if "speed-up" in key else (lambda x: f"{x:.0f} %")
+        print(f"| {key} | {fmt(min(a))} - {fmt(max(a))} | {fmt(min(b))} - {fmt(max(b))} |")
+    beats = lambda name, with_pdl: sum(
+        1 for r in record["results"]
+        if baseline(r, name) and fastest(r["entries"], with_pdl)
+        and fastest(r["entries"], with_pdl)["us"] < baseline(r, name)["us"])
+    n = len(record["results"])
+    print(f"\nFaster than cuBLASLt FP8 in {beats('cublaslt_fp8', False)} of {n} cases "
+          f"({beats('cublaslt_fp8', True)} with PDL); faster than cuBLAS BF16 in "
+          f"{beats('cublas_bf16', False)} ({beats('cublas_bf16', True)} with PDL). "
+          f"{record['wrong']} WRONG, {record['errors']} ERROR.")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2 or sys.argv[1] in ("-h", "--help"):
+        print(__doc__.strip())
+        sys.exit(0 if len(sys.argv) == 2 else 2)
+    main(sys.argv[1])
