@@ -1,6 +1,6 @@
-// w8a16_gemm_m16 / w8a16_gemm_m16_strided (N_TILE=32), w8a16_gemm_m16_n64 (N_TILE=64)
-// and w8a16_gemm_m16_splitk (N_TILE=32, M16_SPLITK): the tensor-core W8A16 decode GEMM
-// with a 16-row M tile.
+// w8a16_gemm_m16 (N_TILE=32), w8a16_gemm_m16_strided (N_TILE=32, M16_STRIDED),
+// w8a16_gemm_m16_n64 (N_TILE=64) and w8a16_gemm_m16_splitk (N_TILE=32, M16_SPLITK), one
+// per module: the tensor-core W8A16 decode GEMM with a 16-row M tile.
 //
 //   y[i][j] = bf16_rn( sum_b s[j/128][b] * P_b[i][j] ),  P_b = FP32 partial of K block b
 //
@@ -385,19 +385,21 @@ w8a16_gemm_m16_splitk(const u16* __restrict__ input, const u8* __restrict__ weig
                       u32 n, u32 k, u32 a_row_stride, u32 c_row_stride) {
   run(Operands{input, weight, block_scale, output, m, n, k, a_row_stride, c_row_stride});
 }
+#elif defined(M16_STRIDED)
+// One kernel per module: the modules compile in parallel at start-up, and a cold start
+// waits for the slowest of them.
+extern "C" __global__ void __launch_bounds__(kThreads, M16_MIN_CTAS)
+w8a16_gemm_m16_strided(const u16* __restrict__ input, const u8* __restrict__ weight,
+                       const float* __restrict__ block_scale, u16* __restrict__ output, u32 m,
+                       u32 n, u32 k, u32 a_row_stride, u32 c_row_stride) {
+  run(Operands{input, weight, block_scale, output, m, n, k, a_row_stride, c_row_stride});
+}
 #elif N_TILE == 32
 extern "C" __global__ void __launch_bounds__(kThreads, M16_MIN_CTAS)
 w8a16_gemm_m16(const u16* __restrict__ input, const u8* __restrict__ weight,
                const float* __restrict__ block_scale, u16* __restrict__ output, u32 m, u32 n,
                u32 k) {
   run(Operands{input, weight, block_scale, output, m, n, k, k, n});
-}
-
-extern "C" __global__ void __launch_bounds__(kThreads, M16_MIN_CTAS)
-w8a16_gemm_m16_strided(const u16* __restrict__ input, const u8* __restrict__ weight,
-                       const float* __restrict__ block_scale, u16* __restrict__ output, u32 m,
-                       u32 n, u32 k, u32 a_row_stride, u32 c_row_stride) {
-  run(Operands{input, weight, block_scale, output, m, n, k, a_row_stride, c_row_stride});
 }
 #else
 extern "C" __global__ void __launch_bounds__(kThreads, M16_MIN_CTAS)
