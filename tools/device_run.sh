@@ -3,7 +3,7 @@
 # sanitizers and the benchmark, each step's log written to $OUT (default ./device-out).
 #
 #   tools/device_run.sh [STEP...]     steps: build tests ci info sass startup sanitize bench
-#                                     profile multigpu (default: build tests info sass)
+#                                     profile ringdiag multigpu (default: build tests info sass)
 #   BENCH_ARGS="--shape 4096x4096 --m 16" tools/device_run.sh build bench
 #   PROFILE_ARGS="--shape 7168x16384 --m 1 --entry w8a16_gemm_m16_splitk/4" \
 #     PROFILE_KERNEL=w8a16_gemm_m16_splitk tools/device_run.sh build profile
@@ -71,6 +71,12 @@ for s in "${steps[@]}"; do
           echo \"--- ncu: \$kernel\"
           ncu --clock-control none --kernel-name \$kernel --launch-count 1 --section SpeedOfLight --section WarpStateStats --section SchedulerStats --section Occupancy --section MemoryWorkloadAnalysis --section InstructionStats --section LaunchStats --metrics regex:smsp__average_warps_issue_stalled_.*_per_issue_active.ratio $BUILD/tools/metrale bench --no-baselines --replays 1 ${PROFILE_ARGS:-}
         done" ;;
+    ringdiag)  # stream-K against its ring alone (METRALE_DIAG_RING_ONLY) and cuBLASLt, one
+               # launch at a time under ncu: gpu__time_duration and dram__bytes_read
+      step ringdiag bash -c "
+        ncu_run() { timeout 200 ncu --clock-control none --launch-count 40 --metrics gpu__time_duration.sum,dram__bytes_read.sum --kernel-name regex:'streamk|nvjet|xmma' $BUILD/tools/metrale bench --no-host-cost --replays 1 --min-bytes 128 \${RINGDIAG_ARGS:---shape 28672x4096 --shape 51200x5120 --m 1 --entry w8a16_gemm_m16_streamk.c1,w8a16_gemm_m16_streamk} \"\$@\" 2>&1 | grep -E '^  [a-z]|gpu__time|dram__bytes'; }
+        echo '--- full kernels and cuBLASLt'; ncu_run
+        echo '--- the ring alone'; ncu_run --no-baselines --define METRALE_DIAG_RING_ONLY=1" ;;
     multigpu)
       step multigpu "$BUILD/tests/metrale_gpu_tests" -tc="*two GPUs*,*multi*" ;;
     *) echo "unknown step $s"; exit 2 ;;
