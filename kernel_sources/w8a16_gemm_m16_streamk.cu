@@ -29,7 +29,9 @@
 // METRALE_DEFECT_* switch (as w8a16_gemm_m16.cu); the diagnostic define
 // METRALE_DIAG_RING_ONLY keeps the ring, the barriers and the stores but skips the tensor
 // cores and the decode (wrong results: it measures what the ring alone streams, e.g. under
-// ncu, against the full kernel). As a programmatic dependent launch it
+// ncu, against the full kernel). STREAMK_PREFETCH_STAGES=P (a tuning point) issues only P
+// weight stages ahead of the wait for the preceding grid, the others with their
+// activations. As a programmatic dependent launch it
 // streams its first weights before the preceding kernel ends and touches activations,
 // outputs and workspace only after it.
 #include "m16_stream_pipeline.cuh"
@@ -42,6 +44,11 @@ constexpr u32 kComputeThreads = kThreads;            // 8 warps of 16 rows
 constexpr u32 kBlockThreads = kComputeThreads + 32;  // and the producer warp
 constexpr u32 kComputeBarrier = 1;                   // named barrier of the compute warps
 constexpr u32 kReduceLoads = 8;                      // partial loads in flight a thread
+#if defined(STREAMK_PREFETCH_STAGES)
+constexpr u32 kPrefetchStages = STREAMK_PREFETCH_STAGES;
+#else
+constexpr u32 kPrefetchStages = kMaxStages;  // weight stages issued before the wait
+#endif
 #if STREAM_TMA
 constexpr u32 kFullCount = 2;   // the producer's arrive (which sets the bytes) and its
                                 // cp.async arrival for the unit's scale
@@ -140,9 +147,16 @@ __device__ void produce(const Operands& op, const Work& wk, const Ring& r, const
   const u64 policy = l2_evict_first_policy();
   const u32 count = wk.end - wk.begin;
   const u32 first = count < r.stages ? count : r.stages;
-  for (u32 i = 0; i < first; ++i) issue_weights(op, wk, r, i, w_map, policy);
+  // The first unit's stage completes only when its activations land, and the copy that
+  // brings them queues behind every weight box issued before it.
+  const u32 early = first < kPrefetchStages ? first : kPrefetchStages;
+  for (u32 i = 0; i < early; ++i) issue_weights(op, wk, r, i, w_map, policy);
   wait_for_preceding_grid();  // a programmatic dependent launch: the activations are ready
-  for (u32 i = 0; i < first; ++i) issue_activations(op, wk, r, i, x_map);
+  for (u32 i = 0; i < early; ++i) issue_activations(op, wk, r, i, x_map);
+  for (u32 i = early; i < first; ++i) {
+    issue_weights(op, wk, r, i, w_map, policy);
+    issue_activations(op, wk, r, i, x_map);
+  }
   for (u32 i = first; i < count; ++i) {
     barrier_wait(r.empty + 8 * (i % r.stages), (i / r.stages - 1) & 1);
     issue_weights(op, wk, r, i, w_map, policy);
