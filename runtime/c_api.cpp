@@ -334,7 +334,7 @@ metrale_status metrale_dense_ffn(metrale_service* service, uint32_t n_tile, uint
     } else {
       phase = METRALE_ERROR_UNSUPPORTED;
     }
-    const metrale::capi::TrackedGpu gpu(svc, phase);
+    const metrale::capi::TrackedGpu gpu(svc.gpu(), svc.compile_only(), phase);
     metrale::dense_ffn_m16_tc(selected, svc.levers(), gpu, DevicePtr(input), DevicePtr(weight),
                               DevicePtr(block_scale), DevicePtr(output), rows, n, k,
                               stream_handle(stream));
@@ -356,7 +356,7 @@ metrale_status metrale_qkv_projection(metrale_service* service, uint64_t input,
     } else {
       phase = METRALE_ERROR_UNSUPPORTED;  // refused by the lever check, as above
     }
-    const metrale::capi::TrackedGpu gpu(svc, phase);
+    const metrale::capi::TrackedGpu gpu(svc.gpu(), svc.compile_only(), phase);
     metrale::qkv_projection_m16_tc(svc.levers(), gpu, kernel, DevicePtr(input), input_row_stride,
                                    DevicePtr(weight), DevicePtr(block_scale), DevicePtr(qkv),
                                    per_seq_qkv, metrale::QkvSlot{slot_offset, slot_width}, n_seq, k,

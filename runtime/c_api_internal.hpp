@@ -68,9 +68,9 @@ inline StreamHandle stream_handle(void* stream) {
 // driver failure, or on a compile-only service the missing device.
 class TrackedGpu final : public GpuBackend {
  public:
-  TrackedGpu(const KernelService& service, metrale_status& phase)
-      : inner_(service.gpu()),
-        launch_status_(service.compile_only() ? METRALE_ERROR_NO_DEVICE : METRALE_ERROR_CUDA),
+  TrackedGpu(const GpuBackend& inner, bool compile_only, metrale_status& phase)
+      : inner_(inner),
+        launch_status_(compile_only ? METRALE_ERROR_NO_DEVICE : METRALE_ERROR_CUDA),
         phase_(phase) {}
   ContextId context() const override { return inner_.context(); }
   std::string target() const override { return inner_.target(); }
@@ -106,7 +106,7 @@ metrale_status launch_entry(metrale_service* handle, std::string_view fn, std::s
     phase = METRALE_ERROR_COMPILE;
     const KernelHandle kernel = svc.kernel(entry);
     phase = METRALE_ERROR_INVALID_ARGUMENT;
-    const TrackedGpu gpu(svc, phase);
+    const TrackedGpu gpu(svc.gpu(), svc.compile_only(), phase);
     launch(gpu, kernel);
   });
 }

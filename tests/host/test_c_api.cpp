@@ -14,9 +14,11 @@
 #include <thread>
 #include <vector>
 
+#include "c_api_internal.hpp"
 #include "metrale/error.hpp"
 #include "metrale/kernels.h"
 #include "metrale/log.hpp"
+#include "metrale/module_cache.hpp"
 #include "metrale/nvrtc_compiler.hpp"
 #include "metrale/w8a16_gemm_m16.hpp"
 #include "metrale/w8a16_gemm_m16_splitk.hpp"
@@ -516,4 +518,29 @@ TEST_CASE("C++: add_log_sink gives the logger the engine's sink; remove_log_sink
   metrale::set_logger(nullptr);
   CHECK(out.str().find("embedding test message 1") != std::string::npos);
   CHECK(out.str().find("embedding test message 2") == std::string::npos);
+}
+
+TEST_CASE("C ABI: the launch wrapper forwards every backend call to the service's backend") {
+  // A wrapper that answered a call itself would hand kernels packed bytes for a tensor
+  // map, which the copy engine faults on; stream-K through the C ABI did until it
+  // forwarded tensor_map_2d.
+  using namespace metrale;
+  test::RecordingBackend inner;
+  test::CountingCompiler compiler;
+  ModuleCache cache(inner, compiler.fn());
+  metrale_status phase = METRALE_ERROR_INVALID_ARGUMENT;
+  const capi::TrackedGpu gpu(inner, false, phase);
+  CHECK(gpu.context() == inner.context());
+  CHECK(gpu.target() == inner.target());
+  gpu.check_not_capturing("w8a16_gemm_m16_streamk");
+  CHECK(inner.capture_checks.load() == 1);
+
+  constexpr std::uint32_t m = 8, n = 4096, k = 14336, ctas = 132;
+  const std::uint64_t bytes = w8a16_gemm_m16_streamk_workspace_bytes(n, ctas);
+  w8a16_gemm_m16_streamk(gpu, cache.kernel("w8a16_gemm_m16_streamk"), DevicePtr{0x10000},
+                         DevicePtr{0x20000}, DevicePtr{0x30000}, DevicePtr{0x40000}, m, n, k, k,
+                         n, StreamKWorkspace{DevicePtr{0x50000}, bytes}, ctas, 0);
+  CHECK(inner.tensor_maps.load() == 2);  // the weights' map and the activations'
+  CHECK(inner.launches().size() == 1);
+  CHECK(phase == METRALE_ERROR_CUDA);  // a failure from here on is the driver's
 }

@@ -31,7 +31,9 @@ class RecordingBackend final : public GpuBackend {
   std::string target() const override { return target_name; }
   std::unique_ptr<LoadedModule> load_module(std::span<const char> image,
                                             std::string_view label) const override;
+  void check_not_capturing(std::string_view) const override { ++capture_checks; }
   TensorMapBytes tensor_map_2d(const TensorMap2dRequest& request) const override {
+    ++tensor_maps;
     return packed_tensor_map_request(request);
   }
   void launch(const KernelHandle& kernel, const LaunchConfig& config,
@@ -43,6 +45,8 @@ class RecordingBackend final : public GpuBackend {
   std::string target_name = "sm_90";
   // Added to every tile constant the fake modules report (0 = report the truth).
   std::int32_t tile_constant_skew = 0;
+  mutable std::atomic<int> capture_checks{0};
+  mutable std::atomic<int> tensor_maps{0};
 
  private:
   mutable std::mutex mutex_;
