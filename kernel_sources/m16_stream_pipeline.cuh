@@ -21,6 +21,12 @@ constexpr u32 kStageWeightBytes = 16384;  // the tile's rows x kparts K blocks
 constexpr u32 kMaxTokens = 16;
 constexpr u32 kMaxStages = 12;
 constexpr u32 kTokenBytes = kBlockK * 2;  // one token's activations of one K block
+#if defined(STREAM_MMA_CHAINS)
+constexpr u32 kMmaChains = STREAM_MMA_CHAINS;  // a tuning point: 1 or 2
+#else
+constexpr u32 kMmaChains = 1;
+#endif
+static_assert(kMmaChains == 1 || kMmaChains == 2, "STREAM_MMA_CHAINS is 1 or 2");
 
 // A CUtensorMap, opaque to the kernel (NVRTC has no toolkit headers).
 struct alignas(64) TensorMap {
@@ -185,11 +191,15 @@ template <u32 kTokenGroups>
 __device__ __forceinline__ void compute_block(float (&acc)[kTokenGroups][4], u32 (&nan_bits)[2],
                                               const FragmentOffsets<kTokenGroups>& f, u32 w_base,
                                               u32 x_base, float scale, bool fold) {
-  float part[kTokenGroups][4];
+  // kMmaChains independent accumulators (one per K half when 2) shorten the chain of
+  // dependent MMAs a unit waits on; they are added before the scale.
+  float part[kMmaChains][kTokenGroups][4];
 #pragma unroll
   for (u32 tg = 0; tg < kTokenGroups; ++tg)
 #pragma unroll
-    for (u32 e = 0; e < 4; ++e) part[tg][e] = 0.0f;
+    for (u32 e = 0; e < 4; ++e)
+#pragma unroll
+      for (u32 c = 0; c < kMmaChains; ++c) part[c][tg][e] = 0.0f;
 
   uint4 w[2][2];  // [g / g+8][load order: K half h ^ (g & 1)]
 #pragma unroll
@@ -232,7 +242,7 @@ __device__ __forceinline__ void compute_block(float (&acc)[kTokenGroups][4], u32
         u32 bfrag[2];
         bfrag[0] = (q % 2 == 0) ? xs.x : xs.z;
         bfrag[1] = (q % 2 == 0) ? xs.y : xs.w;
-        mma_m16n8k16_bf16(part[tg], a, bfrag);
+        mma_m16n8k16_bf16(part[h % kMmaChains][tg], a, bfrag);
       }
     }
   }
@@ -241,7 +251,8 @@ __device__ __forceinline__ void compute_block(float (&acc)[kTokenGroups][4], u32
   for (u32 tg = 0; tg < kTokenGroups; ++tg)
 #pragma unroll
     for (u32 e = 0; e < 4; ++e) {
-      acc[tg][e] = __fmaf_rn(scale, part[tg][e], acc[tg][e]);
+      acc[tg][e] = __fmaf_rn(scale, kMmaChains == 2 ? part[0][tg][e] + part[1][tg][e] : part[0][tg][e],
+                             acc[tg][e]);
 #if defined(METRALE_DEFECT_BF16_ACCUM)
       acc[tg][e] = bf16_to_f32(f32_to_bf16_rn(acc[tg][e]));
 #endif

@@ -44,11 +44,6 @@ constexpr u32 kComputeThreads = kThreads;            // 8 warps of 16 rows
 constexpr u32 kBlockThreads = kComputeThreads + 32;  // and the producer warp
 constexpr u32 kComputeBarrier = 1;                   // named barrier of the compute warps
 constexpr u32 kReduceLoads = 8;                      // partial loads in flight a thread
-#if defined(STREAMK_PREFETCH_STAGES)
-constexpr u32 kPrefetchStages = STREAMK_PREFETCH_STAGES;
-#else
-constexpr u32 kPrefetchStages = kMaxStages;  // weight stages issued before the wait
-#endif
 #if STREAM_TMA
 constexpr u32 kFullCount = 2;   // the producer's arrive (which sets the bytes) and its
                                 // cp.async arrival for the unit's scale
@@ -149,7 +144,11 @@ __device__ void produce(const Operands& op, const Work& wk, const Ring& r, const
   const u32 first = count < r.stages ? count : r.stages;
   // The first unit's stage completes only when its activations land, and the copy that
   // brings them queues behind every weight box issued before it.
-  const u32 early = first < kPrefetchStages ? first : kPrefetchStages;
+#if defined(STREAMK_PREFETCH_STAGES)
+  const u32 early = first < STREAMK_PREFETCH_STAGES ? first : STREAMK_PREFETCH_STAGES;
+#else
+  const u32 early = first;  // the whole ring ahead of the wait
+#endif
   for (u32 i = 0; i < early; ++i) issue_weights(op, wk, r, i, w_map, policy);
   wait_for_preceding_grid();  // a programmatic dependent launch: the activations are ready
   for (u32 i = 0; i < early; ++i) issue_activations(op, wk, r, i, x_map);
