@@ -3,7 +3,7 @@
 # sanitizers and the benchmark, each step's log written to $OUT (default ./device-out).
 #
 #   tools/device_run.sh [STEP...]     steps: build tests ci info sass startup sanitize bench
-#                                     profile ringdiag multigpu (default: build tests info sass)
+#                                     profile ringdiag ab multigpu (default: build tests info sass)
 #   BENCH_ARGS="--shape 4096x4096 --m 16" tools/device_run.sh build bench
 #   PROFILE_ARGS="--shape 7168x16384 --m 1 --entry w8a16_gemm_m16_splitk/4" \
 #     PROFILE_KERNEL=w8a16_gemm_m16_splitk tools/device_run.sh build profile
@@ -77,6 +77,15 @@ for s in "${steps[@]}"; do
         ncu_run() { timeout 200 ncu --clock-control none --launch-count 40 --metrics gpu__time_duration.sum,dram__bytes_read.sum --kernel-name regex:'streamk|nvjet|xmma' $BUILD/tools/metrale bench --no-host-cost --replays 1 --min-bytes 128 \${RINGDIAG_ARGS:---shape 28672x4096 --shape 51200x5120 --m 1 --entry w8a16_gemm_m16_streamk.c1,w8a16_gemm_m16_streamk} \"\$@\" 2>&1 | grep -E '^  [a-z]|gpu__time|dram__bytes'; }
         echo '--- full kernels and cuBLASLt'; ncu_run
         echo '--- the ring alone'; ncu_run --no-baselines --define METRALE_DIAG_RING_ONLY=1" ;;
+    ab)  # the benchmark once per define set of AB_DEFINES (';'-separated, '-' = none), on
+         # AB_ARGS (default: three large layers, m 1 and 16, stream-K on 1 and 2 CTAs per SM)
+      step ab bash -c "
+        IFS=';' read -ra sets <<< \"\${AB_DEFINES:--;STREAMK_PREFETCH_STAGES=1;STREAM_MMA_CHAINS=2}\"
+        for set in \"\${sets[@]}\"; do
+          defines=(); for d in \$set; do [ \"\$d\" = - ] || defines+=(--define \"\$d\"); done
+          echo \"--- defines: \$set\"
+          $BUILD/tools/metrale bench --no-host-cost --no-baselines \${AB_ARGS:---shape 28672x4096 --shape 7168x18432 --shape 51200x5120 --m 1,16 --entry w8a16_gemm_m16_streamk.c1,w8a16_gemm_m16_streamk,w8a16_gemm_m16_streamk.c1.s8} \"\${defines[@]}\" 2>&1 | grep -E '^[A-Z].*: N=|^ +[0-9]+ +w8a16|WRONG|ERROR'
+        done" ;;
     multigpu)
       step multigpu "$BUILD/tests/metrale_gpu_tests" -tc="*two GPUs*,*multi*" ;;
     *) echo "unknown step $s"; exit 2 ;;
