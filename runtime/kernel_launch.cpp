@@ -6,11 +6,16 @@
 
 namespace metrale {
 
-KernelLaunch& KernelLaunch::push(const void* value, std::size_t size) {
+std::size_t KernelLaunch::next_slot() const {
   if (count_ == kMaxArgs) fail("KernelLaunch of {}: more than {} arguments",
                                kernel_.name != nullptr ? kernel_.name : "?", kMaxArgs);
-  std::memcpy(&storage_[count_], value, size);
-  args_[count_] = KernelArg{&storage_[count_], size};
+  return count_;
+}
+
+KernelLaunch& KernelLaunch::push(const void* value, std::size_t size) {
+  const std::size_t i = next_slot();
+  std::memcpy(&storage_[i], value, size);
+  args_[i] = KernelArg{&storage_[i], size};
   ++count_;
   return *this;
 }
@@ -22,9 +27,7 @@ KernelLaunch& KernelLaunch::arg_u32(std::uint32_t v) { return push(&v, sizeof(v)
 KernelLaunch& KernelLaunch::arg_f32(float v) { return push(&v, sizeof(v)); }
 
 KernelLaunch& KernelLaunch::arg_bytes(const void* value, std::size_t size) {
-  if (count_ == kMaxArgs) fail("KernelLaunch of {}: more than {} arguments",
-                               kernel_.name != nullptr ? kernel_.name : "?", kMaxArgs);
-  args_[count_] = KernelArg{value, size};
+  args_[next_slot()] = KernelArg{value, size};
   ++count_;
   return *this;
 }

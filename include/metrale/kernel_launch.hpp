@@ -49,6 +49,8 @@ class KernelLaunch {
   void launch(StreamHandle stream);
 
  private:
+  // The next argument's index; throws Error when all kMaxArgs are taken.
+  std::size_t next_slot() const;
   KernelLaunch& push(const void* value, std::size_t size);
 
   const GpuBackend& gpu_;
