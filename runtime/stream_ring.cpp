@@ -17,7 +17,7 @@ std::uint32_t stream_ring_stages(std::string_view fn, std::uint32_t stage_bytes,
   // Hopper's opt-in 227 KiB per block less 1 KiB for the kernels' static barriers and
   // scales; the launch would fail past it anyway, less clearly.
   constexpr std::uint64_t kMaxSharedBytes = 232448 - 1024;
-  const std::uint64_t needed = 128 + std::uint64_t{stages} * stage_bytes;
+  const std::uint64_t needed = stream_ring_shared_bytes(stages, stage_bytes);
   ensure(needed <= kMaxSharedBytes,
          "{}: a ring of {} stages of {} bytes needs {} bytes of shared memory, over the {} "
          "a block can have beside its static shared memory",

@@ -38,7 +38,7 @@ void w8a16_gemm_m16_stream(const GpuBackend& gpu, KernelHandle kernel, DevicePtr
   KernelLaunch launch(gpu, kernel);
   launch.grid({div_ceil(n, rows), split, 1})
       .block({256, 1, 1})
-      .shared_bytes(128 + stages * stage_bytes);
+      .shared_bytes(stream_ring_shared_bytes(stages, stage_bytes));
   split_over_cluster(launch, split, options);
   push_operands(launch, input, weight, block_scale, output, m, n, k)
       .arg_u32(a_row_stride)

@@ -55,7 +55,7 @@ void w8a16_gemm_m16_streamk(const GpuBackend& gpu, KernelHandle kernel, DevicePt
   KernelLaunch launch(gpu, kernel);
   launch.grid({grid, 1, 1})
       .block({288, 1, 1})  // 8 compute warps and the producer warp
-      .shared_bytes(128 + ring_stages * stage_bytes)
+      .shared_bytes(stream_ring_shared_bytes(ring_stages, stage_bytes))
       .programmatic_dependent(options.programmatic_dependent);
   push_operands(launch, input, weight, block_scale, output, m, n, k)
       .arg_u32(a_row_stride)
