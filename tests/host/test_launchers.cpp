@@ -3,10 +3,12 @@
 #include <doctest/doctest.h>
 
 #include <cstring>
+#include <functional>
 
 #include <fmt/format.h>
 
 #include <string>
+#include <string_view>
 
 #include "metrale/dense_ffn.hpp"
 #include "metrale/error.hpp"
@@ -37,6 +39,20 @@ struct Fixture {
   test::CountingCompiler compiler;
   ModuleCache cache{gpu, compiler.fn()};
 };
+
+// The guards every split launcher shares, through `launch(m, k, split)` on N = 576 with
+// contiguous rows: the split's range, its K bound, and m.
+using SplitLaunch = std::function<void(std::uint32_t m, std::uint32_t k, std::uint32_t split)>;
+void check_split_guards(std::string_view fn, const SplitLaunch& launch) {
+  const std::string name(fn);
+  CHECK(error_of([&] { launch(4, 7168, 9); }) ==
+        name + ": split=9 outside 1..=8 (portable cluster size)");
+  CHECK(error_of([&] { launch(4, 7168, 0); }) ==
+        name + ": split=0 outside 1..=8 (portable cluster size)");
+  CHECK(error_of([&] { launch(4, 256, 4); }) ==
+        name + ": split=4 exceeds the K/128=2 blocks to share");
+  CHECK(error_of([&] { launch(17, 256, 1); }) == name + ": m=17 outside 1..=16 (kernel M tile)");
+}
 
 }  // namespace
 
@@ -232,18 +248,10 @@ TEST_CASE("split-K launcher: grid (tiles, split), cluster (1, split), guards") {
   CHECK(l[0].u32_arg(8) == 576);
   CHECK(l[1].config.grid.y == 1);
   CHECK(l[1].config.cluster.x == 0);  // a split of one launches without a cluster
-  CHECK(error_of([&] {
-          w8a16_gemm_m16_splitk(f.gpu, k, kIn, kW, kS, kOut, 4, 576, 7168, 7168, 576, 9, 0);
-        }) == "w8a16_gemm_m16_splitk: split=9 outside 1..=8 (portable cluster size)");
-  CHECK(error_of([&] {
-          w8a16_gemm_m16_splitk(f.gpu, k, kIn, kW, kS, kOut, 4, 576, 7168, 7168, 576, 0, 0);
-        }) == "w8a16_gemm_m16_splitk: split=0 outside 1..=8 (portable cluster size)");
-  CHECK(error_of([&] {
-          w8a16_gemm_m16_splitk(f.gpu, k, kIn, kW, kS, kOut, 4, 576, 256, 256, 576, 4, 0);
-        }) == "w8a16_gemm_m16_splitk: split=4 exceeds the K/128=2 blocks to share");
-  CHECK(error_of([&] {
-          w8a16_gemm_m16_splitk(f.gpu, k, kIn, kW, kS, kOut, 17, 576, 256, 256, 576, 1, 0);
-        }) == "w8a16_gemm_m16_splitk: m=17 outside 1..=16 (kernel M tile)");
+  check_split_guards("w8a16_gemm_m16_splitk", [&](std::uint32_t m, std::uint32_t kk,
+                                                   std::uint32_t split) {
+    w8a16_gemm_m16_splitk(f.gpu, k, kIn, kW, kS, kOut, m, 576, kk, kk, 576, split, 0);
+  });
   CHECK(f.gpu.launches().size() == 2);
 }
 
@@ -297,18 +305,10 @@ TEST_CASE("stream launcher: grid (tiles, split), cluster (1, split), ring, tenso
   CHECK(l[2].config.grid.x == 12);
   CHECK(l[2].config.shared_bytes == 128 + 7 * (16384 + 256));
   CHECK(l[2].u32_arg(9) == 128);
-  CHECK(error_of([&] {
-          w8a16_gemm_m16_stream(f.gpu, k, kIn, kW, kS, kOut, 4, 576, 7168, 7168, 576, 9, 0);
-        }) == "w8a16_gemm_m16_stream: split=9 outside 1..=8 (portable cluster size)");
-  CHECK(error_of([&] {
-          w8a16_gemm_m16_stream(f.gpu, k, kIn, kW, kS, kOut, 4, 576, 7168, 7168, 576, 0, 0);
-        }) == "w8a16_gemm_m16_stream: split=0 outside 1..=8 (portable cluster size)");
-  CHECK(error_of([&] {
-          w8a16_gemm_m16_stream(f.gpu, k, kIn, kW, kS, kOut, 4, 576, 256, 256, 576, 4, 0);
-        }) == "w8a16_gemm_m16_stream: split=4 exceeds the K/128=2 blocks to share");
-  CHECK(error_of([&] {
-          w8a16_gemm_m16_stream(f.gpu, k, kIn, kW, kS, kOut, 17, 576, 256, 256, 576, 1, 0);
-        }) == "w8a16_gemm_m16_stream: m=17 outside 1..=16 (kernel M tile)");
+  check_split_guards("w8a16_gemm_m16_stream", [&](std::uint32_t m, std::uint32_t kk,
+                                                   std::uint32_t split) {
+    w8a16_gemm_m16_stream(f.gpu, k, kIn, kW, kS, kOut, m, 576, kk, kk, 576, split, 0);
+  });
   CHECK(error_of([&] {
           w8a16_gemm_m16_stream(f.gpu, k, kIn, kW, kS, kOut, 4, 576, 256, 256, 576, 1, 0, {},
                                 StreamTuning{48, 0});
