@@ -109,17 +109,20 @@ void print_report(const BenchRun& run) {
              "grid {} x {} threads\n",
              c.gbps, c.gbps_best, c.gbps_worst, c.bytes_per_launch >> 20, c.grid, c.block);
   const LaunchCost& l = run.launch_cost;
-  if (l.calls == 0) fmt::print("launcher host cost: not measured (--no-host-cost)\n");
-  if (l.calls > 0) fmt::print("launcher host cost: {} {:.0f} ns per call (median of {} batches of {}; "
-             "min {:.0f}, max {:.0f}); the library's part without the driver {:.0f} ns; "
-             "an empty kernel with the same parameters through the driver alone {:.0f} ns, "
-             "with no parameters {:.0f} ns\n",
-             l.entry, l.median_ns, l.batch > 0 ? l.calls / l.batch : 0, l.batch, l.min_ns,
-             l.max_ns, l.library_median_ns, l.driver_median_ns, l.driver_no_args_median_ns);
-  if (l.calls > 0) fmt::print("launcher host cost: w8a16_gemm_m16_streamk {:.0f} ns per call (median); the "
-             "library's part without the driver {:.0f} ns; one tensor-map encode by the "
-             "driver {:.0f} ns (two per call)\n",
-             l.streamk_median_ns, l.streamk_library_median_ns, l.tensor_map_median_ns);
+  if (l.calls == 0) {
+    fmt::print("launcher host cost: not measured (--no-host-cost)\n");
+  } else {
+    fmt::print("launcher host cost: {} {:.0f} ns per call (median of {} batches of {}; "
+               "min {:.0f}, max {:.0f}); the library's part without the driver {:.0f} ns; "
+               "an empty kernel with the same parameters through the driver alone {:.0f} ns, "
+               "with no parameters {:.0f} ns\n",
+               l.entry, l.median_ns, l.batch > 0 ? l.calls / l.batch : 0, l.batch, l.min_ns,
+               l.max_ns, l.library_median_ns, l.driver_median_ns, l.driver_no_args_median_ns);
+    fmt::print("launcher host cost: w8a16_gemm_m16_streamk {:.0f} ns per call (median); the "
+               "library's part without the driver {:.0f} ns; one tensor-map encode by the "
+               "driver {:.0f} ns (two per call)\n",
+               l.streamk_median_ns, l.streamk_library_median_ns, l.tensor_map_median_ns);
+  }
   fmt::print("NVRTC compile for {}:", d.target());
   for (const CompileTime& t : run.compiles) {
     fmt::print(" {} {:.0f} ms", t.module, t.ms);

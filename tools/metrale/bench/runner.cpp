@@ -27,7 +27,6 @@ std::string choice_name(const M16Plan& plan, std::uint32_t sm_count) {
   return std::string(plan.entry);
 }
 
-
 constexpr std::uint32_t kMaxRows = 16;      // the M tile: the largest m any entry takes
 constexpr std::uint32_t kFillThreads = 256;
 constexpr std::uint64_t kScaleAlign = 256;  // keeps each copy's scales on their own lines
