@@ -3,7 +3,7 @@
 # sanitizers and the benchmark, each step's log written to $OUT (default ./device-out).
 #
 #   tools/device_run.sh [STEP...]     steps: build tests ci info sass startup sanitize bench
-#                                     profile ringdiag ab multigpu (default: build tests info sass)
+#                                     profile ringdiag ktime ab multigpu (default: build tests info sass)
 #   BENCH_ARGS="--shape 4096x4096 --m 16" tools/device_run.sh build bench
 #   PROFILE_ARGS="--shape 7168x16384 --m 1 --entry w8a16_gemm_m16_splitk/4" \
 #     PROFILE_KERNEL=w8a16_gemm_m16_splitk tools/device_run.sh build profile
@@ -41,7 +41,8 @@ for s in "${steps[@]}"; do
     startup)  # cold and warm start, 16 processes on one empty cache, healing of bad entries
       step startup bash -c "
         cache=\$(mktemp -d); export METRALE_KERNEL_CACHE_DIR=\$cache
-        echo '--- cold (empty cache)'; $BUILD/tools/metrale startup
+        for i in 1 2; do echo \"--- cold \$i (empty cache; the compile of each module at debug level)\"; rm -rf \$cache/*
+          METRALE_LOG_LEVEL=debug $BUILD/tools/metrale startup 2>&1 | grep -E 'startup on|modules:|compiled in' | sed 's/^\[[^]]*\] //'; done
         echo '--- warm (new process, disk cache)'; $BUILD/tools/metrale startup; $BUILD/tools/metrale startup
         rm -rf \$cache/*; echo '--- 16 processes at once on an empty cache'
         for i in \$(seq 16); do $BUILD/tools/metrale startup > \$cache.p\$i.log 2>&1 & done; wait
@@ -77,6 +78,9 @@ for s in "${steps[@]}"; do
         ncu_run() { timeout 200 ncu --clock-control none --launch-count 40 --metrics gpu__time_duration.sum,dram__bytes_read.sum --kernel-name regex:'streamk|nvjet|xmma' $BUILD/tools/metrale bench --no-host-cost --replays 1 --min-bytes 128 \${RINGDIAG_ARGS:---shape 28672x4096 --shape 51200x5120 --m 1 --entry w8a16_gemm_m16_streamk.c1,w8a16_gemm_m16_streamk} \"\$@\" 2>&1 | grep -E '^  [a-z]|gpu__time|dram__bytes'; }
         echo '--- full kernels and cuBLASLt'; ncu_run
         echo '--- the ring alone'; ncu_run --no-baselines --define METRALE_DIAG_RING_ONLY=1" ;;
+    ktime)  # every kernel of one bench run under ncu, one launch at a time: gpu__time_duration
+            # and dram__bytes_read (KTIME_ARGS: bench options; KTIME_KERNELS: ncu name regex)
+      step ktime bash -c "timeout 300 ncu --clock-control none --launch-count \${KTIME_COUNT:-80} --metrics gpu__time_duration.sum,dram__bytes_read.sum --kernel-name regex:'\${KTIME_KERNELS:-w8a16|nvjet|xmma|gemm|gemv}' $BUILD/tools/metrale bench --no-host-cost --replays 1 --min-bytes 128 \${KTIME_ARGS:---shape 1536x7168 --m 1} 2>&1 | grep -E '^  [a-zA-Z_]|gpu__time|dram__bytes'" ;;
     ab)  # the benchmark once per define set of AB_DEFINES (';'-separated, '-' = none), on
          # AB_ARGS (default: three large layers, m 1 and 16, stream-K on 1 and 2 CTAs per SM)
       step ab bash -c "

@@ -64,7 +64,8 @@ constexpr const char* kHelp =
     "  --pattern-ceiling CHUNK,...\n"
     "                   also, per shape, the read ceiling of the streaming kernels' weight\n"
     "                   access pattern (128-row x CHUNK-byte units, tile-major, split evenly\n"
-    "                   over a persistent grid) for each CHUNK (bytes: 128, 256 or 512)\n"
+    "                   over a persistent grid) for each CHUNK (bytes: 128, 256 or 512;\n"
+    "                   16384: chunk 128's units read from the packed layout, 16 KiB each)\n"
     "  --pattern-ctas N CTAs per SM of that pattern's grid (default 2)\n";
 
 std::uint32_t parse_one_u32(const Args& args, const std::string& name, std::uint32_t fallback) {
@@ -133,8 +134,9 @@ int cmd_bench(int argc, char** argv) {
       args.has("pattern-ceiling") ? parse_u32_list(*args.value("pattern-ceiling"), "--pattern-ceiling")
                                   : std::vector<std::uint32_t>{};
   for (const std::uint32_t c : pattern_chunks) {
-    ensure(c >= 128 && c <= 512 && (c & (c - 1)) == 0,
-           "--pattern-ceiling: {} is not a power of two in 128..512", c);
+    ensure((c >= 128 && c <= 512 && (c & (c - 1)) == 0) || c == bench::kPackedChunk,
+           "--pattern-ceiling: {} is not a power of two in 128..512 nor {} (packed units)", c,
+           bench::kPackedChunk);
   }
   const std::uint32_t pattern_ctas = parse_one_u32(args, "pattern-ctas", 2);
   ensure(pattern_ctas >= 1, "--pattern-ctas must be at least 1");
@@ -187,7 +189,10 @@ int cmd_bench(int argc, char** argv) {
   }
   for (const bench::Shape& shape : shapes) {
     for (const std::uint32_t chunk : pattern_chunks) {
-      if (shape.k % chunk != 0) continue;
+      if (chunk == bench::kPackedChunk ? shape.n % 128 != 0 || shape.k % 128 != 0
+                                       : shape.k % chunk != 0) {
+        continue;
+      }
       const bench::PatternCeiling p = bench::measure_pattern_ceiling(
           gpu, stream, options.replays, shape.n, shape.k, chunk, pattern_ctas);
       fmt::print("pattern ceiling {} ({}x{}): {}-byte chunks, {} CTAs: {:.0f} us, {:.1f} GB/s, "

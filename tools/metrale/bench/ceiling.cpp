@@ -56,8 +56,13 @@ Ceiling measure_read_ceiling(const CudaBackend& gpu, const Stream& stream,
 PatternCeiling measure_pattern_ceiling(const CudaBackend& gpu, const Stream& stream,
                                        std::uint32_t replays, std::uint32_t n, std::uint32_t k,
                                        std::uint32_t chunk, std::uint32_t ctas_per_sm) {
-  ensure(chunk >= 128 && chunk <= 512 && (chunk & (chunk - 1)) == 0 && k % chunk == 0,
-         "pattern ceiling: chunk {} must be a power of two in 128..512 dividing K={}", chunk, k);
+  if (chunk == kPackedChunk) {
+    ensure(n % 128 == 0 && k % 128 == 0,
+           "pattern ceiling: the packed layout needs N and K multiples of 128 (N={}, K={})", n, k);
+  } else {
+    ensure(chunk >= 128 && chunk <= 512 && (chunk & (chunk - 1)) == 0 && k % chunk == 0,
+           "pattern ceiling: chunk {} must be a power of two in 128..512 dividing K={}", chunk, k);
+  }
   BenchModule module(gpu, "read_pattern.cu");
   const KernelHandle kernel = module.kernel("read_pattern");
   const std::uint64_t layer = std::uint64_t{n} * k;

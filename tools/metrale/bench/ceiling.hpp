@@ -26,7 +26,10 @@ Ceiling measure_read_ceiling(const CudaBackend& gpu, const Stream& stream,
 // The read ceiling of the streaming kernels' weight access pattern on one layer (see
 // read_pattern.cu): n rows x k bytes read as 128-row x `chunk`-byte units by
 // `ctas_per_sm` CTAs per SM, over enough copies of the layer that L2 never holds the
-// next launch's bytes.
+// next launch's bytes. chunk = kPackedChunk reads chunk 128's units from the packed
+// layout (each unit's 16 KiB contiguous).
+inline constexpr std::uint32_t kPackedChunk = 16384;
+
 struct PatternCeiling {
   std::uint32_t n = 0, k = 0, chunk = 0, ctas = 0;
   double gbps = 0.0;  // from the median replay

@@ -3,8 +3,10 @@
 // as units of 128 rows x `chunk` bytes, unit-major (128-row tile, then K), and a
 // persistent grid splits the units evenly, CTA c taking [c U / P, (c+1) U / P): the
 // order of w8a16_gemm_m16_streamk with `chunk` = 128. Wider chunks show what reading
-// more contiguous bytes per row at once would give. Loads and L2 policy are those of
-// the weight stream; everything read is XOR-folded into *sink.
+// more contiguous bytes per row at once would give. `chunk` = 16384 reads the units of
+// chunk 128 from the packed layout (each unit's 128 rows x 128 bytes stored contiguously,
+// units in the same order; n a multiple of 128). Loads and L2 policy are those of the
+// weight stream; everything read is XOR-folded into *sink.
 #include "metrale_device.cuh"
 
 namespace {
@@ -16,10 +18,13 @@ __device__ __forceinline__ u32 fold(uint4 v) { return v.x ^ v.y ^ v.z ^ v.w; }
 
 }  // namespace
 
-// Block: 256 threads; chunk a power of two in 128..512 dividing k. Units go two at a time
-// at chunk 128 so that every thread keeps 8 loads in flight.
+// Block: 256 threads; chunk a power of two in 128..512 dividing k, or 16384 (packed).
+// Units go two at a time at chunk 128 and packed so that every thread keeps 8 loads in
+// flight.
 extern "C" __global__ void read_pattern(const u8* __restrict__ data, u32 n, u32 k, u32 chunk,
                                         u32* __restrict__ sink) {
+  const bool packed = chunk == 16384;
+  if (packed) chunk = 128;
   const u32 chunks_per_row = k / chunk;
   const u32 units = (n + kRows - 1) / kRows * chunks_per_row;
   const u32 begin = static_cast<u32>(static_cast<u64>(blockIdx.x) * units / gridDim.x);
@@ -40,7 +45,8 @@ extern "C" __global__ void read_pattern(const u8* __restrict__ data, u32 n, u32 
       const u64 row = static_cast<u64>(u / chunks_per_row) * kRows + piece / pieces_per_row;
       if (row >= n) continue;
       const u64 col = static_cast<u64>(u % chunks_per_row) * chunk + 16 * (piece % pieces_per_row);
-      v[j] = load_stream_16(data + row * k + col, policy);
+      const u64 offset = packed ? static_cast<u64>(u) * 16384 + 16 * piece : row * k + col;
+      v[j] = load_stream_16(data + offset, policy);
     }
 #pragma unroll
     for (u32 j = 0; j < kMaxLoads; ++j) acc ^= fold(v[j]);
