@@ -80,6 +80,10 @@ std::vector<std::string> nvrtc_options(const CompileRequest& request) {
   options.push_back("--std=c++17");
   options.push_back("--device-as-default-execution-space");
   options.push_back("--fmad=true");
+  // The library's cache is the one cache (its location, key and healing documented).
+  // NVRTC 12.9+ would also keep each compile in the driver's cache where a driver is
+  // loaded, hiding compile times and holding a second copy outside the caller's control.
+  options.push_back("--no-cache");
   for (const Define& d : request.defines) {
     options.push_back(d.value.empty() ? "-D" + d.name : "-D" + d.name + "=" + d.value);
   }

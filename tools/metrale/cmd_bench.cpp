@@ -41,7 +41,8 @@ constexpr const char* kHelp =
     "w8a16_gemv_batch16 with within_m16_tc_budget (outputs poisoned with NaN first); a\n"
     "failing entry is reported WRONG, not timed, and the command exits 1.\n\n"
     "In the same run: the device's read-only streaming ceiling (its own kernel, 1 GiB per\n"
-    "launch), cuBLAS BF16 GEMM on dequantized weights and cuBLASLt FP8 W8A8 with\n"
+    "launch; and, per shape, the same kernel on the layer's bytes per launch, timed as\n"
+    "the entries are), cuBLAS BF16 GEMM on dequantized weights and cuBLASLt FP8 W8A8 with\n"
     "per-tensor scales (same method; FP8 pads m to 16 where cuBLASLt needs it and says\n"
     "[m->16]), the host cost of one launcher call (beside a bare driver launch) and the\n"
     "NVRTC compile time of each variant. Reports us, GB/s of the bytes each kernel\n"
@@ -186,6 +187,14 @@ int cmd_bench(int argc, char** argv) {
   if (!args.has("no-host-cost")) {
     fmt::print(stderr, "metrale bench: measuring the launcher's host cost\n");
     run.launch_cost = bench::measure_launch_cost(gpu, cache, stream);
+  }
+  fmt::print(stderr, "metrale bench: measuring the read ceiling at each layer's size\n");
+  for (const bench::Shape& shape : shapes) {
+    if (run.size_ceiling(shape.n, shape.k) != nullptr) continue;
+    const std::uint64_t bytes = bench::fp8_weight_bytes(shape);
+    const bench::Ceiling sc = bench::measure_size_ceiling(gpu, stream, options.replays,
+                                                          (bytes + 15) / 16 * 16, options.min_bytes);
+    run.size_ceilings.push_back({shape.n, shape.k, sc.bytes_per_launch, sc.timing.launches, sc.timing});
   }
   for (const bench::Shape& shape : shapes) {
     for (const std::uint32_t chunk : pattern_chunks) {

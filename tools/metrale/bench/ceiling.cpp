@@ -1,5 +1,7 @@
 #include "metrale/bench/ceiling.hpp"
 
+#include <algorithm>
+
 #include "metrale/bench/bench_module.hpp"
 #include "metrale/error.hpp"
 #include "metrale/kernel_launch.hpp"
@@ -50,6 +52,40 @@ Ceiling measure_read_ceiling(const CudaBackend& gpu, const Stream& stream,
   c.gbps = gbps(kBytesPerLaunch, c.timing.median_us);
   c.gbps_best = gbps(kBytesPerLaunch, c.timing.min_us);
   c.gbps_worst = gbps(kBytesPerLaunch, c.timing.max_us);
+  return c;
+}
+
+Ceiling measure_size_ceiling(const CudaBackend& gpu, const Stream& stream, std::uint32_t replays,
+                             std::uint64_t bytes, std::uint64_t min_bytes) {
+  ensure(bytes >= 16 && bytes % 16 == 0 && bytes / 16 <= 0xFFFFFFFFull,
+         "size ceiling: {} bytes is not a multiple of 16 in 16..64 GiB", bytes);
+  BenchModule module(gpu, "read_ceiling.cu");
+  const KernelHandle kernel = module.kernel("read_ceiling");
+  const std::uint64_t copies = std::max<std::uint64_t>(1, (min_bytes + bytes - 1) / bytes);
+  DeviceBuffer data(gpu, copies * bytes);
+  DeviceBuffer sink(gpu, sizeof(std::uint32_t));
+  gpu.fill_bytes(data.get(), 0x5A, copies * bytes);
+  gpu.fill_bytes(sink.get(), 0, sizeof(std::uint32_t));
+  gpu.synchronize();
+
+  Ceiling c;
+  c.bytes_per_launch = bytes;
+  c.block = kThreads;
+  c.grid = static_cast<std::uint32_t>(gpu.info().sm_count) * kCtasPerSm;
+  c.compile_ms = module.compile_ms();
+  const auto words = static_cast<std::uint32_t>(bytes / 16);
+  c.timing = time_graph(stream, static_cast<std::uint32_t>(copies), replays, [&](std::uint32_t i) {
+    KernelLaunch(gpu, kernel)
+        .grid({c.grid, 1, 1})
+        .block({c.block, 1, 1})
+        .arg_ptr(data.get() + i * bytes)
+        .arg_u32(words)
+        .arg_ptr(sink.get())
+        .launch(stream.handle());
+  });
+  c.gbps = gbps(bytes, c.timing.median_us);
+  c.gbps_best = gbps(bytes, c.timing.min_us);
+  c.gbps_worst = gbps(bytes, c.timing.max_us);
   return c;
 }
 

@@ -23,6 +23,13 @@ struct Ceiling {
 Ceiling measure_read_ceiling(const CudaBackend& gpu, const Stream& stream,
                              std::uint32_t replays);
 
+// read_ceiling's kernel and grid on `bytes` per launch instead of 1 GiB: R distinct copies
+// (R x bytes >= min_bytes, so L2 never holds the next launch's bytes), one launch per
+// copy in a graph, as the GEMM entries are timed. What a launch of pure reading costs at
+// a layer's size, ramp, tail and launch gap included.
+Ceiling measure_size_ceiling(const CudaBackend& gpu, const Stream& stream, std::uint32_t replays,
+                             std::uint64_t bytes, std::uint64_t min_bytes);
+
 // The read ceiling of the streaming kernels' weight access pattern on one layer (see
 // read_pattern.cu): n rows x k bytes read as 128-row x `chunk`-byte units by
 // `ctas_per_sm` CTAs per SM, over enough copies of the layer that L2 never holds the

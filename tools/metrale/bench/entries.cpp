@@ -68,6 +68,14 @@ constexpr std::array kTuning = {
                &streamk<1, false, 10>},
     BenchEntry{"w8a16_gemm_m16_streamk.c1.s12", "w8a16_gemm_m16_streamk", 1, nullptr,
                &streamk<1, false, 12>},
+    // One CTA per SM leaves room for a CTA of the next launch: as programmatic dependent
+    // launches, a smaller ring lets it start streaming before this one ends.
+    BenchEntry{"w8a16_gemm_m16_streamk.c1+pdl", "w8a16_gemm_m16_streamk", 1, nullptr,
+               &streamk<1, true>},
+    BenchEntry{"w8a16_gemm_m16_streamk.c1.s3+pdl", "w8a16_gemm_m16_streamk", 1, nullptr,
+               &streamk<1, true, 3>},
+    BenchEntry{"w8a16_gemm_m16_streamk.c1.s6+pdl", "w8a16_gemm_m16_streamk", 1, nullptr,
+               &streamk<1, true, 6>},
 };
 
 }  // namespace

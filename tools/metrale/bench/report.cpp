@@ -19,6 +19,13 @@ const char* status_name(Status s) {
   return "?";
 }
 
+const SizeCeiling* BenchRun::size_ceiling(std::uint32_t n, std::uint32_t k) const {
+  for (const SizeCeiling& sc : size_ceilings) {
+    if (sc.n == n && sc.k == k) return &sc;
+  }
+  return nullptr;
+}
+
 std::uint32_t BenchRun::count(Status s) const {
   std::uint32_t n = 0;
   for (const CaseResult& c : cases) {
@@ -143,6 +150,11 @@ void print_report(const BenchRun& run) {
       fmt::print("\n{}: N={} K={}, {:.2f} MiB of weights + scales, floor {:.2f} us, {} copies\n",
                  cr.shape.label(), cr.shape.n, cr.shape.k,
                  static_cast<double>(cr.weight_bytes) / (1 << 20), floor_us, cr.copies);
+      if (const SizeCeiling* sc = run.size_ceiling(cr.shape.n, cr.shape.k)) {
+        fmt::print("  the read ceiling's kernel on this many bytes per launch: {:.2f} us ({:.1f} % of "
+                   "the read ceiling), {} copies\n",
+                   sc->timing.median_us, pct(sc->bytes, sc->timing.median_us, c.gbps), sc->copies);
+      }
       fmt::print("  {:>3}  {:<24} {:>9} {:>9} {:>9} {:>9} {:>7} {:>8} {:>8}  {}\n", "m", "kernel",
                  "us", "min", "max", "GB/s", "%ceil", "vs bf16", "vs fp8", "check");
       last = &cr.shape;
@@ -240,13 +252,14 @@ void write_json(const BenchRun& run, const std::string& path) {
   for (std::size_t i = 0; i < run.cases.size(); ++i) {
     const CaseResult& cr = run.cases[i];
     const double floor_us = floor_time_us(cr.weight_bytes, c.gbps);
+    const SizeCeiling* sc = run.size_ceiling(cr.shape.n, cr.shape.k);
     fmt::format_to(out,
                    "{}\n    {{\"model\": {}, \"layer\": {}, \"n\": {}, \"k\": {}, \"m\": {}, "
                    "\"weight_bytes\": {}, \"copies\": {}, \"floor_us\": {}, \"choice\": {}, "
-                   "\"best\": {},\n     \"entries\": [",
+                   "\"best\": {}, \"size_ceiling_us\": {},\n     \"entries\": [",
                    i > 0 ? "," : "", js(cr.shape.model), js(cr.shape.layer), cr.shape.n,
                    cr.shape.k, cr.m, cr.weight_bytes, cr.copies, num(floor_us), js(cr.choice),
-                   js(cr.best));
+                   js(cr.best), sc != nullptr ? num(sc->timing.median_us) : "null");
     for (std::size_t j = 0; j < cr.entries.size(); ++j) {
       const EntryResult& e = cr.entries[j];
       fmt::format_to(out, "{}\n      {{\"entry\": {}, \"status\": {}, \"detail\": {}, ",

@@ -63,6 +63,15 @@ struct LaunchCost {
   double tensor_map_median_ns = 0.0;
 };
 
+// read_ceiling's kernel on one layer's bytes per launch (measure_size_ceiling): what pure
+// reading costs per launch at that size, timed as the entries are.
+struct SizeCeiling {
+  std::uint32_t n = 0, k = 0;
+  std::uint64_t bytes = 0;
+  std::uint32_t copies = 0;
+  Timing timing;
+};
+
 struct CompileTime {
   std::string module;
   double ms = 0.0;
@@ -81,9 +90,11 @@ struct BenchRun {
   Ceiling ceiling;
   LaunchCost launch_cost;
   std::vector<CompileTime> compiles;
+  std::vector<SizeCeiling> size_ceilings;  // one per shape
   std::vector<CaseResult> cases;
 
   std::uint32_t count(Status s) const;
+  const SizeCeiling* size_ceiling(std::uint32_t n, std::uint32_t k) const;  // or nullptr
 };
 
 }  // namespace metrale::bench
