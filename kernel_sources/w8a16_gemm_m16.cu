@@ -61,13 +61,19 @@ constexpr u32 kRedStride = kMaxTokens + 1;  // padded row of the reduction buffe
 constexpr u32 kXPitch = kBlockK + 8;       // activations per staged token row (padded)
 
 // K blocks each warp keeps in flight, for m <= 8 and for m > 8. Two measured best on an
-// H200 (docs/performance.md: four held more registers and ran slower); the defines
-// let `metrale bench --define` compare others.
+// H200 (docs/performance.md: four held more registers and ran slower), except for the
+// 64-wide tile above 8 tokens, where its four row groups already keep enough loads in
+// flight and one ran 8-15 % faster on 9 of the 13 layers (and compiles faster); the
+// defines let `metrale bench --define` compare others.
 #ifndef M16_DEPTH_M8
 #define M16_DEPTH_M8 2
 #endif
 #ifndef M16_DEPTH_M16
+#if N_TILE == 64
+#define M16_DEPTH_M16 1
+#else
 #define M16_DEPTH_M16 2
+#endif
 #endif
 // CTAs per SM the register allocation must allow (__launch_bounds__ minimum).
 #ifndef M16_MIN_CTAS

@@ -36,6 +36,12 @@
 // outputs and workspace only after it.
 #include "m16_stream_pipeline.cuh"
 
+// The producer fetches both tensor maps' descriptors before its first copy; 0 turns
+// that off (a tuning point for `bench --define`).
+#ifndef STREAMK_TENSORMAP_PREFETCH
+#define STREAMK_TENSORMAP_PREFETCH 1
+#endif
+
 namespace {
 
 constexpr u32 kRows = 128;  // weight rows of a unit (one scale row)
@@ -140,6 +146,12 @@ __device__ __forceinline__ void issue_activations(const Operands& op, const Work
 __device__ void produce(const Operands& op, const Work& wk, const Ring& r, const TensorMap* w_map,
                         const TensorMap* x_map) {
   const u64 policy = l2_evict_first_policy();
+#if STREAM_TMA && STREAMK_TENSORMAP_PREFETCH
+  if (threadIdx.x % 32 == 0) {
+    prefetch_tensor_map(w_map);
+    prefetch_tensor_map(x_map);
+  }
+#endif
   const u32 count = wk.end - wk.begin;
   const u32 first = count < r.stages ? count : r.stages;
   // The first unit's stage completes only when its activations land, and the copy that
