@@ -124,12 +124,6 @@ __device__ __forceinline__ void tensor_copy(u32 dst, const TensorMap* map, u32 x
       :: "r"(dst), "l"(reinterpret_cast<u64>(map)), "r"(x), "r"(y), "r"(bar) : "memory");
 }
 
-// Fetches a tensor map's descriptor (a __grid_constant__ parameter) ahead of its first
-// copy, so the first unit does not wait for it.
-__device__ __forceinline__ void prefetch_tensor_map(const TensorMap* map) {
-  asm volatile("prefetch.tensormap [%0];" :: "l"(reinterpret_cast<u64>(map)) : "memory");
-}
-
 __device__ __forceinline__ void barrier_expect(u32 bar, u32 bytes) {
   asm volatile("mbarrier.arrive.expect_tx.shared.b64 _, [%0], %1;" :: "r"(bar), "r"(bytes) : "memory");
 }

@@ -31,6 +31,8 @@
 // weights and scales must therefore not be written by that kernel.
 //
 // Grid: (ceil(N/N_TILE), S, 1)  Block: (128, 1, 1).  m in 1..16, K a multiple of 128.
+// Built twice, as two modules that compile side by side at start-up: TOKEN_GROUPS=1 (one
+// 8-token MMA group) for m <= 8, TOKEN_GROUPS=2 for m in 9..16; the launchers pick by m.
 // Test builds may define one METRALE_DEFECT_* switch to plant a known defect; the
 // shipped build defines none.
 #include "metrale_device.cuh"
@@ -373,11 +375,13 @@ __device__ __forceinline__ void run(const Operands& op) {
   // Every CTA is resident now: the next kernel of the stream may start its own
   // prologue where this one leaves room.
   allow_dependent_grid();
-  if (op.m <= 8) {
-    gemm_m16<1>(op, smem);
-  } else {
-    gemm_m16<2>(op, smem);
-  }
+#if TOKEN_GROUPS == 1
+  gemm_m16<1>(op, smem);
+#elif TOKEN_GROUPS == 2
+  gemm_m16<2>(op, smem);
+#else
+#error "build with TOKEN_GROUPS=1 (m <= 8) or TOKEN_GROUPS=2 (m in 9..16)"
+#endif
 }
 
 }  // namespace

@@ -40,6 +40,7 @@
 // m in 1..16, K a multiple of 128, a_row_stride a multiple of 8. w_map and x_map are
 // the launcher's 2-D tensor maps of the weights (N rows of K bytes, box 128 x rows) and
 // the activations (m rows of K BF16, box 128 x m); builds before sm_90 ignore them.
+// Built twice, TOKEN_GROUPS=1 for m <= 8 and 2 for m in 9..16, as w8a16_gemm_m16.cu.
 // Test builds may define one METRALE_DEFECT_* switch to plant a known defect (the same
 // ones as w8a16_gemm_m16.cu); the shipped build defines none. Launched as a
 // programmatic dependent launch, the kernel streams its first weights while the
@@ -316,9 +317,11 @@ w8a16_gemm_m16_stream(const u16* __restrict__ input, const u8* __restrict__ weig
   const u32 bars = shared_address(stage_barriers);
   if (threadIdx.x < L.stages) barrier_init(bars + 8 * threadIdx.x, kBarrierCount);
   barrier_init_fence();
-  if (m <= 8) {
-    gemm<1>(op, L, smem, bars, &w_map, &x_map);
-  } else {
-    gemm<2>(op, L, smem, bars, &w_map, &x_map);
-  }
+#if TOKEN_GROUPS == 1
+  gemm<1>(op, L, smem, bars, &w_map, &x_map);
+#elif TOKEN_GROUPS == 2
+  gemm<2>(op, L, smem, bars, &w_map, &x_map);
+#else
+#error "build with TOKEN_GROUPS=1 (m <= 8) or TOKEN_GROUPS=2 (m in 9..16)"
+#endif
 }

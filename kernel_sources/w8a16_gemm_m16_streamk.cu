@@ -25,7 +25,8 @@
 // FP32), all zero before the launch and left zero after it. Grid: (P, 1, 1)  Block: (288,
 // 1, 1); dynamic shared memory 128 + stages * (16384 + m * 256) bytes. m in 1..16, K a
 // multiple of 128, a_row_stride a multiple of 8; w_map / x_map as in
-// w8a16_gemm_m16_stream.cu with 128-row boxes. Test builds may define one
+// w8a16_gemm_m16_stream.cu with 128-row boxes. Built twice, TOKEN_GROUPS=1 for m <= 8
+// and 2 for m in 9..16, as w8a16_gemm_m16.cu. Test builds may define one
 // METRALE_DEFECT_* switch (as w8a16_gemm_m16.cu); the diagnostic define
 // METRALE_DIAG_RING_ONLY keeps the ring, the barriers and the stores but skips the tensor
 // cores and the decode (wrong results: it measures what the ring alone streams, e.g. under
@@ -35,12 +36,6 @@
 // streams its first weights before the preceding kernel ends and touches activations,
 // outputs and workspace only after it.
 #include "m16_stream_pipeline.cuh"
-
-// The producer fetches both tensor maps' descriptors before its first copy; 0 turns
-// that off (a tuning point for `bench --define`).
-#ifndef STREAMK_TENSORMAP_PREFETCH
-#define STREAMK_TENSORMAP_PREFETCH 1
-#endif
 
 namespace {
 
@@ -146,12 +141,6 @@ __device__ __forceinline__ void issue_activations(const Operands& op, const Work
 __device__ void produce(const Operands& op, const Work& wk, const Ring& r, const TensorMap* w_map,
                         const TensorMap* x_map) {
   const u64 policy = l2_evict_first_policy();
-#if STREAM_TMA && STREAMK_TENSORMAP_PREFETCH
-  if (threadIdx.x % 32 == 0) {
-    prefetch_tensor_map(w_map);
-    prefetch_tensor_map(x_map);
-  }
-#endif
   const u32 count = wk.end - wk.begin;
   const u32 first = count < r.stages ? count : r.stages;
   // The first unit's stage completes only when its activations land, and the copy that
@@ -429,9 +418,11 @@ w8a16_gemm_m16_streamk(const u16* __restrict__ input, const u8* __restrict__ wei
   barrier_init_fence();
   if (threadIdx.x >= kComputeThreads) {
     produce(op, wk, r, &w_map, &x_map);
-  } else if (m <= 8) {
-    consume<1>(op, wk, r, partials, tickets, &is_last);
   } else {
-    consume<2>(op, wk, r, partials, tickets, &is_last);
+#if TOKEN_GROUPS == 1 || TOKEN_GROUPS == 2
+    consume<TOKEN_GROUPS>(op, wk, r, partials, tickets, &is_last);
+#else
+#error "build with TOKEN_GROUPS=1 (m <= 8) or TOKEN_GROUPS=2 (m in 9..16)"
+#endif
   }
 }

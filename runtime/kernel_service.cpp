@@ -91,19 +91,21 @@ void KernelService::warm_up(std::span<const std::string> variants) {
     return;
   }
   // Resolve every name before compiling anything, so a typo fails fast.
-  std::vector<const KernelVariant*> wanted;
+  std::vector<KernelVariant> wanted;
   if (variants.empty()) {
-    for (const KernelVariant& v : kernel_variants()) wanted.push_back(&v);
+    wanted = all_module_builds();
   } else {
-    for (const std::string& n : variants) wanted.push_back(&variant_named(n));
+    for (const std::string& n : variants) {
+      for (KernelVariant& b : module_builds(variant_named(n))) wanted.push_back(std::move(b));
+    }
   }
   // With no device to load into, warming up means filling the persistent cache, so that
   // processes on a device of this target start from it.
   DiskCache disk(DiskCacheConfig::from_environment());
   std::vector<std::future<void>> jobs;
-  for (const KernelVariant* v : wanted) {
+  for (const KernelVariant& v : wanted) {
     jobs.push_back(std::async(std::launch::async,
-                              [this, v, &disk] { compile_through_cache(disk, *v, target_); }));
+                              [this, &v, &disk] { compile_through_cache(disk, v, target_); }));
   }
   for (auto& j : jobs) j.get();
 }

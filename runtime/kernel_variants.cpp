@@ -15,32 +15,39 @@ std::span<const KernelVariant> kernel_variants() {
        "w8a16_gemm_m16.cu",
        {{"N_TILE", std::to_string(W8A16_GEMM_M16_N_TILE)}},
        {"w8a16_gemm_m16"},
-       {{"M16_N_TILE", W8A16_GEMM_M16_N_TILE}}},
+       {{"M16_N_TILE", W8A16_GEMM_M16_N_TILE}},
+       true},
       {"w8a16_gemm_m16_strided",
        "w8a16_gemm_m16.cu",
        {{"N_TILE", std::to_string(W8A16_GEMM_M16_N_TILE)}, {"M16_STRIDED", "1"}},
        {"w8a16_gemm_m16_strided"},
-       {{"M16_N_TILE", W8A16_GEMM_M16_N_TILE}}},
+       {{"M16_N_TILE", W8A16_GEMM_M16_N_TILE}},
+       true},
       {"w8a16_gemm_m16_n64",
        "w8a16_gemm_m16.cu",
        {{"N_TILE", std::to_string(W8A16_GEMM_M16_N_TILE_WIDE)}},
        {"w8a16_gemm_m16_n64"},
-       {{"M16_N_TILE_WIDE", W8A16_GEMM_M16_N_TILE_WIDE}}},
+       {{"M16_N_TILE_WIDE", W8A16_GEMM_M16_N_TILE_WIDE}},
+       true},
       {"w8a16_gemm_m16_splitk",
        "w8a16_gemm_m16.cu",
        {{"N_TILE", std::to_string(W8A16_GEMM_M16_N_TILE)}, {"M16_SPLITK", "1"}},
        {"w8a16_gemm_m16_splitk"},
-       {{"M16_N_TILE", W8A16_GEMM_M16_N_TILE}}},
+       {{"M16_N_TILE", W8A16_GEMM_M16_N_TILE}},
+       true},
       {"w8a16_gemm_m16_stream",
        "w8a16_gemm_m16_stream.cu",
        {},
        {"w8a16_gemm_m16_stream"},
-       {{"M16_STREAM_STAGE_WEIGHT_BYTES", W8A16_GEMM_M16_STREAM_STAGE_WEIGHT_BYTES}}},
-      {"w8a16_gemm_m16_streamk", "w8a16_gemm_m16_streamk.cu", {}, {"w8a16_gemm_m16_streamk"}, {}},
-      {"w8a16_gemv_batch16",
+       {{"M16_STREAM_STAGE_WEIGHT_BYTES", W8A16_GEMM_M16_STREAM_STAGE_WEIGHT_BYTES}},
+       true},
+      {"w8a16_gemm_m16_streamk", "w8a16_gemm_m16_streamk.cu", {}, {"w8a16_gemm_m16_streamk"}, {},
+       true},
+      {"w8a16_gemv_batch16", "w8a16_gemv_batch16.cu", {}, {"w8a16_gemv_batch16"}, {}},
+      {"w8a16_gemv_batch16_strided",
        "w8a16_gemv_batch16.cu",
-       {},
-       {"w8a16_gemv_batch16", "w8a16_gemv_batch16_strided"},
+       {{"GEMV_STRIDED", "1"}},
+       {"w8a16_gemv_batch16_strided"},
        {}},
       {"fill_random", "fill_random.cu", {}, {"fill_random_bf16", "fill_random_fp8", "fill_random_f32", "fill_u16"}, {}},
   };
@@ -65,6 +72,39 @@ const KernelVariant& variant_named(std::string_view name) {
     known += (known.empty() ? "" : ", ") + v.name;
   }
   fail("no kernel variant named {} (known variants: {})", name, known);
+}
+
+std::vector<KernelVariant> module_builds(const KernelVariant& variant) {
+  if (!variant.token_split) return {variant};
+  std::vector<KernelVariant> builds(2, variant);
+  for (std::uint32_t groups : {1u, 2u}) {
+    KernelVariant& b = builds[groups - 1];
+    b.name += groups == 1 ? ".m8" : ".m16";
+    b.defines.push_back({"TOKEN_GROUPS", std::to_string(groups)});
+    b.token_split = false;
+  }
+  return builds;
+}
+
+std::span<const KernelVariant> shipped_module_builds(const KernelVariant& shipped) {
+  static const std::vector<std::vector<KernelVariant>> builds = [] {
+    std::vector<std::vector<KernelVariant>> out;
+    for (const KernelVariant& v : kernel_variants()) out.push_back(module_builds(v));
+    return out;
+  }();
+  const std::span<const KernelVariant> variants = kernel_variants();
+  for (std::size_t i = 0; i < variants.size(); ++i) {
+    if (&variants[i] == &shipped) return builds[i];
+  }
+  fail("variant {} is not one of kernel_variants()", shipped.name);
+}
+
+std::vector<KernelVariant> all_module_builds() {
+  std::vector<KernelVariant> out;
+  for (const KernelVariant& v : kernel_variants()) {
+    for (KernelVariant& b : module_builds(v)) out.push_back(std::move(b));
+  }
+  return out;
 }
 
 }  // namespace metrale

@@ -48,4 +48,15 @@ void check_operands(std::string_view fn, DevicePtr input, DevicePtr weight,
   check_pointer(fn, "output", output, 2);
 }
 
+KernelHandle build_for_tokens(std::string_view fn, const KernelHandle& kernel, std::uint32_t m) {
+  if (m <= 8 || kernel.function == nullptr) return kernel;
+  ensure(kernel.function_above8 != nullptr,
+         "{}: m = {} needs the kernel's build for 9..16 tokens, and the handle of {} has none "
+         "(take handles from ModuleCache::kernel or KernelService::kernel)",
+         fn, m, kernel.name != nullptr ? kernel.name : "?");
+  KernelHandle above8 = kernel;
+  above8.function = kernel.function_above8;
+  return above8;
+}
+
 }  // namespace metrale::guards

@@ -25,4 +25,9 @@ void check_split(std::string_view fn, std::uint32_t split, std::uint32_t k);
 void check_operands(std::string_view fn, DevicePtr input, DevicePtr weight,
                     DevicePtr block_scale, DevicePtr output, std::uint32_t n);
 
+// The build of a token-split entry (kernel_variants.hpp) that serves m tokens: `kernel`
+// for m <= 8, its function_above8 for m > 8. A handle without function_above8 (not from
+// a ModuleCache) cannot serve m > 8: that is an error, never a launch of the 8-token build.
+KernelHandle build_for_tokens(std::string_view fn, const KernelHandle& kernel, std::uint32_t m);
+
 }  // namespace metrale::guards

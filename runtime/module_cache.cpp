@@ -1,5 +1,6 @@
 #include "metrale/module_cache.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <optional>
 #include <string>
@@ -160,29 +161,45 @@ std::shared_ptr<const ModuleCache::Loaded> ModuleCache::module_for(const KernelV
 }
 
 KernelHandle ModuleCache::kernel(const KernelVariant& variant, std::string_view entry) {
-  auto loaded = module_for(variant);
-  for (const auto& [name, fn] : loaded->functions) {
-    if (name == entry) return KernelHandle{fn, gpu_.context(), name.c_str()};
+  return kernel_of(module_builds(variant), entry);
+}
+
+KernelHandle ModuleCache::kernel_of(std::span<const KernelVariant> builds, std::string_view entry) {
+  KernelHandle handle;
+  for (std::size_t b = 0; b < builds.size(); ++b) {
+    auto loaded = module_for(builds[b]);
+    const auto it = std::find_if(loaded->functions.begin(), loaded->functions.end(),
+                                 [&](const auto& f) { return f.first == entry; });
+    if (it == loaded->functions.end()) {
+      std::string known;
+      for (const auto& f : loaded->functions) known += (known.empty() ? "" : ", ") + f.first;
+      fail("module {} has no entry {} (its entries: {})", builds[b].name, entry, known);
+    }
+    if (b == 0) {
+      handle = KernelHandle{it->second, gpu_.context(), it->first.c_str()};
+    } else {
+      handle.function_above8 = it->second;
+    }
   }
-  std::string known;
-  for (const auto& f : loaded->functions) known += (known.empty() ? "" : ", ") + f.first;
-  fail("module {} has no entry {} (its entries: {})", variant.name, entry, known);
+  return handle;
 }
 
 KernelHandle ModuleCache::kernel(std::string_view entry) {
-  return kernel(variant_for_entry(entry), entry);
+  return kernel_of(shipped_module_builds(variant_for_entry(entry)), entry);
 }
 
 void ModuleCache::warm_up(std::span<const std::string> variant_names) {
-  std::vector<const KernelVariant*> wanted;
+  std::vector<KernelVariant> wanted;
   if (variant_names.empty()) {
-    for (const KernelVariant& v : kernel_variants()) wanted.push_back(&v);
+    wanted = all_module_builds();
   } else {
-    for (const std::string& n : variant_names) wanted.push_back(&variant_named(n));
+    for (const std::string& n : variant_names) {
+      for (KernelVariant& b : module_builds(variant_named(n))) wanted.push_back(std::move(b));
+    }
   }
   std::vector<std::future<void>> jobs;
-  for (const KernelVariant* v : wanted) {
-    jobs.push_back(std::async(std::launch::async, [this, v] { module_for(*v); }));
+  for (const KernelVariant& v : wanted) {
+    jobs.push_back(std::async(std::launch::async, [this, &v] { module_for(v); }));
   }
   for (auto& j : jobs) j.get();
 }

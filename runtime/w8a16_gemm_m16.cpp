@@ -16,7 +16,7 @@ void launch_contiguous(std::string_view fn, std::uint32_t n_tile, const GpuBacke
                        std::uint32_t n, std::uint32_t k, StreamHandle stream) {
   guards::check_m_and_k(fn, m, k);
   guards::check_operands(fn, input, weight, block_scale, output, n);
-  KernelLaunch launch(gpu, kernel);
+  KernelLaunch launch(gpu, guards::build_for_tokens(fn, kernel, m));
   launch.grid({div_ceil(n, n_tile), 1, 1}).block({128, 1, 1});
   push_operands(launch, input, weight, block_scale, output, m, n, k).launch(stream);
 }
@@ -47,7 +47,7 @@ void w8a16_gemm_m16_strided(const GpuBackend& gpu, KernelHandle kernel, DevicePt
   guards::check_m_and_k(fn, m, k);
   guards::check_strides(fn, n, k, a_row_stride, c_row_stride);
   guards::check_operands(fn, input, weight, block_scale, output, n);
-  KernelLaunch launch(gpu, kernel);
+  KernelLaunch launch(gpu, guards::build_for_tokens(fn, kernel, m));
   launch.grid({div_ceil(n, W8A16_GEMM_M16_N_TILE), 1, 1}).block({128, 1, 1});
   push_operands(launch, input, weight, block_scale, output, m, n, k)
       .arg_u32(a_row_stride)

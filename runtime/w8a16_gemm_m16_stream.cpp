@@ -35,7 +35,7 @@ void w8a16_gemm_m16_stream(const GpuBackend& gpu, KernelHandle kernel, DevicePtr
   const std::uint32_t stages = stream_ring_stages(fn, stage_bytes, tuning.stages);
   guards::check_operands(fn, input, weight, block_scale, output, n);
   const StreamTensorMaps maps = stream_tensor_maps(gpu, input, weight, m, n, k, a_row_stride, rows);
-  KernelLaunch launch(gpu, kernel);
+  KernelLaunch launch(gpu, guards::build_for_tokens(fn, kernel, m));
   launch.grid({div_ceil(n, rows), split, 1})
       .block({256, 1, 1})
       .shared_bytes(stream_ring_shared_bytes(stages, stage_bytes));

@@ -52,7 +52,7 @@ void w8a16_gemm_m16_streamk(const GpuBackend& gpu, KernelHandle kernel, DevicePt
          fn, workspace.bytes, n, grid, needed);
   const StreamTensorMaps maps =
       stream_tensor_maps(gpu, input, weight, m, n, k, a_row_stride, kRows);
-  KernelLaunch launch(gpu, kernel);
+  KernelLaunch launch(gpu, guards::build_for_tokens(fn, kernel, m));
   launch.grid({grid, 1, 1})
       .block({288, 1, 1})  // 8 compute warps and the producer warp
       .shared_bytes(stream_ring_shared_bytes(ring_stages, stage_bytes))

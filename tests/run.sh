@@ -16,6 +16,10 @@ log="$build/Testing/Temporary/LastTest.log"
 if [[ -f $log ]] && grep -q "^SKIPPED:" "$log"; then
   grep -B4 "^SKIPPED:" "$log" | grep -E "test cases|^SKIPPED:" | sed 's/^\[doctest\] /GPU /'
 fi
+# Each suite's case count (CTest shows a passing test's output nowhere).
+if [[ -f $log ]]; then
+  awk '/^[0-9]+\/[0-9]+ Testing: /{name=$3} /^\[doctest\] test cases:/{sub(/^\[doctest\] /, ""); print name ": " $0}' "$log"
+fi
 # Where the GPU tests ran, the figures they report (outputs checked, largest errors,
 # planted defects caught) are worth seeing even when everything passed.
 if [[ -f $log ]] && grep -q "gpu/.*MESSAGE:" "$log"; then

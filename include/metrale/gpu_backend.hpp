@@ -36,6 +36,9 @@ struct KernelHandle {
   void* function = nullptr;     // CUfunction
   ContextId context = 0;        // the context the module lives in
   const char* name = nullptr;   // entry name, for messages
+  // A token-split entry's build for m in 9..16 (kernel_variants.hpp), which its launcher
+  // takes for m > 8; then `function` is the build for m <= 8. nullptr otherwise.
+  void* function_above8 = nullptr;
 };
 
 struct Dim3 {

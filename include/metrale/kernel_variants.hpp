@@ -25,10 +25,26 @@ struct KernelVariant {
   std::vector<Define> defines;
   std::vector<std::string> entries;
   std::vector<GlobalCheck> checks;
+  // Compiled as two modules (module_builds), one for m <= 8 and one for m in 9..16: each
+  // compiles in about half the time, and start-up compiles them side by side. The
+  // entries' handles carry both (KernelHandle::function_above8).
+  bool token_split = false;
 };
 
-// Every module the library ships.
+// Every variant the library ships.
 std::span<const KernelVariant> kernel_variants();
+
+// The modules `variant` compiles as: itself, or for a token-split variant `<name>.m8`
+// (define TOKEN_GROUPS=1, m <= 8) and `<name>.m16` (TOKEN_GROUPS=2, m in 9..16), in that
+// order, each with the variant's defines.
+std::vector<KernelVariant> module_builds(const KernelVariant& variant);
+
+// module_builds of a variant of kernel_variants(), computed once: what the launch path
+// resolves without allocating. Throws Error for any other variant.
+std::span<const KernelVariant> shipped_module_builds(const KernelVariant& shipped);
+
+// Every module the library ships: module_builds of every variant.
+std::vector<KernelVariant> all_module_builds();
 
 // The variant whose entries include `entry`; throws Error naming the known entries.
 const KernelVariant& variant_for_entry(std::string_view entry);

@@ -52,13 +52,14 @@ class ModuleCache {
   ModuleCache(const ModuleCache&) = delete;
   ModuleCache& operator=(const ModuleCache&) = delete;
 
-  // The handle of `entry` in `variant`, compiling and loading the module on first use.
+  // The handle of `entry` in `variant`, compiling and loading its modules on first use
+  // (both builds of a token-split variant, function and function_above8).
   KernelHandle kernel(const KernelVariant& variant, std::string_view entry);
 
   // Shorthand: the variant that carries `entry`.
   KernelHandle kernel(std::string_view entry);
 
-  // Compiles and loads the named variants (all when empty) in parallel.
+  // Compiles and loads the named variants' modules (all when empty) in parallel.
   void warm_up(std::span<const std::string> variant_names = {});
 
   ModuleCacheStats stats() const;
@@ -79,6 +80,9 @@ class ModuleCache {
     friend auto operator<=>(const Key&, const Key&) = default;
   };
   std::shared_ptr<const Loaded> module_for(const KernelVariant& variant);
+  // The handle of `entry` from the modules of one variant (module_builds): the first
+  // gives `function`, a second `function_above8`.
+  KernelHandle kernel_of(std::span<const KernelVariant> builds, std::string_view entry);
   std::shared_ptr<const Loaded> build(const KernelVariant& variant);
   std::shared_ptr<const Loaded> load(const KernelVariant& variant,
                                      std::span<const char> image) const;

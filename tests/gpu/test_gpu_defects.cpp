@@ -25,12 +25,18 @@ TEST_CASE("gpu: each planted defect fails the budget") {
     for (const char* defect : defects) {
       CAPTURE(entry);
       CAPTURE(defect);
-      std::vector<Define> defines = v.defines;
-      defines.push_back({defect, "1"});
-      const CompiledModule compiled = nvrtc_compile(CompileRequest{
-          v.source, embedded_source(v.source), defines, {}, gpu().backend.target()});
-      auto module = gpu().backend.load_module(compiled.image, defect);
-      const KernelHandle h{module->function(entry), gpu().backend.context(), entry};
+      // Both builds (m <= 8 and m in 9..16) carry the defect.
+      std::vector<std::unique_ptr<LoadedModule>> modules;
+      for (const KernelVariant& b : module_builds(v)) {
+        std::vector<Define> defines = b.defines;
+        defines.push_back({defect, "1"});
+        const CompiledModule compiled = nvrtc_compile(CompileRequest{
+            b.source, embedded_source(b.source), defines, {}, gpu().backend.target()});
+        modules.push_back(gpu().backend.load_module(compiled.image, defect));
+      }
+      REQUIRE(modules.size() == 2);
+      KernelHandle h{modules[0]->function(entry), gpu().backend.context(), entry};
+      h.function_above8 = modules[1]->function(entry);
       for (std::uint32_t m : {1u, 8u, 16u}) {
         CAPTURE(m);
         Problem p(m, 4096 + 32, 7168, 7168, 4096 + 32, ++seed);

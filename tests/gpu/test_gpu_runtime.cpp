@@ -21,11 +21,18 @@ TEST_CASE("gpu: every variant loads for the device target with its tile constant
   for (const KernelVariant& v : kernel_variants()) {
     for (const std::string& e : v.entries) {
       const KernelHandle h = g.cache.kernel(v, e);
-      const KernelAttributes a = g.backend.attributes(h);
-      MESSAGE(fmt::format("{:<28} registers {:>3}  local {:>3} B  static smem {:>6} B", e,
-                          a.registers, a.local_bytes, a.static_shared_bytes));
-      CHECK(a.registers > 0);
-      if (v.name.starts_with("w8a16_gemm_m16")) CHECK(a.local_bytes == 0);
+      CHECK((h.function_above8 != nullptr) == v.token_split);
+      KernelHandle above8 = h;
+      above8.function = h.function_above8;
+      for (const auto& [label, handle] : {std::pair{v.token_split ? e + " m<=8" : e, h},
+                                          std::pair{e + " m>8", above8}}) {
+        if (handle.function == nullptr) continue;
+        const KernelAttributes a = g.backend.attributes(handle);
+        MESSAGE(fmt::format("{:<32} registers {:>3}  local {:>3} B  static smem {:>6} B", label,
+                            a.registers, a.local_bytes, a.static_shared_bytes));
+        CHECK(a.registers > 0);
+        if (v.name.starts_with("w8a16_gemm_m16")) CHECK(a.local_bytes == 0);
+      }
     }
   }
 }

@@ -117,7 +117,11 @@ class LoadingBackend final : public GpuBackend {
   mutable std::vector<std::string> loaded_;
 };
 
-const KernelVariant& gemm() { return variant_named("w8a16_gemm_m16"); }
+// w8a16_gemm_m16's module for m <= 8; a handle of the entry loads it and the m > 8 one.
+const KernelVariant& gemm() {
+  static const std::vector<KernelVariant> builds = module_builds(variant_named("w8a16_gemm_m16"));
+  return builds[0];
+}
 
 std::string key_of(const KernelVariant& v, const std::string& target = "sm_90") {
   return cache_key(CompileRequest{v.source, embedded_source(v.source), v.defines, {}, target});
@@ -174,7 +178,7 @@ TEST_CASE("a truncated, a bit-flipped and a zero-length entry are each deleted a
     {
       ModuleCache first(gpu, compiler.fn(), DiskCacheConfig::at(tmp.path));
       first.kernel("w8a16_gemm_m16");
-      CHECK(first.stats().disk_stores == 1);
+      CHECK(first.stats().disk_stores == 2);
     }
     const fs::path path = entry_path(tmp.path, key_of(gemm()));
     std::vector<char> bytes = read_all(path);
@@ -187,7 +191,7 @@ TEST_CASE("a truncated, a bit-flipped and a zero-length entry are each deleted a
     ModuleCache second(gpu, compiler.fn(), DiskCacheConfig::at(tmp.path));
     CHECK(second.kernel("w8a16_gemm_m16").function != nullptr);
     CHECK(second.stats().compiles == 1);
-    CHECK(second.stats().disk_hits == 0);
+    CHECK(second.stats().disk_hits == 1);  // the undamaged module for m > 8
     CHECK(second.stats().disk_rejected == 1);
     CHECK(log.count("is bad") == 1);
     CHECK(decode_cache_entry(read_all(path), key_of(gemm())).ok());
@@ -195,8 +199,8 @@ TEST_CASE("a truncated, a bit-flipped and a zero-length entry are each deleted a
     ModuleCache third(gpu, compiler.fn(), DiskCacheConfig::at(tmp.path));
     third.kernel("w8a16_gemm_m16");
     CHECK(third.stats().compiles == 0);
-    CHECK(third.stats().disk_hits == 1);
-    CHECK(compiler.calls.load() == 2);
+    CHECK(third.stats().disk_hits == 2);
+    CHECK(compiler.calls.load() == 3);
     CHECK(temporary_files(tmp.path) == 0);
   }
 }
@@ -213,7 +217,7 @@ TEST_CASE("a cached image that fails to load is replaced once; a fresh failure i
   LogCapture log;
   ModuleCache cache(gpu, compiler.fn(), DiskCacheConfig::at(tmp.path));
   CHECK(cache.kernel("w8a16_gemm_m16").function != nullptr);
-  CHECK(cache.stats().compiles == 1);
+  CHECK(cache.stats().compiles == 2);  // the rejected module and the uncached one for m > 8
   CHECK(cache.stats().disk_rejected == 1);
   CHECK(log.count("failed to load") == 1);
   const auto healed = DiskCache(DiskCacheConfig::at(tmp.path)).load(key);
@@ -242,21 +246,24 @@ TEST_CASE("read-only layers are consulted first and never written") {
   LoadingBackend gpu;
   test::CountingCompiler compiler;
   ModuleCache cache(gpu, compiler.fn(), DiskCacheConfig::at(rw.path, {ro.path}));
-  cache.kernel("w8a16_gemm_m16");
-  REQUIRE(gpu.loaded().size() == 1);
+  cache.kernel("w8a16_gemm_m16");  // its module for m > 8 is in neither layer
+  REQUIRE(gpu.loaded().size() == 2);
   CHECK(gpu.loaded()[0] == "FAKE N_TILE=32 ro");
   cache.kernel("w8a16_gemm_m16_n64");  // in neither: compiled and written to rw only
-  CHECK(compiler.calls.load() == 1);
+  CHECK(compiler.calls.load() == 3);
   CHECK(std::distance(fs::directory_iterator(ro.path), fs::directory_iterator()) == 1);
-  CHECK(fs::exists(entry_path(rw.path, key_of(variant_named("w8a16_gemm_m16_n64")))));
+  for (const KernelVariant& b : module_builds(variant_named("w8a16_gemm_m16_n64"))) {
+    CHECK(fs::exists(entry_path(rw.path, key_of(b))));
+  }
 
   // A bad entry in a read-only layer is skipped, not deleted; the next layer serves.
   const fs::path ro_entry = entry_path(ro.path, key);
   write_all(ro_entry, {});
   LogCapture log;
   ModuleCache again(gpu, compiler.fn(), DiskCacheConfig::at(rw.path, {ro.path}));
+  const std::size_t loads_before = gpu.loaded().size();
   again.kernel("w8a16_gemm_m16");
-  CHECK(gpu.loaded().back() == "FAKE N_TILE=32 rw");
+  CHECK(gpu.loaded().at(loads_before) == "FAKE N_TILE=32 rw");
   CHECK(fs::exists(ro_entry));
   CHECK(log.count("read-only layer") == 1);
 }
@@ -271,7 +278,7 @@ TEST_CASE("an unwritable location warns once per process and keeps modules in me
   for (int round = 0; round < 2; ++round) {
     ModuleCache cache(gpu, compiler.fn(), DiskCacheConfig::at(impossible));
     cache.warm_up();
-    CHECK(cache.stats().compiles == kernel_variants().size());
+    CHECK(cache.stats().compiles == all_module_builds().size());
     CHECK(cache.stats().disk_stores == 0);
     CHECK_FALSE(cache.disk_cache().writable());
   }
@@ -346,7 +353,7 @@ TEST_CASE("trim removes bad entries and stale temporary files, then the oldest")
   TempDir tmp;
   DiskCache disk(DiskCacheConfig::at(tmp.path));
   std::vector<std::string> keys;
-  for (const KernelVariant& v : kernel_variants()) {
+  for (const KernelVariant& v : all_module_builds()) {
     keys.push_back(key_of(v));
     REQUIRE(disk.store(keys.back(), {"sm_90", "same-size", true}, std::vector<char>(1000, 'x')));
   }
@@ -398,7 +405,7 @@ TEST_CASE("16 processes filling one empty directory at once all succeed") {
         ModuleCache cache(gpu, compiler.fn(), DiskCacheConfig::at(dir));
         cache.warm_up();
         const ModuleCacheStats s = cache.stats();
-        code = s.compiles + s.disk_hits == kernel_variants().size() ? 0 : 2;
+        code = s.compiles + s.disk_hits == all_module_builds().size() ? 0 : 2;
       } catch (...) {
         code = 3;
       }
@@ -415,7 +422,7 @@ TEST_CASE("16 processes filling one empty directory at once all succeed") {
     CHECK(WEXITSTATUS(status) == 0);
   }
   const std::vector<CacheFileInfo> files = scan_cache(dir);
-  CHECK(files.size() == kernel_variants().size());
+  CHECK(files.size() == all_module_builds().size());
   for (const CacheFileInfo& f : files) {
     CHECK_FALSE(f.temporary);
     CHECK(f.problem.empty());

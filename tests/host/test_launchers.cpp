@@ -425,3 +425,26 @@ TEST_CASE("plan_m16_gemm: stream-K, streaming, 64-wide or split tiles where each
   CHECK(plan(7168, 4096).split == 4);
   CHECK(plan(12288, 2048).entry == "w8a16_gemm_m16");
 }
+
+TEST_CASE("a token-split entry runs its build for m > 8; a handle without one is refused") {
+  Fixture f;
+  const KernelHandle h = f.cache.kernel("w8a16_gemm_m16");
+  REQUIRE(h.function_above8 != nullptr);
+  for (std::uint32_t m : {1u, 8u, 9u, 16u}) {
+    CAPTURE(m);
+    w8a16_gemm_m16(f.gpu, h, kIn, kW, kS, kOut, m, 4096, 4096, 0);
+    CHECK(f.gpu.launches().back().function == (m > 8 ? h.function_above8 : h.function));
+  }
+  KernelHandle narrow_only = h;
+  narrow_only.function_above8 = nullptr;
+  const std::size_t launched = f.gpu.launches().size();
+  CHECK(error_of([&] {
+          w8a16_gemm_m16_strided(f.gpu, narrow_only, kIn, kW, kS, kOut, 9, 4096, 4096, 4096,
+                                 4096, 0);
+        }) == "w8a16_gemm_m16_strided: m = 9 needs the kernel's build for 9..16 tokens, and the "
+              "handle of w8a16_gemm_m16 has none (take handles from ModuleCache::kernel or "
+              "KernelService::kernel)");
+  CHECK(f.gpu.launches().size() == launched);
+  w8a16_gemm_m16(f.gpu, narrow_only, kIn, kW, kS, kOut, 8, 4096, 4096, 0);
+  CHECK(f.gpu.launches().size() == launched + 1);
+}

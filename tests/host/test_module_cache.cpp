@@ -14,7 +14,7 @@
 
 using namespace metrale;
 
-TEST_CASE("16 threads asking for one module at once compile it once") {
+TEST_CASE("16 threads asking for one entry at once compile its modules once") {
   test::RecordingBackend gpu;
   test::CountingCompiler compiler;
   compiler.delay = std::chrono::milliseconds(200);
@@ -25,18 +25,24 @@ TEST_CASE("16 threads asking for one module at once compile it once") {
     threads.emplace_back([&, i] { handles[i] = cache.kernel("w8a16_gemm_m16"); });
   }
   for (auto& t : threads) t.join();
-  CHECK(compiler.calls.load() == 1);
-  CHECK(cache.stats().compiles == 1);
-  CHECK(cache.stats().hits == 15);
-  for (const KernelHandle& h : handles) CHECK(h.function == handles[0].function);
+  // A token-split entry: its module for m <= 8 and its module for m in 9..16.
+  CHECK(compiler.calls.load() == 2);
+  CHECK(cache.stats().compiles == 2);
+  CHECK(cache.stats().hits == 30);
+  for (const KernelHandle& h : handles) {
+    CHECK(h.function == handles[0].function);
+    CHECK(h.function_above8 == handles[0].function_above8);
+  }
   // A second entry of a module is a hit, no compile.
-  cache.kernel("w8a16_gemv_batch16");
-  CHECK(compiler.calls.load() == 2);
-  cache.kernel("w8a16_gemv_batch16_strided");
-  CHECK(compiler.calls.load() == 2);
-  // The same source with other defines is another key.
-  cache.kernel("w8a16_gemm_m16_strided");
+  cache.kernel("fill_random_bf16");
   CHECK(compiler.calls.load() == 3);
+  cache.kernel("fill_random_fp8");
+  CHECK(compiler.calls.load() == 3);
+  // The same source with other defines is another key.
+  cache.kernel("w8a16_gemv_batch16");
+  CHECK(compiler.calls.load() == 4);
+  cache.kernel("w8a16_gemv_batch16_strided");
+  CHECK(compiler.calls.load() == 5);
 }
 
 TEST_CASE("a module's unknown entry names the module and the entries it has") {
@@ -44,12 +50,12 @@ TEST_CASE("a module's unknown entry names the module and the entries it has") {
   test::CountingCompiler compiler;
   ModuleCache cache(gpu, compiler.fn());
   try {
-    cache.kernel(variant_named("w8a16_gemv_batch16"), "w8a16_gemm_m16_n64");
+    cache.kernel(variant_named("fill_random"), "w8a16_gemm_m16_n64");
     FAIL("expected an error");
   } catch (const Error& e) {
     CHECK(std::string(e.what()) ==
-          "module w8a16_gemv_batch16 has no entry w8a16_gemm_m16_n64 (its entries: "
-          "w8a16_gemv_batch16, w8a16_gemv_batch16_strided)");
+          "module fill_random has no entry w8a16_gemm_m16_n64 (its entries: "
+          "fill_random_bf16, fill_random_fp8, fill_random_f32, fill_u16)");
   }
   CHECK_THROWS_WITH_AS(cache.kernel("no_such_kernel"),
                        doctest::Contains("no kernel entry named no_such_kernel"), Error);
@@ -61,7 +67,7 @@ TEST_CASE("a tile constant that differs from the host's is refused on load") {
   test::CountingCompiler compiler;
   ModuleCache cache(gpu, compiler.fn());
   CHECK_THROWS_WITH_AS(cache.kernel("w8a16_gemm_m16"),
-                       "module w8a16_gemm_m16: kernel constant M16_N_TILE = 48 but the host "
+                       "module w8a16_gemm_m16.m8: kernel constant M16_N_TILE = 48 but the host "
                        "expects 32",
                        Error);
   CHECK_THROWS_WITH_AS(cache.kernel("w8a16_gemm_m16_n64"),
@@ -96,10 +102,17 @@ TEST_CASE("warm_up loads every variant in parallel, then lookups are hits") {
   test::CountingCompiler compiler;
   ModuleCache cache(gpu, compiler.fn());
   cache.warm_up();
-  CHECK(compiler.calls.load() == static_cast<int>(kernel_variants().size()));
+  const int modules = static_cast<int>(all_module_builds().size());
+  CHECK(modules > static_cast<int>(kernel_variants().size()));  // token-split variants count twice
+  CHECK(compiler.calls.load() == modules);
   for (const KernelVariant& v : kernel_variants()) {
-    for (const std::string& e : v.entries) cache.kernel(v, e);
+    for (const std::string& e : v.entries) {
+      const KernelHandle h = cache.kernel(v, e);
+      CHECK(h.function != nullptr);
+      CHECK((h.function_above8 != nullptr) == v.token_split);
+      CHECK(h.function_above8 != h.function);
+    }
   }
-  CHECK(compiler.calls.load() == static_cast<int>(kernel_variants().size()));
+  CHECK(compiler.calls.load() == modules);
   CHECK_THROWS_AS(cache.warm_up(std::vector<std::string>{"nope"}), Error);
 }

@@ -16,9 +16,9 @@ namespace {
 const char* const kTargets[] = {"sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_120"};
 }
 
-TEST_CASE("every kernel variant compiles for sm_80..sm_120 with no warnings") {
+TEST_CASE("every kernel module compiles for sm_80..sm_120 with no warnings") {
   const auto supported = nvrtc_supported_targets();
-  for (const KernelVariant& v : kernel_variants()) {
+  for (const KernelVariant& v : all_module_builds()) {
     for (const char* target : kTargets) {
       CAPTURE(v.name);
       CAPTURE(target);
@@ -56,8 +56,35 @@ TEST_CASE("a compile error carries the NVRTC log line and the options") {
   }
 }
 
-TEST_CASE("compute_XY targets give PTX") {
+TEST_CASE("a token-split kernel compiles only as one of its two builds") {
   const KernelVariant& v = variant_named("w8a16_gemm_m16");
+  REQUIRE(v.token_split);
+  const std::vector<KernelVariant> builds = module_builds(v);
+  REQUIRE(builds.size() == 2);
+  CHECK(builds[0].name == "w8a16_gemm_m16.m8");
+  CHECK(builds[1].name == "w8a16_gemm_m16.m16");
+  CHECK_THROWS_WITH_AS(
+      nvrtc_compile(CompileRequest{v.source, embedded_source(v.source), v.defines, {}, "sm_90"}),
+      doctest::Contains("build with TOKEN_GROUPS=1 (m <= 8) or TOKEN_GROUPS=2 (m in 9..16)"),
+      Error);
+  // The two builds are different code: one MMA per 8 tokens, or two.
+  const auto ptx_of = [](const KernelVariant& b) {
+    const CompiledModule m = nvrtc_compile(
+        CompileRequest{b.source, embedded_source(b.source), b.defines, {}, "compute_90"});
+    const std::string ptx(m.image.data());
+    std::size_t mmas = 0;
+    for (std::size_t at = ptx.find("mma.sync"); at != std::string::npos;
+         at = ptx.find("mma.sync", at + 1)) {
+      ++mmas;
+    }
+    return mmas;
+  };
+  CHECK(ptx_of(builds[1]) == 2 * ptx_of(builds[0]));
+  CHECK(module_builds(variant_named("fill_random")).size() == 1);
+}
+
+TEST_CASE("compute_XY targets give PTX") {
+  const KernelVariant v = module_builds(variant_named("w8a16_gemm_m16"))[0];
   const CompiledModule m = nvrtc_compile(
       CompileRequest{v.source, embedded_source(v.source), v.defines, {}, "compute_90"});
   CHECK_FALSE(m.is_cubin);

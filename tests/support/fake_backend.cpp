@@ -1,5 +1,6 @@
 #include "support/fake_backend.hpp"
 
+#include <atomic>
 #include <cstring>
 #include <thread>
 
@@ -11,10 +12,12 @@ namespace {
 // The fake image is "FAKE N_TILE=<v>" (or "FAKE" without the define).
 class FakeModule final : public LoadedModule {
  public:
-  FakeModule(std::string image, std::int32_t skew) : image_(std::move(image)), skew_(skew) {}
+  FakeModule(std::string image, std::int32_t skew)
+      : image_(std::move(image)), skew_(skew), id_(next_id_.fetch_add(1)) {}
   void* function(std::string_view entry) const override {
-    // Any non-null pointer will do: the recorder never calls it.
-    return reinterpret_cast<void*>(0x1000 + std::hash<std::string_view>{}(entry) % 0x1000);
+    // Any non-null pointer will do: the recorder never calls it. Distinct per module.
+    return reinterpret_cast<void*>(0x1000 + (id_ % 0x10000) * 0x100 +
+                                   std::hash<std::string_view>{}(entry) % 0x100);
   }
   // As the kernel sources define them: the tile constants follow the N_TILE define, the
   // stream entry's ring stage is a fixed 16 KiB.
@@ -26,8 +29,10 @@ class FakeModule final : public LoadedModule {
   }
 
  private:
+  static inline std::atomic<std::uint64_t> next_id_{0};
   std::string image_;
   std::int32_t skew_;
+  std::uint64_t id_;
 };
 
 }  // namespace
@@ -56,6 +61,7 @@ void RecordingBackend::launch(const KernelHandle& kernel, const LaunchConfig& co
                               std::span<const KernelArg> args, StreamHandle stream) const {
   RecordedLaunch r;
   r.kernel = kernel.name != nullptr ? kernel.name : "";
+  r.function = kernel.function;
   r.config = config;
   r.stream = stream;
   for (const KernelArg& a : args) {

@@ -17,6 +17,7 @@ namespace metrale::test {
 
 struct RecordedLaunch {
   std::string kernel;
+  void* function = nullptr;  // the CUfunction the launch would run
   LaunchConfig config;
   std::vector<std::vector<std::uint8_t>> args;  // each argument's bytes, in order
   StreamHandle stream = 0;

@@ -131,11 +131,14 @@ int cmd_compile(int argc, char** argv) {
          args.positional().empty() ? std::string() : args.positional().front());
   const std::vector<std::string> targets = split_targets(args.values("target"));
   ensure(!targets.empty(), "compile: give at least one --target (e.g. --target sm_90)");
-  std::vector<const KernelVariant*> variants;
-  for (const std::string& name : args.values("variant")) variants.push_back(&variant_named(name));
-  if (variants.empty()) {
-    for (const KernelVariant& v : kernel_variants()) variants.push_back(&v);
+  // The modules to compile: every build of each named variant (kernel_variants.hpp).
+  std::vector<KernelVariant> builds;
+  for (const std::string& name : args.values("variant")) {
+    for (KernelVariant& b : module_builds(variant_named(name))) builds.push_back(std::move(b));
   }
+  if (builds.empty()) builds = all_module_builds();
+  std::vector<const KernelVariant*> variants;
+  for (const KernelVariant& b : builds) variants.push_back(&b);
   const auto ptx_dir = output_dir(args, "dump-ptx");
   const auto cubin_dir = output_dir(args, "dump-cubin");
   std::unique_ptr<DiskCache> cache;
@@ -197,11 +200,11 @@ int cmd_compile(int argc, char** argv) {
   const double wall_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 
-  fmt::print("{:<22} {:<12} {:<9} {:>10} {:>10}\n", "module", "target", "status", "ms", "bytes");
+  fmt::print("{:<28} {:<12} {:<9} {:>10} {:>10}\n", "module", "target", "status", "ms", "bytes");
   int failed = 0;
   int compiled = 0;
   for (const Job* job : list) {
-    fmt::print("{:<22} {:<12} {:<9} {:>10.1f} {:>10}\n", job->variant->name, job->target,
+    fmt::print("{:<28} {:<12} {:<9} {:>10.1f} {:>10}\n", job->variant->name, job->target,
                job->status, job->ms, job->bytes);
     failed += job->error.empty() ? 0 : 1;
     compiled += job->status == "compiled" ? 1 : 0;

@@ -61,11 +61,11 @@ int cmd_info(int argc, char** argv) {
       normalize_target(args.value_or("target", gpu ? gpu->target() : "sm_90"));
   fmt::print("target: {}\n\n", target);
 
-  fmt::print("{:<22} {:>12} {:>12} {:>8}\n", "module", "compile ms", "cubin bytes", "log");
-  for (const KernelVariant& v : kernel_variants()) {
+  fmt::print("{:<28} {:>12} {:>12} {:>8}\n", "module", "compile ms", "cubin bytes", "log");
+  for (const KernelVariant& v : all_module_builds()) {
     CompiledModule c = nvrtc_compile(
         CompileRequest{v.source, embedded_source(v.source), v.defines, {}, target});
-    fmt::print("{:<22} {:>12.1f} {:>12} {:>8}\n", v.name, c.compile_ms, c.image.size(),
+    fmt::print("{:<28} {:>12.1f} {:>12} {:>8}\n", v.name, c.compile_ms, c.image.size(),
                c.log.empty() ? "clean" : "WARN");
     if (!c.log.empty()) fmt::print("{}\n", c.log);
   }
@@ -76,9 +76,16 @@ int cmd_info(int argc, char** argv) {
                "static smem");
     for (const KernelVariant& v : kernel_variants()) {
       for (const std::string& e : v.entries) {
-        const KernelAttributes a = gpu->attributes(cache.kernel(v, e));
-        fmt::print("{:<30} {:>10} {:>12} {:>14}\n", e, a.registers, a.local_bytes,
-                   a.static_shared_bytes);
+        const KernelHandle h = cache.kernel(v, e);
+        KernelHandle above8 = h;
+        above8.function = h.function_above8;
+        for (const auto& [label, handle] :
+             {std::pair{v.token_split ? e + " (m<=8)" : e, h}, std::pair{e + " (m>8)", above8}}) {
+          if (handle.function == nullptr) continue;
+          const KernelAttributes a = gpu->attributes(handle);
+          fmt::print("{:<30} {:>10} {:>12} {:>14}\n", label, a.registers, a.local_bytes,
+                     a.static_shared_bytes);
+        }
       }
     }
   }

@@ -142,7 +142,7 @@ LaunchCost measure_launch_cost(const CudaBackend& gpu, ModuleCache& cache, const
 
 std::vector<CompileTime> measure_compile_times(const CudaBackend& gpu) {
   std::vector<CompileTime> out;
-  for (const KernelVariant& v : kernel_variants()) {
+  for (const KernelVariant& v : all_module_builds()) {
     const CompiledModule c = nvrtc_compile(
         CompileRequest{v.source, embedded_source(v.source), v.defines, {}, gpu.target()});
     out.push_back({v.name, c.compile_ms, c.image.size()});
