@@ -5,8 +5,9 @@
 
 Prints, in Markdown: one row per shape x m (the fastest entry launched as the seed
 launches, the plan's choice, the fastest with programmatic dependent launch, both
-baselines and the ratios), then the ranges per layer class that the issue's targets
-name. Only numbers in the record are used.
+baselines and the ratios, and what the read ceiling's kernel reaches on the layer's
+bytes per launch where the record has it), then the ranges per layer class that the
+issue's targets name. Only numbers in the record are used.
 """
 import json
 import sys
@@ -32,14 +33,20 @@ def ratio(base, entry):
     return f"{base['us'] / entry['us']:.2f}x" if base and entry else "-"
 
 
+def size_ceiling_pct(record, r):
+    """The read ceiling's kernel on this layer's bytes per launch, in % of the ceiling."""
+    us = r.get("size_ceiling_us")
+    return 100.0 * r["weight_bytes"] / us / 1e3 / record["ceiling"]["gbps"] if us else None
+
+
 def main(path):
     record = json.load(open(path))
     print(f"Read ceiling in this run: {record['ceiling']['gbps']:.0f} GB/s; commit "
           f"{record['commit']}, {record['date']}.\n")
     print("| shape | N x K | floor us | m | best entry | us | % ceil | auto choice | us | "
           "with PDL | us | % ceil | cuBLASLt FP8 us | cuBLAS BF16 us | best vs FP8 | "
-          "best vs BF16 | PDL vs FP8 |")
-    print("|" + "---|" * 17)
+          "best vs BF16 | PDL vs FP8 | read kernel at this size |")
+    print("|" + "---|" * 18)
     classes = {}
     for r in record["results"]:
         best = fastest(r["entries"], False)
@@ -48,25 +55,34 @@ def main(path):
         fp8, bf16 = baseline(r, "cublaslt_fp8"), baseline(r, "cublas_bf16")
         us = lambda e: f"{e['us']:.2f}" if e else "-"
         pct = lambda e: f"{e['pct_ceiling']:.0f}%" if e else "-"
+        size_pct = size_ceiling_pct(record, r)
         print(f"| {r['model']} {r['layer']} | {r['n']}x{r['k']} | {r['floor_us']:.2f} | {r['m']} | "
               f"{best['entry'] if best else '-'} | {us(best)} | {pct(best)} | {r['choice']} | "
               f"{us(choice)} | {pdl['entry'] if pdl else '-'} | {us(pdl)} | {pct(pdl)} | {us(fp8)} | "
-              f"{us(bf16)} | {ratio(fp8, best)} | {ratio(bf16, best)} | {ratio(fp8, pdl)} |")
+              f"{us(bf16)} | {ratio(fp8, best)} | {ratio(bf16, best)} | {ratio(fp8, pdl)} | "
+              f"{f'{size_pct:.0f}%' if size_pct else '-'} |")
         if (r["model"], r["layer"]) in SKINNY:
             key = "q_a and kv_a (speed-up over cuBLASLt FP8)"
-            value = (fp8["us"] / best["us"], fp8["us"] / pdl["us"]) if fp8 and best else None
+            # For these the third figure is the speed-up over cuBLASLt that the read
+            # ceiling's kernel itself would have: it only reads the layer's bytes.
+            reader = fp8["us"] / r["size_ceiling_us"] if fp8 and r.get("size_ceiling_us") else None
+            value = (fp8["us"] / best["us"], fp8["us"] / pdl["us"], reader) if fp8 and best else None
         else:
             key = ">= 64 MiB" if r["weight_bytes"] >= LARGE else "16-64 MiB"
             key += f", m = {r['m']} (% of the ceiling)"
-            value = (best["pct_ceiling"], pdl["pct_ceiling"]) if best else None
+            value = (best["pct_ceiling"], pdl["pct_ceiling"], size_pct) if best else None
         if value:
             classes.setdefault(key, []).append(value)
-    print("\n| layers | best without PDL | best with PDL |\n|---|---|---|")
+    print("\n| layers | best without PDL | best with PDL | read kernel at these sizes |\n"
+          "|---|---|---|---|")
     for key in sorted(classes):
         a = [v[0] for v in classes[key]]
         b = [v[1] for v in classes[key]]
+        c = [v[2] for v in classes[key] if v[2] is not None]
         fmt = (lambda x: f"{x:.2f}x") if "speed-up" in key else (lambda x: f"{x:.0f} %")
-        print(f"| {key} | {fmt(min(a))} - {fmt(max(a))} | {fmt(min(b))} - {fmt(max(b))} |")
+        sizes = f"{fmt(min(c))} - {fmt(max(c))}" if c else "-"
+        print(f"| {key} | {fmt(min(a))} - {fmt(max(a))} | {fmt(min(b))} - {fmt(max(b))} | "
+              f"{sizes} |")
     beats = lambda name, with_pdl: sum(
         1 for r in record["results"]
         if baseline(r, name) and fastest(r["entries"], with_pdl)

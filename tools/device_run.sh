@@ -3,7 +3,7 @@
 # sanitizers and the benchmark, each step's log written to $OUT (default ./device-out).
 #
 #   tools/device_run.sh [STEP...]     steps: build tests ci info sass startup sanitize bench
-#                                     profile ringdiag ktime ab multigpu (default: build tests info sass)
+#                                     profile ringdiag ktime ab compilescale multigpu (default: build tests info sass)
 #   BENCH_ARGS="--shape 4096x4096 --m 16" tools/device_run.sh build bench
 #   PROFILE_ARGS="--shape 7168x16384 --m 1 --entry w8a16_gemm_m16_splitk/4" \
 #     PROFILE_KERNEL=w8a16_gemm_m16_splitk tools/device_run.sh build profile
@@ -52,6 +52,12 @@ for s in "${steps[@]}"; do
         files=(\$(find \$cache -type f | sort | head -3))
         truncate -s 100 \${files[0]}; printf '\\xff' | dd of=\${files[1]} bs=1 seek=200 conv=notrunc 2>/dev/null; : > \${files[2]}
         $BUILD/tools/metrale cache --dir \$cache verify; $BUILD/tools/metrale startup; $BUILD/tools/metrale cache --dir \$cache verify" ;;
+    compilescale)  # wall time of compiling every module for sm_90 with 1, 4, 8 and 15 jobs:
+                   # whether a cold start is bound by the slowest module or by the CPUs
+      step compilescale bash -c "lscpu | grep -E '^(CPU\(s\)|Thread|Core|Socket|Model name)'
+        for j in 1 4 8 15; do rm -rf $BUILD/cscale; s=\$(date +%s%N)
+          $BUILD/tools/metrale compile --target sm_90 --jobs \$j --out $BUILD/cscale | sort -n -k4 | tail -2
+          echo \"jobs \$j: \$(( (\$(date +%s%N) - s) / 1000000 )) ms in all\"; done" ;;
     sass)
       step sass bash -c "rm -rf $BUILD/sass && $BUILD/tools/metrale compile --target sm_90 --out $BUILD/sass/cache --dump-cubin $BUILD/sass >/dev/null &&
         for f in $BUILD/sass/*w8a16_gemm_m16*.cubin; do
