@@ -66,7 +66,7 @@ for s in "${steps[@]}"; do
     sanitize)  # SANITIZE_CASES: doctest case filter (default: all but the long sweeps)
       for tool in memcheck racecheck; do
         step "san-$tool" compute-sanitizer --tool "$tool" --error-exitcode 9 \
-          "$BUILD/tests/metrale_gpu_tests" ${SANITIZE_CASES:--tce=*sweep*,*random shapes*,*bit for bit*}
+          "$BUILD/tests/metrale_gpu_tests" "${SANITIZE_CASES:--tce=*sweep*,*random shapes*,*bit for bit*}"
       done ;;
     bench)
       step bench "$BUILD/tools/metrale" bench --json "$OUT/bench.json" ${BENCH_ARGS:-} ;;
