@@ -18,55 +18,30 @@ constexpr std::uint32_t kThreads = 256;
 // H200 needs; more CTAs only add tail effects.
 constexpr std::uint32_t kCtasPerSm = 4;
 
-}  // namespace
+// `bytes` of data (every page touched once, so no timed read pays for mapping) and a
+// zeroed sink word. The memsets run on the legacy stream, which the non-blocking
+// benchmark stream does not wait for: hence the synchronize.
+struct ReadBuffers {
+  DeviceBuffer data;
+  DeviceBuffer sink;
+  ReadBuffers(const CudaBackend& gpu, std::uint64_t bytes)
+      : data(gpu, bytes), sink(gpu, sizeof(std::uint32_t)) {
+    gpu.fill_bytes(data.get(), 0x5A, bytes);
+    gpu.fill_bytes(sink.get(), 0, sizeof(std::uint32_t));
+    gpu.synchronize();
+  }
+};
 
-Ceiling measure_read_ceiling(const CudaBackend& gpu, const Stream& stream,
-                             std::uint32_t replays) {
-  BenchModule module(gpu, "read_ceiling.cu");
-  const KernelHandle kernel = module.kernel("read_ceiling");
-
-  DeviceBuffer data(gpu, kBytesPerLaunch);
-  DeviceBuffer sink(gpu, sizeof(std::uint32_t));
-  // Touch every page once, so the first timed read does not pay for mapping.
-  gpu.fill_bytes(data.get(), 0x5A, kBytesPerLaunch);
-  gpu.fill_bytes(sink.get(), 0, sizeof(std::uint32_t));
-  // The memsets run on the legacy stream, which the non-blocking benchmark stream does
-  // not wait for.
-  gpu.synchronize();
-
-  Ceiling c;
-  c.bytes_per_launch = kBytesPerLaunch;
-  c.block = kThreads;
-  c.grid = static_cast<std::uint32_t>(gpu.info().sm_count) * kCtasPerSm;
-  c.compile_ms = module.compile_ms();
-  const auto words = static_cast<std::uint32_t>(kBytesPerLaunch / 16);
-  c.timing = time_graph(stream, kLaunchesPerReplay, replays, [&](std::uint32_t) {
-    KernelLaunch(gpu, kernel)
-        .grid({c.grid, 1, 1})
-        .block({c.block, 1, 1})
-        .arg_ptr(data.get())
-        .arg_u32(words)
-        .arg_ptr(sink.get())
-        .launch(stream.handle());
-  });
-  c.gbps = gbps(kBytesPerLaunch, c.timing.median_us);
-  c.gbps_best = gbps(kBytesPerLaunch, c.timing.min_us);
-  c.gbps_worst = gbps(kBytesPerLaunch, c.timing.max_us);
-  return c;
-}
-
-Ceiling measure_size_ceiling(const CudaBackend& gpu, const Stream& stream, std::uint32_t replays,
-                             std::uint64_t bytes, std::uint64_t min_bytes) {
+// read_ceiling over `bytes` per launch: `launches` launches per replay, launch i on copy
+// i % copies of the data.
+Ceiling time_read_ceiling_kernel(const CudaBackend& gpu, const Stream& stream,
+                                 std::uint32_t replays, std::uint64_t bytes,
+                                 std::uint32_t copies, std::uint32_t launches) {
   ensure(bytes >= 16 && bytes % 16 == 0 && bytes / 16 <= 0xFFFFFFFFull,
-         "size ceiling: {} bytes is not a multiple of 16 in 16..64 GiB", bytes);
+         "read ceiling: {} bytes per launch is not a multiple of 16 in 16 B..64 GiB", bytes);
   BenchModule module(gpu, "read_ceiling.cu");
   const KernelHandle kernel = module.kernel("read_ceiling");
-  const std::uint64_t copies = std::max<std::uint64_t>(1, (min_bytes + bytes - 1) / bytes);
-  DeviceBuffer data(gpu, copies * bytes);
-  DeviceBuffer sink(gpu, sizeof(std::uint32_t));
-  gpu.fill_bytes(data.get(), 0x5A, copies * bytes);
-  gpu.fill_bytes(sink.get(), 0, sizeof(std::uint32_t));
-  gpu.synchronize();
+  const ReadBuffers buffers(gpu, copies * bytes);
 
   Ceiling c;
   c.bytes_per_launch = bytes;
@@ -74,19 +49,34 @@ Ceiling measure_size_ceiling(const CudaBackend& gpu, const Stream& stream, std::
   c.grid = static_cast<std::uint32_t>(gpu.info().sm_count) * kCtasPerSm;
   c.compile_ms = module.compile_ms();
   const auto words = static_cast<std::uint32_t>(bytes / 16);
-  c.timing = time_graph(stream, static_cast<std::uint32_t>(copies), replays, [&](std::uint32_t i) {
+  c.timing = time_graph(stream, launches, replays, [&](std::uint32_t i) {
     KernelLaunch(gpu, kernel)
         .grid({c.grid, 1, 1})
         .block({c.block, 1, 1})
-        .arg_ptr(data.get() + i * bytes)
+        .arg_ptr(buffers.data.get() + (i % copies) * bytes)
         .arg_u32(words)
-        .arg_ptr(sink.get())
+        .arg_ptr(buffers.sink.get())
         .launch(stream.handle());
   });
   c.gbps = gbps(bytes, c.timing.median_us);
   c.gbps_best = gbps(bytes, c.timing.min_us);
   c.gbps_worst = gbps(bytes, c.timing.max_us);
   return c;
+}
+
+}  // namespace
+
+Ceiling measure_read_ceiling(const CudaBackend& gpu, const Stream& stream,
+                             std::uint32_t replays) {
+  return time_read_ceiling_kernel(gpu, stream, replays, kBytesPerLaunch, 1, kLaunchesPerReplay);
+}
+
+Ceiling measure_size_ceiling(const CudaBackend& gpu, const Stream& stream, std::uint32_t replays,
+                             std::uint64_t bytes, std::uint64_t min_bytes) {
+  ensure(bytes > 0, "size ceiling: 0 bytes per launch");
+  const auto copies =
+      static_cast<std::uint32_t>(std::max<std::uint64_t>(1, (min_bytes + bytes - 1) / bytes));
+  return time_read_ceiling_kernel(gpu, stream, replays, bytes, copies, copies);
 }
 
 PatternCeiling measure_pattern_ceiling(const CudaBackend& gpu, const Stream& stream,
@@ -103,11 +93,7 @@ PatternCeiling measure_pattern_ceiling(const CudaBackend& gpu, const Stream& str
   const KernelHandle kernel = module.kernel("read_pattern");
   const std::uint64_t layer = std::uint64_t{n} * k;
   const std::uint64_t copies = (kBytesPerLaunch + layer - 1) / layer;
-  DeviceBuffer data(gpu, copies * layer);
-  DeviceBuffer sink(gpu, sizeof(std::uint32_t));
-  gpu.fill_bytes(data.get(), 0x5A, copies * layer);
-  gpu.fill_bytes(sink.get(), 0, sizeof(std::uint32_t));
-  gpu.synchronize();
+  const ReadBuffers buffers(gpu, copies * layer);
 
   PatternCeiling c;
   c.n = n;
@@ -118,11 +104,11 @@ PatternCeiling measure_pattern_ceiling(const CudaBackend& gpu, const Stream& str
     KernelLaunch(gpu, kernel)
         .grid({c.ctas, 1, 1})
         .block({kThreads, 1, 1})
-        .arg_ptr(data.get() + i * layer)
+        .arg_ptr(buffers.data.get() + i * layer)
         .arg_u32(n)
         .arg_u32(k)
         .arg_u32(chunk)
-        .arg_ptr(sink.get())
+        .arg_ptr(buffers.sink.get())
         .launch(stream.handle());
   });
   c.gbps = gbps(layer, c.timing.median_us);
