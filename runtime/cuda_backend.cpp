@@ -86,7 +86,9 @@ std::string cuda_unavailable_reason() {
   }
 }
 
-CudaBackend::CudaBackend(int ordinal) {
+namespace {
+
+CUdevice existing_device(int ordinal) {
   const int count = cuda_device_count();
   if (count == 0) fail("no CUDA device: the driver reports 0 devices");
   if (ordinal < 0 || ordinal >= count) {
@@ -94,14 +96,31 @@ CudaBackend::CudaBackend(int ordinal) {
   }
   CUdevice dev = 0;
   METRALE_CU(cuDeviceGet, &dev, ordinal);
+  return dev;
+}
+
+int device_attribute(CUdevice dev, CUdevice_attribute a) {
+  int v = 0;
+  METRALE_CU(cuDeviceGetAttribute, &v, a, dev);
+  return v;
+}
+
+}  // namespace
+
+std::string cuda_device_target(int ordinal) {
+  const CUdevice dev = existing_device(ordinal);
+  DeviceInfo info;
+  info.cc_major = device_attribute(dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
+  info.cc_minor = device_attribute(dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+  return info.target();
+}
+
+CudaBackend::CudaBackend(int ordinal) {
+  const CUdevice dev = existing_device(ordinal);
   device_ = dev;
   std::array<char, 256> name{};
   METRALE_CU(cuDeviceGetName, name.data(), static_cast<int>(name.size()), dev);
-  auto attr = [&](CUdevice_attribute a) {
-    int v = 0;
-    METRALE_CU(cuDeviceGetAttribute, &v, a, dev);
-    return v;
-  };
+  auto attr = [&](CUdevice_attribute a) { return device_attribute(dev, a); };
   info_.ordinal = ordinal;
   info_.name = name.data();
   info_.cc_major = attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);

@@ -43,6 +43,8 @@ for s in "${steps[@]}"; do
         cache=\$(mktemp -d); export METRALE_KERNEL_CACHE_DIR=\$cache
         for i in 1 2; do echo \"--- cold \$i (empty cache; the compile of each module at debug level)\"; rm -rf \$cache/*
           METRALE_LOG_LEVEL=debug $BUILD/tools/metrale startup 2>&1 | grep -E 'startup on|modules:|compiled in' | sed 's/^\[[^]]*\] //'; done
+        echo '--- cold, every module compiled before the CUDA context exists'; rm -rf \$cache/*
+        $BUILD/tools/metrale startup --compile-first
         echo '--- warm (new process, disk cache)'; $BUILD/tools/metrale startup; $BUILD/tools/metrale startup
         rm -rf \$cache/*; echo '--- 16 processes at once on an empty cache'
         for i in \$(seq 16); do $BUILD/tools/metrale startup > \$cache.p\$i.log 2>&1 & done; wait

@@ -36,6 +36,10 @@ int cuda_device_count();
 // Why no CUDA device can be used here, or an empty string when one can.
 std::string cuda_unavailable_reason();
 
+// The compile target ("sm_90") of device `ordinal`, read from the driver without creating
+// or retaining a context; throws Error when there is no driver or no such device.
+std::string cuda_device_target(int ordinal);
+
 class CudaBackend final : public GpuBackend {
  public:
   // Retains the primary context of device `ordinal`.

@@ -19,14 +19,18 @@ namespace metrale::cli {
 namespace {
 
 constexpr const char* kHelp =
-    "usage: metrale startup [--device N]\n\n"
+    "usage: metrale startup [--device N] [--compile-first]\n\n"
     "Brings up the driver and the device's primary context (as an engine does before it\n"
     "creates the library's service), then creates the kernel service on that context and\n"
     "warms up every kernel variant (parallel compile or load from the persistent cache).\n"
     "Prints the time of each step, the NVRTC compiles and the disk-cache hits. Point\n"
     "METRALE_KERNEL_CACHE_DIR at an empty directory to measure a cold start; run again for\n"
     "a warm one.\n\n"
-    "  --device N   CUDA device ordinal (default 0)\n";
+    "  --device N        CUDA device ordinal (default 0)\n"
+    "  --compile-first   before any CUDA context exists, compile every module for the\n"
+    "                    device's target into the disk cache (as `metrale compile` does),\n"
+    "                    then bring up the context and warm up from that cache; prints\n"
+    "                    the compile time apart\n";
 
 double ms_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
@@ -35,12 +39,19 @@ double ms_since(std::chrono::steady_clock::time_point t) {
 }  // namespace
 
 int cmd_startup(int argc, char** argv) {
-  Args args(argc, argv, 1, {"help"}, {"device"});
+  Args args(argc, argv, 1, {"help", "compile-first"}, {"device"});
   if (args.has("help")) {
     fmt::print("{}", kHelp);
     return 0;
   }
   const int device = std::stoi(args.value_or("device", "0"));
+  if (args.has("compile-first")) {
+    const auto compile_start = std::chrono::steady_clock::now();
+    KernelService compiler(KernelService::CompileOnly{cuda_device_target(device)});
+    compiler.warm_up();
+    fmt::print("compile first, no CUDA context: every module for {} in {:.1f} ms\n",
+               compiler.target(), ms_since(compile_start));
+  }
   const auto start = std::chrono::steady_clock::now();
   const CudaBackend engine_context(device);  // the engine's side: driver, primary context
   const double context_ms = ms_since(start);
