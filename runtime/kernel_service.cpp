@@ -90,15 +90,7 @@ void KernelService::warm_up(std::span<const std::string> variants) {
     cache_->warm_up(variants);
     return;
   }
-  // Resolve every name before compiling anything, so a typo fails fast.
-  std::vector<KernelVariant> wanted;
-  if (variants.empty()) {
-    wanted = all_module_builds();
-  } else {
-    for (const std::string& n : variants) {
-      for (KernelVariant& b : module_builds(variant_named(n))) wanted.push_back(std::move(b));
-    }
-  }
+  const std::vector<KernelVariant> wanted = module_builds_named(variants);
   // With no device to load into, warming up means filling the persistent cache, so that
   // processes on a device of this target start from it.
   DiskCache disk(DiskCacheConfig::from_environment());

@@ -99,6 +99,15 @@ std::span<const KernelVariant> shipped_module_builds(const KernelVariant& shippe
   fail("variant {} is not one of kernel_variants()", shipped.name);
 }
 
+std::vector<KernelVariant> module_builds_named(std::span<const std::string> names) {
+  if (names.empty()) return all_module_builds();
+  std::vector<KernelVariant> out;
+  for (const std::string& n : names) {
+    for (KernelVariant& b : module_builds(variant_named(n))) out.push_back(std::move(b));
+  }
+  return out;
+}
+
 std::vector<KernelVariant> all_module_builds() {
   std::vector<KernelVariant> out;
   for (const KernelVariant& v : kernel_variants()) {

@@ -189,14 +189,7 @@ KernelHandle ModuleCache::kernel(std::string_view entry) {
 }
 
 void ModuleCache::warm_up(std::span<const std::string> variant_names) {
-  std::vector<KernelVariant> wanted;
-  if (variant_names.empty()) {
-    wanted = all_module_builds();
-  } else {
-    for (const std::string& n : variant_names) {
-      for (KernelVariant& b : module_builds(variant_named(n))) wanted.push_back(std::move(b));
-    }
-  }
+  const std::vector<KernelVariant> wanted = module_builds_named(variant_names);
   std::vector<std::future<void>> jobs;
   for (const KernelVariant& v : wanted) {
     jobs.push_back(std::async(std::launch::async, [this, &v] { module_for(v); }));

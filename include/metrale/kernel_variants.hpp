@@ -46,6 +46,10 @@ std::span<const KernelVariant> shipped_module_builds(const KernelVariant& shippe
 // Every module the library ships: module_builds of every variant.
 std::vector<KernelVariant> all_module_builds();
 
+// The modules of the variants named (all of them when `names` is empty); every name is
+// resolved first, so an unknown one throws Error before anything is compiled.
+std::vector<KernelVariant> module_builds_named(std::span<const std::string> names);
+
 // The variant whose entries include `entry`; throws Error naming the known entries.
 const KernelVariant& variant_for_entry(std::string_view entry);
 

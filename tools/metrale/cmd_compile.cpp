@@ -133,11 +133,7 @@ int cmd_compile(int argc, char** argv) {
   const std::vector<std::string> targets = split_targets(args.values("target"));
   ensure(!targets.empty(), "compile: give at least one --target (e.g. --target sm_90)");
   // The modules to compile: every build of each named variant (kernel_variants.hpp).
-  std::vector<KernelVariant> builds;
-  for (const std::string& name : args.values("variant")) {
-    for (KernelVariant& b : module_builds(variant_named(name))) builds.push_back(std::move(b));
-  }
-  if (builds.empty()) builds = all_module_builds();
+  const std::vector<KernelVariant> builds = module_builds_named(args.values("variant"));
   std::vector<const KernelVariant*> variants;
   for (const KernelVariant& b : builds) variants.push_back(&b);
   const auto ptx_dir = output_dir(args, "dump-ptx");
