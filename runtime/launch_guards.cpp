@@ -54,9 +54,7 @@ KernelHandle build_for_tokens(std::string_view fn, const KernelHandle& kernel, s
          "{}: m = {} needs the kernel's build for 9..16 tokens, and the handle of {} has none "
          "(take handles from ModuleCache::kernel or KernelService::kernel)",
          fn, m, kernel.name != nullptr ? kernel.name : "?");
-  KernelHandle above8 = kernel;
-  above8.function = kernel.function_above8;
-  return above8;
+  return above8_build(kernel);
 }
 
 }  // namespace metrale::guards

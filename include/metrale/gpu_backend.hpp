@@ -41,6 +41,14 @@ struct KernelHandle {
   void* function_above8 = nullptr;
 };
 
+// The handle that runs `h`'s build for m in 9..16: function_above8 as its function (null
+// when `h` has no such build).
+inline KernelHandle above8_build(const KernelHandle& h) {
+  KernelHandle above8 = h;
+  above8.function = h.function_above8;
+  return above8;
+}
+
 struct Dim3 {
   std::uint32_t x = 1, y = 1, z = 1;
 };

@@ -77,10 +77,8 @@ int cmd_info(int argc, char** argv) {
     for (const KernelVariant& v : kernel_variants()) {
       for (const std::string& e : v.entries) {
         const KernelHandle h = cache.kernel(v, e);
-        KernelHandle above8 = h;
-        above8.function = h.function_above8;
-        for (const auto& [label, handle] :
-             {std::pair{v.token_split ? e + " (m<=8)" : e, h}, std::pair{e + " (m>8)", above8}}) {
+        for (const auto& [label, handle] : {std::pair{v.token_split ? e + " (m<=8)" : e, h},
+                                            std::pair{e + " (m>8)", above8_build(h)}}) {
           if (handle.function == nullptr) continue;
           const KernelAttributes a = gpu->attributes(handle);
           fmt::print("{:<30} {:>10} {:>12} {:>14}\n", label, a.registers, a.local_bytes,
