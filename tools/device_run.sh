@@ -3,7 +3,7 @@
 # sanitizers and the benchmark, each step's log written to $OUT (default ./device-out).
 #
 #   tools/device_run.sh [STEP...]     steps: build tests ci info sass startup sanitize bench
-#                                     profile ringdiag ktime ab compilescale multigpu (default: build tests info sass)
+#                                     profile ringdiag ktime ab compilescale hostcost multigpu (default: build tests info sass)
 #   BENCH_ARGS="--shape 4096x4096 --m 16" tools/device_run.sh build bench
 #   PROFILE_ARGS="--shape 7168x16384 --m 1 --entry w8a16_gemm_m16_splitk/4" \
 #     PROFILE_KERNEL=w8a16_gemm_m16_splitk tools/device_run.sh build profile
@@ -98,6 +98,9 @@ for s in "${steps[@]}"; do
           echo \"--- defines: \$set\"
           $BUILD/tools/metrale bench --no-host-cost --no-baselines \${AB_ARGS:---shape 28672x4096 --shape 7168x18432 --shape 51200x5120 --m 1,16 --entry w8a16_gemm_m16_streamk.c1,w8a16_gemm_m16_streamk,w8a16_gemm_m16_streamk.c1.s8} \"\${defines[@]}\" 2>&1 | grep -E '^[A-Z].*: N=|^ +[0-9]+ +w8a16|WRONG|ERROR'
         done" ;;
+    hostcost)  # the launcher's host cost alone, on a free core and pinned to one
+      step hostcost bash -c "for pin in '' 'taskset -c 3'; do echo \"--- \${pin:-not pinned}\"
+        \$pin $BUILD/tools/metrale bench --shape 4096x4096 --m 1 --entry w8a16_gemm_m16 --no-baselines --replays 1 --min-bytes 128 2>&1 | grep 'host cost'; done" ;;
     multigpu)
       step multigpu "$BUILD/tests/metrale_gpu_tests" -tc="*two GPUs*,*multi*" ;;
     *) echo "unknown step $s"; exit 2 ;;
