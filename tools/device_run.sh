@@ -3,7 +3,7 @@
 # sanitizers and the benchmark, each step's log written to $OUT (default ./device-out).
 #
 #   tools/device_run.sh [STEP...]     steps: build tests ci info sass startup sanitize bench
-#                                     profile ringdiag ktime ab compilescale hostcost multigpu (default: build tests info sass)
+#                                     profile ringdiag ktime ab compilescale compilecontention hostcost multigpu (default: build tests info sass)
 #   BENCH_ARGS="--shape 4096x4096 --m 16" tools/device_run.sh build bench
 #   PROFILE_ARGS="--shape 7168x16384 --m 1 --entry w8a16_gemm_m16_splitk/4" \
 #     PROFILE_KERNEL=w8a16_gemm_m16_splitk tools/device_run.sh build profile
@@ -60,6 +60,21 @@ for s in "${steps[@]}"; do
         for j in 1 4 8 15; do rm -rf $BUILD/cscale; s=\$(date +%s%N)
           $BUILD/tools/metrale compile --target sm_90 --jobs \$j --out $BUILD/cscale | sort -n -k4 | tail -2
           echo \"jobs \$j: \$(( (\$(date +%s%N) - s) / 1000000 )) ms in all\"; done" ;;
+    compilecontention)  # every module for sm_90 with 15 jobs: threads of one process, one
+                        # process per variant, and glibc malloc settings (why parallel compiles slow down)
+      step compilecontention bash -c "c=$BUILD/ccont
+        t() { local s=\$(date +%s%N); \"\$@\" >/dev/null 2>&1; echo \$(( (\$(date +%s%N) - s) / 1000000 )); }
+        echo \"tools: \$(command -v perf strace /usr/bin/time | tr '\\n' ' ')\"
+        for i in 1 2; do rm -rf \$c; echo \"threads, 15 jobs: \$(t $BUILD/tools/metrale compile --target sm_90 --jobs 15 --out \$c) ms\"; done
+        for tun in glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=4294967296:glibc.malloc.top_pad=268435456 glibc.malloc.hugetlb=1 glibc.malloc.arena_max=1; do
+          rm -rf \$c; echo \"threads, 15 jobs, GLIBC_TUNABLES=\$tun: \$(GLIBC_TUNABLES=\$tun t $BUILD/tools/metrale compile --target sm_90 --jobs 15 --out \$c) ms\"; done
+        rm -rf \$c; s=\$(date +%s%N)
+        for v in fill_random w8a16_gemm_m16 w8a16_gemm_m16_strided w8a16_gemm_m16_n64 w8a16_gemm_m16_splitk w8a16_gemm_m16_stream w8a16_gemm_m16_streamk w8a16_gemv_batch16 w8a16_gemv_batch16_strided; do
+          $BUILD/tools/metrale compile --target sm_90 --jobs 2 --variant \$v --out \$c > \$c.\$v.log 2>&1 & done; wait
+        echo \"9 processes (one per variant, 2 jobs each): \$(( (\$(date +%s%N) - s) / 1000000 )) ms; \$(cat \$c.*.log | grep -cE 'sm_90 +compiled') modules compiled\"
+        rm -rf \$c; echo '--- one job: each module alone'; $BUILD/tools/metrale compile --target sm_90 --jobs 1 --out \$c | sort -n -k4
+        rm -rf \$c; echo \"one process, 1 job, fill_random alone: \$(t $BUILD/tools/metrale compile --target sm_90 --jobs 1 --variant fill_random --out \$c) ms\"
+        if [ -x /usr/bin/time ]; then rm -rf \$c; /usr/bin/time -v $BUILD/tools/metrale compile --target sm_90 --jobs 15 --out \$c 2>&1 | grep -E 'Elapsed|context switches|page faults|Percent of CPU|Maximum resident'; fi" ;;
     sass)
       step sass bash -c "rm -rf $BUILD/sass && $BUILD/tools/metrale compile --target sm_90 --out $BUILD/sass/cache --dump-cubin $BUILD/sass >/dev/null &&
         for f in $BUILD/sass/*w8a16_gemm_m16*.cubin; do
