@@ -65,6 +65,8 @@ for s in "${steps[@]}"; do
       step compilecontention bash -c "c=$BUILD/ccont
         t() { local s=\$(date +%s%N); \"\$@\" >/dev/null 2>&1; echo \$(( (\$(date +%s%N) - s) / 1000000 )); }
         echo \"tools: \$(command -v perf strace /usr/bin/time | tr '\\n' ' ')\"
+        for n in 1 8 15; do s=\$(date +%s%N); for i in \$(seq \$n); do python3 -c 'sum(range(3 * 10**7))' & done; wait
+          echo \"\$n copies of a CPU-bound loop: \$(( (\$(date +%s%N) - s) / 1000000 )) ms\"; done
         for i in 1 2; do rm -rf \$c; echo \"threads, 15 jobs: \$(t $BUILD/tools/metrale compile --target sm_90 --jobs 15 --out \$c) ms\"; done
         for tun in glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=4294967296:glibc.malloc.top_pad=268435456 glibc.malloc.hugetlb=1 glibc.malloc.arena_max=1; do
           rm -rf \$c; echo \"threads, 15 jobs, GLIBC_TUNABLES=\$tun: \$(GLIBC_TUNABLES=\$tun t $BUILD/tools/metrale compile --target sm_90 --jobs 15 --out \$c) ms\"; done
