@@ -1,6 +1,6 @@
-// w8a16_gemm_m16 (N_TILE=32), w8a16_gemm_m16_strided (N_TILE=32, M16_STRIDED),
-// w8a16_gemm_m16_n64 (N_TILE=64) and w8a16_gemm_m16_splitk (N_TILE=32, M16_SPLITK), one
-// per module: the tensor-core W8A16 decode GEMM with a 16-row M tile.
+// w8a16_gemm_m16 (N_TILE=32), w8a16_gemm_m16_strided (N_TILE=32, M16_STRIDED; also the
+// split-K entry's kernel) and w8a16_gemm_m16_n64 (N_TILE=64), one per module: the
+// tensor-core W8A16 decode GEMM with a 16-row M tile.
 //
 //   y[i][j] = bf16_rn( sum_b s[j/128][b] * P_b[i][j] ),  P_b = FP32 partial of K block b
 //
@@ -21,8 +21,8 @@
 // the warp's FP32 accumulator (the block scale is the same for the whole tile: N_TILE
 // divides 128). The four warps' sums are added in a fixed order through shared memory.
 //
-// The split-K entry runs a thread-block cluster of S CTAs (grid (ceil(N/32), S), cluster
-// (1, S)) on each tile, CTA r taking the r-th share of the K blocks; the S partial tiles
+// The split-K entry runs the strided kernel as a thread-block cluster of S CTAs (grid
+// (ceil(N/32), S), cluster (1, S)) on each tile, CTA r taking the r-th share of the K blocks; the S partial tiles
 // are added in rank order through distributed shared memory, so results are
 // deterministic and no atomics touch the values. Without a cluster launch S = 1.
 //
@@ -386,18 +386,10 @@ __device__ __forceinline__ void run(const Operands& op) {
 
 }  // namespace
 
-#if defined(M16_SPLITK)
-// Split-K over a cluster of S CTAs (launch with cluster dimensions (1, S, 1) and grid
-// (ceil(N/32), S, 1)); strided rows as w8a16_gemm_m16_strided.
-extern "C" __global__ void __launch_bounds__(kThreads, M16_MIN_CTAS)
-w8a16_gemm_m16_splitk(const u16* __restrict__ input, const u8* __restrict__ weight,
-                      const float* __restrict__ block_scale, u16* __restrict__ output, u32 m,
-                      u32 n, u32 k, u32 a_row_stride, u32 c_row_stride) {
-  run(Operands{input, weight, block_scale, output, m, n, k, a_row_stride, c_row_stride});
-}
-#elif defined(M16_STRIDED)
+#if defined(M16_STRIDED)
 // One kernel per module: the modules compile in parallel at start-up, and a cold start
-// waits for the slowest of them.
+// waits for the slowest of them. Also the split-K entry's kernel: launched in a cluster of
+// S CTAs on grid (ceil(N/32), S, 1), each CTA takes one share of the K blocks.
 extern "C" __global__ void __launch_bounds__(kThreads, M16_MIN_CTAS)
 w8a16_gemm_m16_strided(const u16* __restrict__ input, const u8* __restrict__ weight,
                        const float* __restrict__ block_scale, u16* __restrict__ output, u32 m,

@@ -1,5 +1,6 @@
 #include "metrale/kernel_variants.hpp"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -17,23 +18,19 @@ std::span<const KernelVariant> kernel_variants() {
        {"w8a16_gemm_m16"},
        {{"M16_N_TILE", W8A16_GEMM_M16_N_TILE}},
        true},
+      // The split-K entry is the strided kernel launched in a cluster of S CTAs.
       {"w8a16_gemm_m16_strided",
        "w8a16_gemm_m16.cu",
        {{"N_TILE", std::to_string(W8A16_GEMM_M16_N_TILE)}, {"M16_STRIDED", "1"}},
-       {"w8a16_gemm_m16_strided"},
+       {"w8a16_gemm_m16_strided", "w8a16_gemm_m16_splitk"},
        {{"M16_N_TILE", W8A16_GEMM_M16_N_TILE}},
-       true},
+       true,
+       "w8a16_gemm_m16_strided"},
       {"w8a16_gemm_m16_n64",
        "w8a16_gemm_m16.cu",
        {{"N_TILE", std::to_string(W8A16_GEMM_M16_N_TILE_WIDE)}},
        {"w8a16_gemm_m16_n64"},
        {{"M16_N_TILE_WIDE", W8A16_GEMM_M16_N_TILE_WIDE}},
-       true},
-      {"w8a16_gemm_m16_splitk",
-       "w8a16_gemm_m16.cu",
-       {{"N_TILE", std::to_string(W8A16_GEMM_M16_N_TILE)}, {"M16_SPLITK", "1"}},
-       {"w8a16_gemm_m16_splitk"},
-       {{"M16_N_TILE", W8A16_GEMM_M16_N_TILE}},
        true},
       {"w8a16_gemm_m16_stream",
        "w8a16_gemm_m16_stream.cu",
@@ -71,7 +68,14 @@ const KernelVariant& variant_named(std::string_view name) {
     if (v.name == name) return v;
     known += (known.empty() ? "" : ", ") + v.name;
   }
-  fail("no kernel variant named {} (known variants: {})", name, known);
+  for (const KernelVariant& v : kernel_variants()) {
+    if (std::find(v.entries.begin(), v.entries.end(), name) != v.entries.end()) return v;
+  }
+  fail("no kernel variant or entry named {} (known variants: {})", name, known);
+}
+
+std::string_view kernel_symbol_of(const KernelVariant& variant, std::string_view entry) {
+  return variant.kernel_symbol.empty() ? entry : std::string_view(variant.kernel_symbol);
 }
 
 std::vector<KernelVariant> module_builds(const KernelVariant& variant) {
@@ -101,9 +105,14 @@ std::span<const KernelVariant> shipped_module_builds(const KernelVariant& shippe
 
 std::vector<KernelVariant> module_builds_named(std::span<const std::string> names) {
   if (names.empty()) return all_module_builds();
-  std::vector<KernelVariant> out;
+  std::vector<const KernelVariant*> variants;
   for (const std::string& n : names) {
-    for (KernelVariant& b : module_builds(variant_named(n))) out.push_back(std::move(b));
+    const KernelVariant* v = &variant_named(n);
+    if (std::find(variants.begin(), variants.end(), v) == variants.end()) variants.push_back(v);
+  }
+  std::vector<KernelVariant> out;
+  for (const KernelVariant* v : variants) {
+    for (KernelVariant& b : module_builds(*v)) out.push_back(std::move(b));
   }
   return out;
 }

@@ -68,7 +68,8 @@ std::shared_ptr<const ModuleCache::Loaded> ModuleCache::load(const KernelVariant
     }
   }
   for (const std::string& entry : variant.entries) {
-    loaded->functions.emplace_back(entry, loaded->module->function(entry));
+    loaded->functions.emplace_back(entry,
+                                   loaded->module->function(kernel_symbol_of(variant, entry)));
   }
   return loaded;
 }

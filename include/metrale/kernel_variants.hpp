@@ -29,7 +29,14 @@ struct KernelVariant {
   // compiles in about half the time, and start-up compiles them side by side. The
   // entries' handles carry both (KernelHandle::function_above8).
   bool token_split = false;
+  // The one `__global__` every entry runs, when the entries differ only in how their
+  // launchers launch it (the split-K entry is the strided kernel in a cluster): one
+  // compile serves them all. Empty: each entry is the kernel of its own name.
+  std::string kernel_symbol{};
 };
+
+// The kernel symbol in `variant`'s module that `entry` runs.
+std::string_view kernel_symbol_of(const KernelVariant& variant, std::string_view entry);
 
 // Every variant the library ships.
 std::span<const KernelVariant> kernel_variants();
@@ -46,14 +53,17 @@ std::span<const KernelVariant> shipped_module_builds(const KernelVariant& shippe
 // Every module the library ships: module_builds of every variant.
 std::vector<KernelVariant> all_module_builds();
 
-// The modules of the variants named (all of them when `names` is empty); every name is
-// resolved first, so an unknown one throws Error before anything is compiled.
+// The modules of the variants named (all of them when `names` is empty), each once;
+// every name is resolved first (variant_named), so an unknown one throws Error before
+// anything is compiled.
 std::vector<KernelVariant> module_builds_named(std::span<const std::string> names);
 
 // The variant whose entries include `entry`; throws Error naming the known entries.
 const KernelVariant& variant_for_entry(std::string_view entry);
 
-// The variant called `name`; throws Error naming the known variants.
+// The variant called `name`, else the variant with an entry called `name` (so that
+// warm-ups and `metrale compile --variant` also take entry names); throws Error naming
+// the known variants.
 const KernelVariant& variant_named(std::string_view name);
 
 }  // namespace metrale

@@ -35,8 +35,9 @@ TEST_CASE("gpu: each planted defect fails the budget") {
         modules.push_back(gpu().backend.load_module(compiled.image, defect));
       }
       REQUIRE(modules.size() == 2);
-      KernelHandle h{modules[0]->function(entry), gpu().backend.context(), entry};
-      h.function_above8 = modules[1]->function(entry);
+      const std::string_view symbol = kernel_symbol_of(v, entry);
+      KernelHandle h{modules[0]->function(symbol), gpu().backend.context(), entry};
+      h.function_above8 = modules[1]->function(symbol);
       for (std::uint32_t m : {1u, 8u, 16u}) {
         CAPTURE(m);
         Problem p(m, 4096 + 32, 7168, 7168, 4096 + 32, ++seed);

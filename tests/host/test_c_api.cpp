@@ -454,7 +454,7 @@ TEST_CASE("C ABI: warm-up names, and compile-only warm-up compiles") {
          "metrale_warm_up: variants[1] is NULL");
   const char* unknown[] = {"nope"};
   expect(metrale_warm_up(s, unknown, 1), METRALE_ERROR_INVALID_ARGUMENT,
-         "no kernel variant named nope");
+         "no kernel variant or entry named nope");
 
   // The compile is logged at debug level: the callback sees it.
   std::vector<std::string> seen;

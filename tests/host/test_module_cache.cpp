@@ -116,3 +116,30 @@ TEST_CASE("warm_up loads every variant in parallel, then lookups are hits") {
   CHECK(compiler.calls.load() == modules);
   CHECK_THROWS_AS(cache.warm_up(std::vector<std::string>{"nope"}), Error);
 }
+
+TEST_CASE("entries that share a kernel: one compile, one function, warm-up by entry name") {
+  const KernelVariant& strided = variant_named("w8a16_gemm_m16_strided");
+  CHECK(&variant_named("w8a16_gemm_m16_splitk") == &strided);
+  CHECK(&variant_for_entry("w8a16_gemm_m16_splitk") == &strided);
+  CHECK(kernel_symbol_of(strided, "w8a16_gemm_m16_splitk") == "w8a16_gemm_m16_strided");
+  CHECK(kernel_symbol_of(variant_named("fill_random"), "fill_u16") == "fill_u16");
+  // Named twice, by variant and by entry: its two modules once.
+  const std::vector<std::string> names = {"w8a16_gemm_m16_strided", "w8a16_gemm_m16_splitk"};
+  const std::vector<KernelVariant> builds = module_builds_named(names);
+  REQUIRE(builds.size() == 2);
+  CHECK(builds[0].name == "w8a16_gemm_m16_strided.m8");
+  CHECK(builds[1].name == "w8a16_gemm_m16_strided.m16");
+
+  test::RecordingBackend gpu;
+  test::CountingCompiler compiler;
+  ModuleCache cache(gpu, compiler.fn());
+  cache.warm_up(std::vector<std::string>{"w8a16_gemm_m16_splitk"});
+  CHECK(compiler.calls.load() == 2);
+  const KernelHandle split = cache.kernel("w8a16_gemm_m16_splitk");
+  const KernelHandle rows = cache.kernel("w8a16_gemm_m16_strided");
+  CHECK(compiler.calls.load() == 2);
+  CHECK(split.function == rows.function);
+  CHECK(split.function_above8 == rows.function_above8);
+  CHECK(std::string(split.name) == "w8a16_gemm_m16_splitk");
+  CHECK(std::string(rows.name) == "w8a16_gemm_m16_strided");
+}
