@@ -20,9 +20,6 @@
 // last to arrive adds the partials in the fixed order c0, c0+1, ..., c1 and stores the
 // tile, then clears the counter for the next launch. No CTA waits for another and no
 // atomics touch the values: results are bit-identical from run to run on one device.
-// A CTA runs the head of its last tile first when the next CTA finishes that tile, then
-// its range in order (unit_at): both of its split tiles come early, and their reductions
-// overlap the streaming instead of following the last unit.
 //
 // Workspace: `tickets` (one u32 per tile) and `partials` (P x 2 x 128 rows x 16 tokens
 // FP32), all zero before the launch and left zero after it. Grid: (P, 1, 1)  Block: (288,
@@ -47,21 +44,7 @@ constexpr u32 kSlotFloats = kRows * kMaxTokens;
 constexpr u32 kComputeThreads = kThreads;            // 8 warps of 16 rows
 constexpr u32 kBlockThreads = kComputeThreads + 32;  // and the producer warp
 constexpr u32 kComputeBarrier = 1;                   // named barrier of the compute warps
-// Partial loads a thread keeps in flight while it reduces a split tile: as many as fit
-// beside the streaming loop's registers without spilling, now that a reduction runs
-// inside it (STREAMK_REDUCE_LOADS, a tuning define, overrides).
-#if defined(STREAMK_REDUCE_LOADS)
-constexpr u32 kReduceLoads = STREAMK_REDUCE_LOADS;
-#elif TOKEN_GROUPS == 1
-constexpr u32 kReduceLoads = 4;
-#else
-constexpr u32 kReduceLoads = 2;
-#endif
-// 0 runs every range in unit order (the split tiles' reductions then come last); a
-// tuning define, for `metrale bench --define` comparisons.
-#ifndef STREAMK_SPLIT_FIRST
-#define STREAMK_SPLIT_FIRST 1
-#endif
+constexpr u32 kReduceLoads = 8;                      // partial loads in flight a thread
 #if STREAM_TMA
 constexpr u32 kFullCount = 2;   // the producer's arrive (which sets the bytes) and its
                                 // cp.async arrival for the unit's scale
@@ -80,17 +63,7 @@ struct Work {
   u32 tiles;         // 128-row tiles of the layer
   u32 begin, end;    // this CTA's units
   u32 first_tile;    // the tile of unit `begin`
-  u32 lead;          // units run first: the head of a last tile that the next CTA finishes
 };
-
-// The unit this CTA runs i-th. With lead > 0 the range runs as [end - lead, end), then
-// [begin, end - lead): both tiles split with the neighbours come first, so their
-// reduction (by whichever contributor arrives last) happens while the ring still streams
-// instead of after everything. Within a tile the K order is unchanged, so each partial,
-// and therefore each result, is the same bits as in range order.
-__device__ __forceinline__ u32 unit_at(const Work& wk, u32 i) {
-  return i < wk.lead ? wk.end - wk.lead + i : wk.begin + i - wk.lead;
-}
 
 // The CTA that runs unit u: the largest c with floor(c*U/P) <= u.
 __device__ __forceinline__ u32 owner_of(u64 u, u64 units, u64 ctas) {
@@ -116,7 +89,7 @@ struct Ring {
 __device__ __forceinline__ void issue_weights(const Operands& op, const Work& wk, const Ring& r,
                                               u32 i, const TensorMap* w_map, u64 policy) {
   const u32 lane = threadIdx.x % 32;
-  const u32 u = unit_at(wk, i);
+  const u32 u = wk.begin + i;
   const u32 dst = r.base + (i % r.stages) * r.stage_bytes;
   const u32 bar = r.full + 8 * (i % r.stages);
   const u32 n0 = u / wk.k_blocks * kRows;
@@ -148,7 +121,7 @@ __device__ __forceinline__ void issue_weights(const Operands& op, const Work& wk
 __device__ __forceinline__ void issue_activations(const Operands& op, const Work& wk, const Ring& r,
                                                   u32 i, const TensorMap* x_map) {
   const u32 lane = threadIdx.x % 32;
-  const u32 kb = unit_at(wk, i) % wk.k_blocks;
+  const u32 kb = (wk.begin + i) % wk.k_blocks;
   const u32 dst = r.base + (i % r.stages) * r.stage_bytes + kStageWeightBytes;
   const u32 bar = r.full + 8 * (i % r.stages);
 #if STREAM_TMA
@@ -233,7 +206,8 @@ __device__ __forceinline__ float4* partial_quad(float* partials, const Contribut
 
 // The end of a tile's run in this CTA: store it, or write the partial and take the
 // tile's ticket. True when this CTA arrived last and so reduces the tile (reduce_tile,
-// at once). Called by every compute thread (they synchronise on kComputeBarrier).
+// after its last unit: the loop's registers are free then). Called by every compute
+// thread (they synchronise on kComputeBarrier).
 template <u32 kTokenGroups>
 __device__ __forceinline__ bool finish_tile(const Operands& op, const Work& wk, u32 tile, u32 kb_first,
                                             u32 kb_last, float (&acc)[kTokenGroups][4],
@@ -354,13 +328,12 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
   // Outputs and the workspace are written only after the preceding grid has finished
   // (a programmatic dependent launch); the first stage cannot land before it anyway.
   wait_for_preceding_grid();
-  u32 kb_first = 0;
-  bool run_starts = true;  // unit i begins a run of consecutive units of one tile
+  u32 tile = wk.first_tile;
+  u32 kb = wk.begin % wk.k_blocks;
+  u32 kb_first = kb;
+  // A range splits at most two tiles: its first and its last.
+  bool reduce_first = false, reduce_last = false;
   for (u32 i = 0; i < count; ++i) {
-    const u32 u = unit_at(wk, i);
-    const u32 tile = u / wk.k_blocks;
-    const u32 kb = u % wk.k_blocks;
-    if (run_starts) kb_first = kb;
     const u32 slot = i % r.stages;
     const u32 base = r.base + slot * r.stage_bytes;
     barrier_wait(r.full + 8 * slot, (i / r.stages) & 1);
@@ -378,17 +351,29 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
     // Every compute thread releases its own reads of the slot (the scale included): the
     // producer's refill is ordered after each of them, not only after lane 0's.
     barrier_arrive(r.empty + 8 * slot);
-    run_starts = kb == wk.k_blocks - 1 || i == count - 1 || i + 1 == wk.lead;
-    if (run_starts) {
+    if (kb == wk.k_blocks - 1 || i == count - 1) {
       poison_nan_columns<kTokenGroups>(acc, nan_bits);
       if (finish_tile<kTokenGroups>(op, wk, tile, kb_first, kb, acc, partials, tickets, is_last)) {
-        reduce_tile(op, wk, tile, partials, tickets);
+        (tile == wk.first_tile ? reduce_first : reduce_last) = true;
       }
 #pragma unroll
       for (u32 tg = 0; tg < kTokenGroups; ++tg)
 #pragma unroll
         for (u32 e = 0; e < 4; ++e) acc[tg][e] = 0.0f;
       nan_bits[0] = nan_bits[1] = 0;
+      kb_first = 0;
+    }
+    if (++kb == wk.k_blocks) {
+      kb = 0;
+      ++tile;
+    }
+  }
+  // One call site: the reduction is inlined once.
+  const u32 last_tile = (wk.end - 1) / wk.k_blocks;
+#pragma unroll 1
+  for (u32 j = 0; j < 2; ++j) {
+    if (j == 0 ? reduce_first : reduce_last) {
+      reduce_tile(op, wk, j == 0 ? wk.first_tile : last_tile, partials, tickets);
     }
   }
 }
@@ -426,9 +411,6 @@ w8a16_gemm_m16_streamk(const u16* __restrict__ input, const u8* __restrict__ wei
   // Every CTA is resident now: the next kernel of the stream may start its prologue.
   allow_dependent_grid();
   if (wk.begin == wk.end) return;
-  const bool last_tile_split =
-      (wk.end - 1) / wk.k_blocks != wk.first_tile && wk.end % wk.k_blocks != 0;
-  wk.lead = STREAMK_SPLIT_FIRST && last_tile_split ? wk.end % wk.k_blocks : 0;
   if (threadIdx.x < r.stages) {
     barrier_init(r.full + 8 * threadIdx.x, kFullCount);
     barrier_init(r.empty + 8 * threadIdx.x, kComputeThreads);
