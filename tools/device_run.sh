@@ -5,6 +5,7 @@
 #   tools/device_run.sh [STEP...]     steps: build tests ci info sass startup sanitize bench
 #                                     profile ringdiag ktime ab compilescale compilecontention hostcost multigpu (default: build tests info sass)
 #   BENCH_ARGS="--shape 4096x4096 --m 16" tools/device_run.sh build bench
+#   STARTUP_COLD_RUNS=5 tools/device_run.sh build startup     (cold starts to sample, default 2)
 #   PROFILE_ARGS="--shape 7168x16384 --m 1 --entry w8a16_gemm_m16_splitk/4" \
 #     PROFILE_KERNEL=w8a16_gemm_m16_splitk tools/device_run.sh build profile
 #     (ncu counters of the first launch of each PROFILE_KERNEL, default any w8a16_gemm*)
@@ -41,7 +42,7 @@ for s in "${steps[@]}"; do
     startup)  # cold and warm start, 16 processes on one empty cache, healing of bad entries
       step startup bash -c "
         cache=\$(mktemp -d); export METRALE_KERNEL_CACHE_DIR=\$cache
-        for i in 1 2; do echo \"--- cold \$i (empty cache; the compile of each module at debug level)\"; rm -rf \$cache/*
+        for i in \$(seq ${STARTUP_COLD_RUNS:-2}); do echo \"--- cold \$i (empty cache; the compile of each module at debug level)\"; rm -rf \$cache/*
           METRALE_LOG_LEVEL=debug $BUILD/tools/metrale startup 2>&1 | grep -E 'startup on|modules:|compiled in' | sed 's/^\[[^]]*\] //'; done
         echo '--- cold, every module compiled before the CUDA context exists'; rm -rf \$cache/*
         $BUILD/tools/metrale startup --compile-first
