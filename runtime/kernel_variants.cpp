@@ -112,7 +112,8 @@ std::vector<KernelVariant> module_builds_named(std::span<const std::string> name
   }
   std::vector<KernelVariant> out;
   for (const KernelVariant* v : variants) {
-    for (KernelVariant& b : module_builds(*v)) out.push_back(std::move(b));
+    const std::span<const KernelVariant> builds = shipped_module_builds(*v);
+    out.insert(out.end(), builds.begin(), builds.end());
   }
   return out;
 }
@@ -120,7 +121,8 @@ std::vector<KernelVariant> module_builds_named(std::span<const std::string> name
 std::vector<KernelVariant> all_module_builds() {
   std::vector<KernelVariant> out;
   for (const KernelVariant& v : kernel_variants()) {
-    for (KernelVariant& b : module_builds(v)) out.push_back(std::move(b));
+    const std::span<const KernelVariant> builds = shipped_module_builds(v);
+    out.insert(out.end(), builds.begin(), builds.end());
   }
   return out;
 }
