@@ -53,8 +53,9 @@ class KernelService {
   // (nothing is compiled). Throws Error for an unknown entry.
   KernelHandle kernel(std::string_view entry);
 
-  // Compiles and loads the named variants (every variant when empty) in parallel. On a
-  // compile-only service it compiles them for the target and loads nothing.
+  // Compiles and loads the named variants (every variant when empty; an entry name stands
+  // for its variant) in parallel. On a compile-only service it compiles them for the
+  // target and loads nothing.
   void warm_up(std::span<const std::string> variants = {});
 
   // The dense-FFN launcher chosen by METRALE_FFN_M16_TC_NTILE (see dense_ffn.hpp).

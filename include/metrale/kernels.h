@@ -89,8 +89,9 @@ metrale_status metrale_service_is_compile_only(const metrale_service* service,
                                                int* out) METRALE_NOEXCEPT;
 
 /* Compiles and loads the named kernel variants in parallel; count 0 means every variant.
- * Names are module names as `metrale info` lists them (e.g. "w8a16_gemm_m16",
- * "fill_random"). After it, the launchers of those variants compile nothing. */
+ * A name is a variant (e.g. "w8a16_gemm_m16", "fill_random") or an entry, which stands
+ * for its variant (e.g. "w8a16_gemm_m16_splitk", whose kernel is the strided variant's).
+ * After it, the launchers of those variants compile nothing. */
 metrale_status metrale_warm_up(metrale_service* service, const char* const* variants,
                                size_t count) METRALE_NOEXCEPT;
 

@@ -59,7 +59,8 @@ class ModuleCache {
   // Shorthand: the variant that carries `entry`.
   KernelHandle kernel(std::string_view entry);
 
-  // Compiles and loads the named variants' modules (all when empty) in parallel.
+  // Compiles and loads the named variants' modules (all when empty; an entry name stands
+  // for its variant) in parallel.
   void warm_up(std::span<const std::string> variant_names = {});
 
   ModuleCacheStats stats() const;

@@ -44,8 +44,9 @@ constexpr const char* kHelp =
     "                     $XDG_CACHE_HOME/metrale/kernels, else ~/.cache/metrale/kernels;\n"
     "                     with only --dump-* options nothing is cached)\n"
     "  --jobs N           parallel compiles (default: the number of CPUs)\n"
-    "  --variant NAME     only this variant's modules (repeatable; default: every variant;\n"
-    "                     a w8a16_gemm_m16* variant is two modules, NAME.m8 and NAME.m16)\n"
+    "  --variant NAME     only this variant's modules (repeatable; an entry name stands for\n"
+    "                     its variant; default: every variant; a w8a16_gemm_m16* variant\n"
+    "                     is two modules, NAME.m8 and NAME.m16)\n"
     "  --dump-ptx DIR     also write DIR/<module>.compute_XY.ptx\n"
     "  --dump-cubin DIR   also write DIR/<module>.sm_XY.cubin\n";
 
