@@ -22,9 +22,10 @@
 // divides 128). The four warps' sums are added in a fixed order through shared memory.
 //
 // The split-K entry runs the strided kernel as a thread-block cluster of S CTAs (grid
-// (ceil(N/32), S), cluster (1, S)) on each tile, CTA r taking the r-th share of the K blocks; the S partial tiles
-// are added in rank order through distributed shared memory, so results are
-// deterministic and no atomics touch the values. Without a cluster launch S = 1.
+// (ceil(N/32), S), cluster (1, S)) on each tile, CTA r taking the r-th share of the K
+// blocks; the S partial tiles are added in rank order through distributed shared memory,
+// so results are deterministic and no atomics touch the values. Without a cluster
+// launch S = 1.
 //
 // Launched as a programmatic dependent launch, a CTA loads its first weights while the
 // preceding kernel still runs and waits for it only before reading activations; the
