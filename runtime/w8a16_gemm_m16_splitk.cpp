@@ -30,8 +30,10 @@ void w8a16_gemm_m16_splitk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr
       .launch(stream);
 }
 
-M16Plan plan_m16_gemm(std::uint32_t m, std::uint32_t n, std::uint32_t k,
-                      std::uint32_t sm_count) {
+namespace {
+
+M16Plan plan_without_pdl(std::uint32_t m, std::uint32_t n, std::uint32_t k,
+                         std::uint32_t sm_count) {
   // Too few CTAs leave loads in flight, hence bandwidth, unused. Measured on an H200
   // (docs/performance.md, bench/results/): 128, 160 and 192 tiles run best split in two,
   // 224 and more unsplit, so the threshold sits at 1.6 CTAs per SM.
@@ -83,6 +85,28 @@ M16Plan plan_m16_gemm(std::uint32_t m, std::uint32_t n, std::uint32_t k,
   while (split * 2 <= max_split && tiles * split < sms * 8 / 5) split *= 2;
   if (split == 1) return {"w8a16_gemm_m16", 1};
   return {"w8a16_gemm_m16_splitk", split};
+}
+
+}  // namespace
+
+M16Plan plan_m16_gemm(std::uint32_t m, std::uint32_t n, std::uint32_t k,
+                      std::uint32_t sm_count, M16LaunchOptions launch) {
+  const M16Plan plan = plan_without_pdl(m, n, k, sm_count);
+  if (!launch.programmatic_dependent) return plan;
+  // Measured with every entry's PDL form in one run (bench/results/h200-df65562.json):
+  // split-K on one CTA per tile with PDL beat the seed's launch by 11-12 % where the plan
+  // above picks it (Qwen3-32B qkv 16.22 against 18.47 us, DeepSeek-V3 q_b 12.76 against
+  // 14.40 at m = 1), and stream-K with PDL ran fastest on two CTAs per SM in 11 of the 12
+  // cases where the plan above picks one (DeepSeek-V3 o 35.64 against 36.39 us at m = 1;
+  // the exception, Llama-3-8B down at m = 8, 22.29 against 21.32).
+  if (plan.entry == "w8a16_gemm_m16" || plan.entry == "w8a16_gemm_m16_n64") {
+    return {"w8a16_gemm_m16_splitk", 1};
+  }
+  if (plan.entry == "w8a16_gemm_m16_streamk") {
+    const std::uint32_t sms = sm_count == 0 ? 132 : sm_count;
+    return {plan.entry, 1, 2 * sms};
+  }
+  return plan;
 }
 
 }  // namespace metrale

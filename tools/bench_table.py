@@ -4,10 +4,11 @@
     tools/bench_table.py bench/results/h200-<commit>.json
 
 Prints, in Markdown: one row per shape x m (the fastest entry launched as the seed
-launches, the plan's choice, the fastest with programmatic dependent launch, both
-baselines and the ratios, and what the read ceiling's kernel reaches on the layer's
-bytes per launch where the record has it), then the ranges per layer class that the
-issue's targets name. Only numbers in the record are used.
+launches, the plan's choice, the fastest with programmatic dependent launch, the plan's
+choice for callers launching with it, both baselines and the ratios, and what the read
+ceiling's kernel reaches on the layer's bytes per launch where the record has it), then
+the ranges per layer class that the issue's targets name, and how often each of the
+plan's choices is the fastest of its kind. Only numbers in the record are used.
 """
 import json
 import sys
@@ -20,6 +21,11 @@ SKINNY = {("DeepSeek-V3", "q_a"), ("DeepSeek-V3", "kv_a")}
 def fastest(entries, with_pdl):
     ok = [e for e in entries if e["status"] == "ok" and (with_pdl or not e["entry"].endswith("+pdl"))]
     return min(ok, key=lambda e: e["us"]) if ok else None
+
+
+def entry(result, name):
+    """The entry called `name` if it ran correctly, else None."""
+    return next((e for e in result["entries"] if e["entry"] == name and e["status"] == "ok"), None)
 
 
 def baseline(result, name):
@@ -44,21 +50,23 @@ def main(path):
     print(f"Read ceiling in this run: {record['ceiling']['gbps']:.0f} GB/s; commit "
           f"{record['commit']}, {record['date']}.\n")
     print("| shape | N x K | floor us | m | best entry | us | % ceil | auto choice | us | "
-          "with PDL | us | % ceil | cuBLASLt FP8 us | cuBLAS BF16 us | best vs FP8 | "
-          "best vs BF16 | PDL vs FP8 | read kernel at this size |")
-    print("|" + "---|" * 18)
+          "with PDL | us | % ceil | auto choice with PDL | us | cuBLASLt FP8 us | "
+          "cuBLAS BF16 us | best vs FP8 | best vs BF16 | PDL vs FP8 | read kernel at this size |")
+    print("|" + "---|" * 20)
     classes = {}
     for r in record["results"]:
         best = fastest(r["entries"], False)
         pdl = fastest(r["entries"], True)
-        choice = next((e for e in r["entries"] if e["entry"] == r["choice"]), None)
+        choice = entry(r, r["choice"])
+        choice_pdl = entry(r, r.get("choice_pdl"))
         fp8, bf16 = baseline(r, "cublaslt_fp8"), baseline(r, "cublas_bf16")
         us = lambda e: f"{e['us']:.2f}" if e else "-"
         pct = lambda e: f"{e['pct_ceiling']:.0f}%" if e else "-"
         size_pct = size_ceiling_pct(record, r)
         print(f"| {r['model']} {r['layer']} | {r['n']}x{r['k']} | {r['floor_us']:.2f} | {r['m']} | "
               f"{best['entry'] if best else '-'} | {us(best)} | {pct(best)} | {r['choice']} | "
-              f"{us(choice)} | {pdl['entry'] if pdl else '-'} | {us(pdl)} | {pct(pdl)} | {us(fp8)} | "
+              f"{us(choice)} | {pdl['entry'] if pdl else '-'} | {us(pdl)} | {pct(pdl)} | "
+              f"{r.get('choice_pdl', '-')} | {us(choice_pdl)} | {us(fp8)} | "
               f"{us(bf16)} | {ratio(fp8, best)} | {ratio(bf16, best)} | {ratio(fp8, pdl)} | "
               f"{f'{size_pct:.0f}%' if size_pct else '-'} |")
         if (r["model"], r["layer"]) in SKINNY:
@@ -92,6 +100,20 @@ def main(path):
           f"({beats('cublaslt_fp8', True)} with PDL); faster than cuBLAS BF16 in "
           f"{beats('cublas_bf16', False)} ({beats('cublas_bf16', True)} with PDL). "
           f"{record['wrong']} WRONG, {record['errors']} ERROR.")
+    # The plan's choice against the fastest entry without PDL, and its PDL choice (records
+    # from 36e5f05 on) against the fastest "+pdl" entry.
+    pdl_only = lambda entries: [e for e in entries if e["entry"].endswith("+pdl")]
+    for label, key, kind, pool in (
+            ("The plan's choice", "choice", "entry without PDL", lambda r: fastest(r["entries"], False)),
+            ("Its choice with PDL", "choice_pdl", "+pdl entry", lambda r: fastest(pdl_only(r["entries"]), True))):
+        pairs = [(entry(r, r.get(key)), pool(r)) for r in record["results"]]
+        pairs = [(c, b) for c, b in pairs if c and b]
+        if not pairs:
+            continue
+        hits = sum(1 for c, b in pairs if c["entry"] == b["entry"])
+        worst = max(c["us"] / b["us"] for c, b in pairs)
+        print(f"{label} is the fastest {kind} in {hits} of {len(pairs)} cases; "
+              f"at worst it takes {worst:.3f}x the fastest's time.")
 
 
 if __name__ == "__main__":

@@ -52,7 +52,13 @@ struct M16Plan {
   std::uint32_t split;     // 1 for the seed's entries and stream-K
   std::uint32_t ctas = 0;  // stream-K's persistent grid; 0 for the other entries
 };
+//
+// With `launch.programmatic_dependent` the plan is for callers that launch with
+// programmatic dependent launch (their preceding kernel PDL-aware): the seed's
+// contiguous entries, which take no launch options, give way to w8a16_gemm_m16_splitk
+// with a split of 1 (the same kernel code, strided), and stream-K runs on two CTAs per
+// SM, whose next launch's CTAs wait resident beside the ones still running.
 M16Plan plan_m16_gemm(std::uint32_t m, std::uint32_t n, std::uint32_t k,
-                      std::uint32_t sm_count);
+                      std::uint32_t sm_count, M16LaunchOptions launch = {});
 
 }  // namespace metrale

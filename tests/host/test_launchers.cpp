@@ -426,6 +426,48 @@ TEST_CASE("plan_m16_gemm: stream-K, streaming, 64-wide or split tiles where each
   CHECK(plan(12288, 2048).entry == "w8a16_gemm_m16");
 }
 
+TEST_CASE("plan_m16_gemm with PDL: split-K for the seed's entries, stream-K on two CTAs per SM") {
+  const M16LaunchOptions pdl{true};
+  // Every shape of the default set, m 1..16: the PDL plan differs from the plain one only
+  // where that one picks an entry that takes no launch options, or stream-K on one CTA
+  // per SM.
+  for (const auto& [n, k] : {std::pair{6144u, 4096u}, {4096u, 4096u}, {28672u, 4096u},
+                            {4096u, 14336u}, {10240u, 5120u}, {51200u, 5120u},
+                            {5120u, 25600u}, {1536u, 7168u}, {576u, 7168u}, {24576u, 1536u},
+                            {7168u, 16384u}, {36864u, 7168u}, {7168u, 18432u}, {12288u, 2048u},
+                            {7168u, 4096u}}) {
+    for (std::uint32_t m = 1; m <= 16; ++m) {
+      CAPTURE(n);
+      CAPTURE(k);
+      CAPTURE(m);
+      const M16Plan plain = plan_m16_gemm(m, n, k, 132);
+      const M16Plan p = plan_m16_gemm(m, n, k, 132, pdl);
+      if (plain.entry == "w8a16_gemm_m16" || plain.entry == "w8a16_gemm_m16_n64") {
+        CHECK(p.entry == "w8a16_gemm_m16_splitk");
+        CHECK(p.split == 1);
+        CHECK(p.ctas == 0);
+      } else if (plain.entry == "w8a16_gemm_m16_streamk") {
+        CHECK(p.entry == "w8a16_gemm_m16_streamk");
+        CHECK(p.ctas == 264u);
+      } else {
+        CHECK(p.entry == plain.entry);
+        CHECK(p.split == plain.split);
+        CHECK(p.ctas == plain.ctas);
+      }
+    }
+  }
+  // Named cases: Qwen3-32B qkv and DeepSeek-V3 q_b at m = 1, DeepSeek-V3 o at m = 1, and
+  // q_a (split-K either way); and the device's SM count.
+  CHECK(plan_m16_gemm(1, 10240, 5120, 132, pdl).entry == "w8a16_gemm_m16_splitk");
+  CHECK(plan_m16_gemm(1, 24576, 1536, 132, pdl).split == 1);
+  CHECK(plan_m16_gemm(1, 7168, 16384, 132).ctas == 132u);
+  CHECK(plan_m16_gemm(1, 7168, 16384, 132, pdl).ctas == 264u);
+  CHECK(plan_m16_gemm(1, 7168, 16384, 114, pdl).ctas == 228u);
+  CHECK(plan_m16_gemm(1, 1536, 7168, 132, pdl).split == 4);
+  CHECK(plan_m16_gemm(1, 1536, 7168, 132, M16LaunchOptions{}).entry ==
+        plan_m16_gemm(1, 1536, 7168, 132).entry);
+}
+
 TEST_CASE("a token-split entry runs its build for m > 8; a handle without one is refused") {
   Fixture f;
   const KernelHandle h = f.cache.kernel("w8a16_gemm_m16");

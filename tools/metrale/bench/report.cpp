@@ -91,14 +91,18 @@ void print_case(const CaseResult& c, double ceiling) {
     print_timed_row(c.m, name, b.timing, b.weight_bytes, ceiling, "", "",
                     fmt::format("{} copies", b.copies));
   }
-  const EntryResult* chosen = nullptr;
-  for (const EntryResult& e : c.entries) {
-    if (e.entry == c.choice && e.status == Status::ok) chosen = &e;
-  }
+  const auto timed = [&](const std::string& entry) {
+    for (const EntryResult& e : c.entries) {
+      if (e.entry == entry && e.status == Status::ok) {
+        return fmt::format(" ({:.2f} us)", e.timing.median_us);
+      }
+    }
+    return std::string(" (not measured)");
+  };
   fmt::print("  {:>3}  automatic choice: {}{}; fastest measured: {}\n", c.m, c.choice,
-             chosen != nullptr ? fmt::format(" ({:.2f} us)", chosen->timing.median_us)
-                               : std::string(" (not measured)"),
-             c.best.empty() ? "none" : c.best);
+             timed(c.choice), c.best.empty() ? "none" : c.best);
+  fmt::print("  {:>3}  automatic choice with PDL: {}{}; fastest with PDL: {}\n", c.m,
+             c.choice_pdl, timed(c.choice_pdl), c.best_pdl.empty() ? "none" : c.best_pdl);
 }
 
 }  // namespace
@@ -256,10 +260,12 @@ void write_json(const BenchRun& run, const std::string& path) {
     fmt::format_to(out,
                    "{}\n    {{\"model\": {}, \"layer\": {}, \"n\": {}, \"k\": {}, \"m\": {}, "
                    "\"weight_bytes\": {}, \"copies\": {}, \"floor_us\": {}, \"choice\": {}, "
-                   "\"best\": {}, \"size_ceiling_us\": {},\n     \"entries\": [",
+                   "\"choice_pdl\": {}, \"best\": {}, \"best_pdl\": {}, "
+                   "\"size_ceiling_us\": {},\n     \"entries\": [",
                    i > 0 ? "," : "", js(cr.shape.model), js(cr.shape.layer), cr.shape.n,
                    cr.shape.k, cr.m, cr.weight_bytes, cr.copies, num(floor_us), js(cr.choice),
-                   js(cr.best), sc != nullptr ? num(sc->timing.median_us) : "null");
+                   js(cr.choice_pdl), js(cr.best), js(cr.best_pdl),
+                   sc != nullptr ? num(sc->timing.median_us) : "null");
     for (std::size_t j = 0; j < cr.entries.size(); ++j) {
       const EntryResult& e = cr.entries[j];
       fmt::format_to(out, "{}\n      {{\"entry\": {}, \"status\": {}, \"detail\": {}, ",

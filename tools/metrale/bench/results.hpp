@@ -41,8 +41,10 @@ struct CaseResult {
   std::uint64_t weight_bytes = 0;  // FP8 weights + FP32 block scales
   std::vector<EntryResult> entries;
   std::vector<BaselineResult> baselines;  // empty with --no-baselines
-  std::string choice;  // the entry plan_m16_gemm picks for this shape, as reported
-  std::string best;    // the fastest correct entry measured
+  std::string choice;      // the entry plan_m16_gemm picks for this shape, as reported
+  std::string choice_pdl;  // its pick for callers launching with PDL (a "+pdl" entry)
+  std::string best;        // the fastest correct entry measured, with PDL or without
+  std::string best_pdl;    // the fastest correct "+pdl" entry measured
 };
 
 struct LaunchCost {

@@ -27,6 +27,17 @@ std::string choice_name(const M16Plan& plan, std::uint32_t sm_count) {
   return std::string(plan.entry);
 }
 
+// The fastest correct entry, of all or of those launched with PDL only; empty if none
+// ran.
+std::string fastest(const std::vector<EntryResult>& entries, bool pdl_only) {
+  const EntryResult* best = nullptr;
+  for (const EntryResult& e : entries) {
+    if (e.status != Status::ok || (pdl_only && !e.entry.ends_with("+pdl"))) continue;
+    if (best == nullptr || e.timing.median_us < best->timing.median_us) best = &e;
+  }
+  return best != nullptr ? best->entry : std::string();
+}
+
 constexpr std::uint32_t kMaxRows = 16;      // the M tile: the largest m any entry takes
 constexpr std::uint32_t kFillThreads = 256;
 constexpr std::uint64_t kScaleAlign = 256;  // keeps each copy's scales on their own lines
@@ -168,24 +179,21 @@ std::vector<CaseResult> Runner::run_shape(const Shape& shape) {
     c.weight_bytes = fp8_weight_bytes(shape);
     const std::vector<std::uint16_t> ref = reference(d, m);
     for (const BenchEntry& e : options_.entries) c.entries.push_back(run_entry(d, e, m, ref));
-    c.choice = choice_name(plan_m16_gemm(m, shape.n, shape.k, resources_.sm_count),
-                           resources_.sm_count);
+    const std::uint32_t sms = resources_.sm_count;
+    c.choice = choice_name(plan_m16_gemm(m, shape.n, shape.k, sms), sms);
+    c.choice_pdl = choice_name(plan_m16_gemm(m, shape.n, shape.k, sms, {true}), sms) + "+pdl";
     // A choice that only a tuning point runs (stream-K on one CTA per SM) is timed too,
     // so that its row shows what the plan's configuration takes.
-    const bool timed = std::any_of(c.entries.begin(), c.entries.end(),
-                                   [&](const EntryResult& e) { return e.entry == c.choice; });
-    if (!timed) {
+    for (const std::string* choice : {&c.choice, &c.choice_pdl}) {
+      const bool timed = std::any_of(c.entries.begin(), c.entries.end(),
+                                     [&](const EntryResult& e) { return e.entry == *choice; });
+      if (timed) continue;
       for (const BenchEntry& e : tuning_entries()) {
-        if (e.name == c.choice) c.entries.push_back(run_entry(d, e, m, ref));
+        if (e.name == *choice) c.entries.push_back(run_entry(d, e, m, ref));
       }
     }
-    const EntryResult* best = nullptr;
-    for (const EntryResult& e : c.entries) {
-      if (e.status == Status::ok && (best == nullptr || e.timing.median_us < best->timing.median_us)) {
-        best = &e;
-      }
-    }
-    if (best != nullptr) c.best = best->entry;
+    c.best = fastest(c.entries, false);
+    c.best_pdl = fastest(c.entries, true);
     if (options_.baselines) {
       c.baselines.push_back(bf16_baseline(d, m));
       c.baselines.push_back(fp8_baseline(d, m));
