@@ -101,7 +101,7 @@ def main(path):
           f"{beats('cublas_bf16', False)} ({beats('cublas_bf16', True)} with PDL). "
           f"{record['wrong']} WRONG, {record['errors']} ERROR.")
     # The plan's choice against the fastest entry without PDL, and its PDL choice (records
-    # from 36e5f05 on) against the fastest "+pdl" entry.
+    # from 88bb9cd on) against the fastest "+pdl" entry.
     pdl_only = lambda entries: [e for e in entries if e["entry"].endswith("+pdl")]
     for label, key, kind, pool in (
             ("The plan's choice", "choice", "entry without PDL", lambda r: fastest(r["entries"], False)),
