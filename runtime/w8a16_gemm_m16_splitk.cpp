@@ -33,11 +33,10 @@ void w8a16_gemm_m16_splitk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr
 namespace {
 
 M16Plan plan_without_pdl(std::uint32_t m, std::uint32_t n, std::uint32_t k,
-                         std::uint32_t sm_count) {
+                         std::uint64_t sms) {
   // Too few CTAs leave loads in flight, hence bandwidth, unused. Measured on an H200
   // (docs/performance.md, bench/results/): 128, 160 and 192 tiles run best split in two,
   // 224 and more unsplit, so the threshold sits at 1.6 CTAs per SM.
-  const std::uint64_t sms = sm_count == 0 ? 132 : sm_count;
   const std::uint64_t tiles = div_ceil(n, W8A16_GEMM_M16_N_TILE);
   // Stream-K gives every SM the same weight bytes, whatever the tile count. By the bench
   // at d8ddd02 it is the fastest entry on every layer of 64 MiB or more at m = 1, 8 and
@@ -91,7 +90,8 @@ M16Plan plan_without_pdl(std::uint32_t m, std::uint32_t n, std::uint32_t k,
 
 M16Plan plan_m16_gemm(std::uint32_t m, std::uint32_t n, std::uint32_t k,
                       std::uint32_t sm_count, M16LaunchOptions launch) {
-  const M16Plan plan = plan_without_pdl(m, n, k, sm_count);
+  const std::uint32_t sms = sm_count == 0 ? 132 : sm_count;
+  const M16Plan plan = plan_without_pdl(m, n, k, sms);
   if (!launch.programmatic_dependent) return plan;
   // Measured with every entry's PDL form in one run (bench/results/h200-df65562.json):
   // split-K on one CTA per tile with PDL beat the seed's launch by 11-12 % where the plan
@@ -102,10 +102,7 @@ M16Plan plan_m16_gemm(std::uint32_t m, std::uint32_t n, std::uint32_t k,
   if (plan.entry == "w8a16_gemm_m16" || plan.entry == "w8a16_gemm_m16_n64") {
     return {"w8a16_gemm_m16_splitk", 1};
   }
-  if (plan.entry == "w8a16_gemm_m16_streamk") {
-    const std::uint32_t sms = sm_count == 0 ? 132 : sm_count;
-    return {plan.entry, 1, 2 * sms};
-  }
+  if (plan.entry == "w8a16_gemm_m16_streamk") return {plan.entry, 1, 2 * sms};
   return plan;
 }
 

@@ -1,10 +1,11 @@
 // Split-K entry of the M16 tensor-core GEMM (the strided kernel of
 // kernel_sources/w8a16_gemm_m16.cu, launched in clusters; its handle comes from the
 // strided variant's modules): each 32-column tile is computed by a thread-block cluster
-// of `split` CTAs, CTA r reducing the r-th share of the 128-K blocks; the partial tiles are added in rank
-// order through distributed shared memory. Deterministic (bit-identical from run to
-// run), no atomics, and held to the same accuracy budget as the seed's entries. It fills
-// the GPU where ceil(N/32) tiles alone would leave SMs idle (skinny N, small layers).
+// of `split` CTAs, CTA r reducing the r-th share of the 128-K blocks; the partial tiles
+// are added in rank order through distributed shared memory. Deterministic
+// (bit-identical from run to run), no atomics, and held to the same accuracy budget as
+// the seed's entries. It fills the GPU where ceil(N/32) tiles alone would leave SMs idle
+// (skinny N, small layers).
 //
 // Grid: (ceil(N/32), split, 1)  Block: (128, 1, 1)  Cluster: (1, split, 1).
 // Same operands and guards as w8a16_gemm_m16_strided, plus 1 <= split <= 8 and

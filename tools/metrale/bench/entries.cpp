@@ -100,7 +100,7 @@ std::span<const BenchEntry> bench_entries() {
       BenchEntry{"w8a16_gemm_m16_streamk+pdl", "w8a16_gemm_m16_streamk", 1, nullptr,
                  &streamk<2, true>},
       // On one CTA per SM, a CTA of the next launch fits beside each of this one's: the
-      // faster PDL form below 64 MiB.
+      // faster PDL form on Llama-3-8B down (docs/performance.md, items 33 and 36).
       BenchEntry{"w8a16_gemm_m16_streamk.c1+pdl", "w8a16_gemm_m16_streamk", 1, nullptr,
                  &streamk<1, true>},
   };
