@@ -30,7 +30,8 @@
 // METRALE_DEFECT_* switch (as w8a16_gemm_m16.cu); the diagnostic define
 // METRALE_DIAG_RING_ONLY keeps the ring, the barriers and the stores but skips the tensor
 // cores and the decode (wrong results: it measures what the ring alone streams, e.g. under
-// ncu, against the full kernel). STREAMK_PREFETCH_STAGES=P (a tuning point) issues only P
+// ncu, against the full kernel); METRALE_DIAG_NO_REDUCE stores every tile from registers,
+// split tiles included (wrong results: it measures what the workspace reduction costs). STREAMK_PREFETCH_STAGES=P (a tuning point) issues only P
 // weight stages ahead of the wait for the preceding grid, the others with their
 // activations. As a programmatic dependent launch it
 // streams its first weights before the preceding kernel ends and touches activations,
@@ -220,7 +221,12 @@ __device__ __forceinline__ bool finish_tile(const Operands& op, const Work& wk, 
 #if defined(METRALE_DEFECT_SKIP_LAST_TILE)
   if (n0 + kRows >= op.n) return false;
 #endif
+#if defined(METRALE_DIAG_NO_REDUCE)
+  (void)kb_first; (void)kb_last; (void)partials; (void)tickets; (void)is_last;
+  if (true) {  // every tile stored from registers: split tiles come out wrong
+#else
   if (kb_first == 0 && kb_last == wk.k_blocks - 1) {
+#endif
 #pragma unroll
     for (u32 tg = 0; tg < kTokenGroups; ++tg)
 #pragma unroll

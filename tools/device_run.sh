@@ -57,9 +57,11 @@ for s in "${steps[@]}"; do
         $BUILD/tools/metrale cache --dir \$cache verify; $BUILD/tools/metrale startup; $BUILD/tools/metrale cache --dir \$cache verify" ;;
     compilescale)  # wall time of compiling every module for sm_90 with 1, 4, 8 and 15 jobs:
                    # whether a cold start is bound by the slowest module or by the CPUs
+                   # (COMPILE_JOBS: the job counts; COMPILE_VARIANTS: only these variants)
+      variant_args=(); for v in ${COMPILE_VARIANTS:-}; do variant_args+=(--variant "$v"); done
       step compilescale bash -c "lscpu | grep -E '^(CPU\(s\)|Thread|Core|Socket|Model name)'
-        for j in 1 4 8 15; do rm -rf $BUILD/cscale; s=\$(date +%s%N)
-          $BUILD/tools/metrale compile --target sm_90 --jobs \$j --out $BUILD/cscale | sort -n -k4 | tail -2
+        for j in ${COMPILE_JOBS:-1 4 8 15}; do rm -rf $BUILD/cscale; s=\$(date +%s%N)
+          $BUILD/tools/metrale compile --target sm_90 --jobs \$j --out $BUILD/cscale ${variant_args[*]:-} | sort -n -k4 | tail -2
           echo \"jobs \$j: \$(( (\$(date +%s%N) - s) / 1000000 )) ms in all\"; done" ;;
     compilecontention)  # every module for sm_90 with 15 jobs: threads of one process, one
                         # process per variant, and glibc malloc settings (why parallel compiles slow down)
@@ -99,11 +101,18 @@ for s in "${steps[@]}"; do
           ncu --clock-control none --kernel-name \$kernel --launch-count 1 --section SpeedOfLight --section WarpStateStats --section SchedulerStats --section Occupancy --section MemoryWorkloadAnalysis --section InstructionStats --section LaunchStats --metrics regex:smsp__average_warps_issue_stalled_.*_per_issue_active.ratio $BUILD/tools/metrale bench --no-baselines --replays 1 ${PROFILE_ARGS:-}
         done" ;;
     ringdiag)  # stream-K against its ring alone (METRALE_DIAG_RING_ONLY) and cuBLASLt, one
-               # launch at a time under ncu: gpu__time_duration and dram__bytes_read
+               # launch at a time under ncu: time, DRAM bytes, and the SMs' active cycles
+               # (min / avg / max: how evenly the launch keeps them busy). RINGDIAG_DEFINES:
+               # ';'-separated define sets, '-' = none (the full kernels and cuBLASLt).
       step ringdiag bash -c "
-        ncu_run() { timeout 200 ncu --clock-control none --launch-count 40 --metrics gpu__time_duration.sum,dram__bytes_read.sum --kernel-name regex:'streamk|nvjet|xmma' $BUILD/tools/metrale bench --no-host-cost --replays 1 --min-bytes 128 \${RINGDIAG_ARGS:---shape 28672x4096 --shape 51200x5120 --m 1 --entry w8a16_gemm_m16_streamk.c1,w8a16_gemm_m16_streamk} \"\$@\" 2>&1 | grep -E '^  [a-z]|gpu__time|dram__bytes'; }
-        echo '--- full kernels and cuBLASLt'; ncu_run
-        echo '--- the ring alone'; ncu_run --no-baselines --define METRALE_DIAG_RING_ONLY=1" ;;
+        metrics=gpu__time_duration.sum,dram__bytes_read.sum,sm__cycles_active.min,sm__cycles_active.avg,sm__cycles_active.max,gpc__cycles_elapsed.max
+        IFS=';' read -ra sets <<< \"\${RINGDIAG_DEFINES:--;METRALE_DIAG_RING_ONLY=1;METRALE_DIAG_RING_ONLY=1 METRALE_DIAG_NO_REDUCE=1}\"
+        for set in \"\${sets[@]}\"; do
+          defines=(); for d in \$set; do [ \"\$d\" = - ] || defines+=(--define \"\$d\"); done
+          ((\${#defines[@]})) && defines+=(--no-baselines)
+          echo \"--- defines: \$set\"
+          timeout 200 ncu --clock-control none --launch-count 40 --metrics \$metrics --kernel-name regex:'streamk|nvjet|xmma' $BUILD/tools/metrale bench --no-host-cost --replays 1 --min-bytes 128 \${RINGDIAG_ARGS:---shape 28672x4096 --shape 51200x5120 --m 1 --entry w8a16_gemm_m16_streamk.c1,w8a16_gemm_m16_streamk} \"\${defines[@]}\" 2>&1 | grep -E '^  [a-z]|gpu__time|dram__bytes|cycles'
+        done" ;;
     ktime)  # every kernel of one bench run under ncu, one launch at a time: gpu__time_duration
             # and dram__bytes_read (KTIME_ARGS: bench options; KTIME_KERNELS: ncu name regex)
       step ktime bash -c "timeout 300 ncu --clock-control none --launch-count \${KTIME_COUNT:-80} --metrics gpu__time_duration.sum,dram__bytes_read.sum --kernel-name regex:'\${KTIME_KERNELS:-w8a16|nvjet|xmma|gemm|gemv}' $BUILD/tools/metrale bench --no-host-cost --replays 1 --min-bytes 128 \${KTIME_ARGS:---shape 1536x7168 --m 1} 2>&1 | grep -E '^  [a-zA-Z_]|gpu__time|dram__bytes'" ;;

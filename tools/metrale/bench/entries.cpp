@@ -44,6 +44,8 @@ void streamk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input, Device
 // Tuning points of the streaming entry, timed only when --entry names them:
 // ".rR" fixes the tile rows, ".sS" the ring stages, ".cC" the CTAs per SM of stream-K.
 constexpr std::array kTuning = {
+    // The seed's grid on the strided kernel, without a cluster or PDL.
+    BenchEntry{"w8a16_gemm_m16_splitk/1", "w8a16_gemm_m16_splitk", 1, &splitk<1>},
     BenchEntry{"w8a16_gemm_m16_stream/1.s2", "w8a16_gemm_m16_stream", 1, &stream<1, false, 0, 2>},
     BenchEntry{"w8a16_gemm_m16_stream/1.s6", "w8a16_gemm_m16_stream", 1, &stream<1, false, 0, 6>},
     BenchEntry{"w8a16_gemm_m16_stream/1.s8", "w8a16_gemm_m16_stream", 1, &stream<1, false, 0, 8>},
