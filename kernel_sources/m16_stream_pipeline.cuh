@@ -97,6 +97,12 @@ __device__ __forceinline__ void barrier_arrive(u32 bar) {
   asm volatile("mbarrier.arrive.shared.b64 _, [%0];" :: "r"(bar) : "memory");
 }
 
+// Synchronises the first `threads` threads of the CTA on hardware barrier `id` (1..15;
+// 0 is __syncthreads), leaving the others running.
+__device__ __forceinline__ void named_barrier_sync(u32 id, u32 threads) {
+  asm volatile("bar.sync %0, %1;" :: "r"(id), "r"(threads) : "memory");
+}
+
 #if STREAM_TMA
 constexpr u32 kBarrierCount = 1;  // the producer's arrive, which also sets the bytes
 

@@ -15,20 +15,14 @@
 //
 // A tile whose units one CTA ran alone is stored from the warps' registers. A tile split
 // over CTAs c0 < ... < c1 (only at the ends of their ranges) is reduced through the
-// caller's workspace: each contributor's compute warps write its FP32 partial (slot 0 if
-// the tile is the first of its range, else slot 1) and go on; the CTA's tenth warp, the
-// finisher, then takes a ticket on the tile's counter, and in the last contributor to
-// arrive adds the partials in the fixed order c0, c0+1, ..., c1, stores the tile and
-// clears the counter for the next launch. No CTA waits for another and no atomics touch
-// the values: results are bit-identical from run to run on one device.
-//
-// A range runs its split tiles first: the part of its first tile, then the part of its
-// last tile, then the whole tiles between. The tickets, and most reductions, so fall in
-// the middle of the launch, where the finisher's L2 round trips overlap the streaming,
-// not in its tail (docs/performance.md, item 37).
+// caller's workspace: each contributor writes its FP32 partial (slot 0 if the tile is
+// the first of its range, else slot 1), then takes a ticket on the tile's counter; the
+// last to arrive adds the partials in the fixed order c0, c0+1, ..., c1 and stores the
+// tile, then clears the counter for the next launch. No CTA waits for another and no
+// atomics touch the values: results are bit-identical from run to run on one device.
 //
 // Workspace: `tickets` (one u32 per tile) and `partials` (P x 2 x 128 rows x 16 tokens
-// FP32), all zero before the launch and left zero after it. Grid: (P, 1, 1)  Block: (320,
+// FP32), all zero before the launch and left zero after it. Grid: (P, 1, 1)  Block: (288,
 // 1, 1); dynamic shared memory 128 + stages * (16384 + m * 256) bytes. m in 1..16, K a
 // multiple of 128, a_row_stride a multiple of 8; w_map / x_map as in
 // w8a16_gemm_m16_stream.cu with 128-row boxes. Built twice, TOKEN_GROUPS=1 for m <= 8
@@ -48,12 +42,10 @@ namespace {
 
 constexpr u32 kRows = 128;  // weight rows of a unit (one scale row)
 constexpr u32 kSlotFloats = kRows * kMaxTokens;
-constexpr u32 kComputeThreads = kThreads;             // 8 warps of 16 rows
-constexpr u32 kProducerWarp = kComputeThreads / 32;   // then the producer warp
-constexpr u32 kFinisherWarp = kProducerWarp + 1;      // and the finisher warp
-constexpr u32 kBlockThreads = kComputeThreads + 64;
-constexpr u32 kReduceBatch = 4;    // a finisher lane's partial quads of one contributor in flight
-constexpr u32 kReduceSources = 2;  // contributors whose quads are in flight together
+constexpr u32 kComputeThreads = kThreads;            // 8 warps of 16 rows
+constexpr u32 kBlockThreads = kComputeThreads + 32;  // and the producer warp
+constexpr u32 kComputeBarrier = 1;                   // named barrier of the compute warps
+constexpr u32 kReduceLoads = 8;                      // partial loads in flight a thread
 #if STREAM_TMA
 constexpr u32 kFullCount = 2;   // the producer's arrive (which sets the bytes) and its
                                 // cp.async arrival for the unit's scale
@@ -67,50 +59,25 @@ __device__ __forceinline__ void copy_4(u32 dst, const void* src) {
   asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" :: "r"(dst), "l"(src) : "memory");
 }
 
-// A CTA's units [begin, end) in the order it runs them: `lead` units of its first tile,
-// then `trail` units of its last tile when that tile is another one and is split, then
-// the whole tiles between.
 struct Work {
-  u32 k_blocks;               // units per tile
-  u32 tiles;                  // 128-row tiles of the layer
-  u32 begin, end;             // this CTA's units
-  u32 first_tile, last_tile;  // the tiles of units begin and end - 1
-  u32 lead, trail;
+  u32 k_blocks;      // units per tile
+  u32 tiles;         // 128-row tiles of the layer
+  u32 begin, end;    // this CTA's units
+  u32 first_tile;    // the tile of unit `begin`
 };
 
-__device__ __forceinline__ Work work_of(u32 cta, u32 ctas, u32 n, u32 k) {
-  Work wk;
-  wk.k_blocks = k / kBlockK;
-  wk.tiles = (n + kRows - 1) / kRows;
-  const u64 units = static_cast<u64>(wk.k_blocks) * wk.tiles;
-  wk.begin = static_cast<u32>(static_cast<u64>(cta) * units / ctas);
-  wk.end = static_cast<u32>(static_cast<u64>(cta + 1) * units / ctas);
-  wk.first_tile = wk.begin / wk.k_blocks;
-  wk.last_tile = wk.end > wk.begin ? (wk.end - 1) / wk.k_blocks : wk.first_tile;
-  const u32 first_end = (wk.first_tile + 1) * wk.k_blocks;
-  wk.lead = (wk.end < first_end ? wk.end : first_end) - wk.begin;
-  wk.trail = wk.last_tile != wk.first_tile && wk.end % wk.k_blocks != 0
-                 ? wk.end - wk.last_tile * wk.k_blocks
-                 : 0;
-  return wk;
+// The CTA that runs unit u: the largest c with floor(c*U/P) <= u.
+__device__ __forceinline__ u32 owner_of(u64 u, u64 units, u64 ctas) {
+  return static_cast<u32>(((u + 1) * ctas - 1) / units);
 }
 
-// The unit of the CTA's i-th stage.
-__device__ __forceinline__ u32 unit_at(const Work& wk, u32 i) {
-  if (i < wk.lead) return wk.begin + i;
-  if (i < wk.lead + wk.trail) return wk.last_tile * wk.k_blocks + (i - wk.lead);
-  return (wk.first_tile + 1) * wk.k_blocks + (i - wk.lead - wk.trail);
-}
-
-// Whether the CTA's part of its first tile is split (job 0 of the finisher); its last
-// tile's part is job 1 when trail > 0.
-__device__ __forceinline__ bool lead_is_split(const Work& wk) {
-  return wk.begin % wk.k_blocks != 0 || wk.lead < wk.k_blocks;
+__device__ __forceinline__ u32 range_begin(u64 c, u64 units, u64 ctas) {
+  return static_cast<u32>(c * units / ctas);
 }
 
 // The ring: slot s of `stages` at ring + s * stage_bytes, filled when full[s] completes,
-// free again when empty[s] (one arrive per compute thread) does. The CTA's i-th stage
-// goes to slot i % stages, in phase (i / stages) of both barriers.
+// free again when empty[s] (one arrive per compute thread) does. Unit begin + i goes to
+// slot i % stages, in phase (i / stages) of both barriers.
 struct Ring {
   u32 base, stage_bytes, stages;
   u32 full, empty;  // shared addresses of the barrier arrays (8 bytes each)
@@ -123,7 +90,7 @@ struct Ring {
 __device__ __forceinline__ void issue_weights(const Operands& op, const Work& wk, const Ring& r,
                                               u32 i, const TensorMap* w_map, u64 policy) {
   const u32 lane = threadIdx.x % 32;
-  const u32 u = unit_at(wk, i);
+  const u32 u = wk.begin + i;
   const u32 dst = r.base + (i % r.stages) * r.stage_bytes;
   const u32 bar = r.full + 8 * (i % r.stages);
   const u32 n0 = u / wk.k_blocks * kRows;
@@ -155,7 +122,7 @@ __device__ __forceinline__ void issue_weights(const Operands& op, const Work& wk
 __device__ __forceinline__ void issue_activations(const Operands& op, const Work& wk, const Ring& r,
                                                   u32 i, const TensorMap* x_map) {
   const u32 lane = threadIdx.x % 32;
-  const u32 kb = unit_at(wk, i) % wk.k_blocks;
+  const u32 kb = (wk.begin + i) % wk.k_blocks;
   const u32 dst = r.base + (i % r.stages) * r.stage_bytes + kStageWeightBytes;
   const u32 bar = r.full + 8 * (i % r.stages);
 #if STREAM_TMA
@@ -222,18 +189,12 @@ struct Contributors {
   u32 c0_slot;
 };
 
-// The CTA that runs unit u: the largest c with floor(c*U/P) <= u.
-__device__ __forceinline__ u32 owner_of(u64 u, u64 units, u64 ctas) {
-  return static_cast<u32>(((u + 1) * ctas - 1) / units);
-}
-
 __device__ __forceinline__ Contributors contributors_of(const Work& wk, u32 tile) {
   const u64 units = static_cast<u64>(wk.k_blocks) * wk.tiles;
   Contributors c;
   c.c0 = owner_of(static_cast<u64>(tile) * wk.k_blocks, units, gridDim.x);
   c.c1 = owner_of(static_cast<u64>(tile) * wk.k_blocks + wk.k_blocks - 1, units, gridDim.x);
-  const u32 c0_begin = static_cast<u32>(static_cast<u64>(c.c0) * units / gridDim.x);
-  c.c0_slot = c0_begin / wk.k_blocks == tile ? 0 : 1;
+  c.c0_slot = range_begin(c.c0, units, gridDim.x) / wk.k_blocks == tile ? 0 : 1;
   return c;
 }
 
@@ -244,30 +205,28 @@ __device__ __forceinline__ float4* partial_quad(float* partials, const Contribut
   return reinterpret_cast<float4*>(partials + (2 * static_cast<u64>(q) + slot) * kSlotFloats + offset);
 }
 
-// The end of a run of one tile's units in the compute warps: a whole tile is stored
-// from the registers; a split tile's partial goes to the CTA's workspace slot (0 for its
-// first tile, 1 for its last), and each thread's arrival on `ready` hands it to the
-// finisher.
+// The end of a tile's run in this CTA: store it, or write the partial and take the
+// tile's ticket. True when this CTA arrived last and so reduces the tile (reduce_tile,
+// after its last unit: the loop's registers are free then). Called by every compute
+// thread (they synchronise on kComputeBarrier).
 template <u32 kTokenGroups>
-__device__ __forceinline__ void finish_run(const Operands& op, const Work& wk, u32 tile, bool whole,
-                                           const float (&acc)[kTokenGroups][4], float* partials,
-                                           u32 ready) {
+__device__ __forceinline__ bool finish_tile(const Operands& op, const Work& wk, u32 tile, u32 kb_first,
+                                            u32 kb_last, float (&acc)[kTokenGroups][4],
+                                            float* partials, u32* tickets, u32* is_last) {
   const u32 warp = threadIdx.x / 32;
   const u32 lane = threadIdx.x % 32;
   const u32 g = lane / 4;
   const u32 t = lane % 4;
   const u32 n0 = tile * kRows;
 #if defined(METRALE_DEFECT_SKIP_LAST_TILE)
-  if (n0 + kRows >= op.n) {
-    if (!whole) barrier_arrive(ready);
-    return;
-  }
+  if (n0 + kRows >= op.n) return false;
 #endif
-  const bool split = !whole;
 #if defined(METRALE_DIAG_NO_REDUCE)
-  whole = true;  // split tiles stored from registers: they come out wrong
+  (void)kb_first; (void)kb_last; (void)partials; (void)tickets; (void)is_last;
+  if (true) {  // every tile stored from registers: split tiles come out wrong
+#else
+  if (kb_first == 0 && kb_last == wk.k_blocks - 1) {
 #endif
-  if (whole) {
 #pragma unroll
     for (u32 tg = 0; tg < kTokenGroups; ++tg)
 #pragma unroll
@@ -281,9 +240,9 @@ __device__ __forceinline__ void finish_run(const Operands& op, const Work& wk, u
           op.output[static_cast<u64>(token) * op.c_row_stride + col] = f32_to_bf16_rn(acc[tg][e]);
         }
       }
-    if (split) barrier_arrive(ready);  // only with METRALE_DIAG_NO_REDUCE
-    return;
+    return false;
   }
+
   const u32 slot = tile == wk.first_tile ? 0 : 1;
   float* mine = partials + (2 * static_cast<u64>(blockIdx.x) + slot) * kSlotFloats;
 #pragma unroll
@@ -294,109 +253,70 @@ __device__ __forceinline__ void finish_run(const Operands& op, const Work& wk, u
       const u32 token = fragment_token(tg, e, t);
       if (token < op.m && n0 + row < op.n) mine[row * kMaxTokens + token] = acc[tg][e];
     }
-  barrier_arrive(ready);  // release: the partial's writes come before the ticket
+  // The barrier orders every thread's partial before thread 0's ticket, whose release
+  // publishes them device-wide (cumulativity); its acquire, passed on by the second
+  // barrier, orders the other contributors' partials before the reads below.
+  named_barrier_sync(kComputeBarrier, kComputeThreads);
+  const Contributors c = contributors_of(wk, tile);
+  if (threadIdx.x == 0) *is_last = take_ticket(&tickets[tile]) == c.c1 - c.c0;
+  named_barrier_sync(kComputeBarrier, kComputeThreads);
+  return *is_last != 0;
 }
 
-// The last contributor's part of a split tile, run by the finisher warp: the partials
-// added in contributor order into the tile's outputs. Each partial element is read once,
-// here, and cleared after the read, so a launch that completes leaves the whole
-// workspace zero, whatever shape and grid come next. A lane takes four tokens of a row
-// (one 16-byte load per contributor), kReduceBatch rows at a time, with kReduceSources
-// contributors' loads in flight before it adds: the adds stay in contributor order.
-// Tokens at or past m read and clear zeros.
-__device__ void reduce_tile(const Operands& op, const Work& wk, u32 tile, float* partials,
-                            u32* tickets) {
-  const u32 lane = threadIdx.x % 32;
+// The last contributor's part of a split tile: the partials added in contributor order
+// into the tile's outputs. Called by every compute thread.
+__device__ __forceinline__ void reduce_tile(const Operands& op, const Work& wk, u32 tile,
+                                            float* partials, u32* tickets) {
   const u32 n0 = tile * kRows;
   const Contributors c = contributors_of(wk, tile);
+  // Each partial element is read once, here, and cleared after the read: a launch that
+  // completes leaves the whole workspace zero, whatever shape and grid come next. A
+  // thread takes four tokens of a row (one 16-byte load per contributor) and issues up to
+  // kReduceLoads of them before it adds: the loads overlap, the adds stay in contributor
+  // order. Tokens at or past m read and clear zeros.
   const u32 quads = (op.m + 3) / 4;
-  const u32 total = kRows * quads;
-  for (u32 base = lane; base < total; base += 32 * kReduceBatch) {
-    float4 sum[kReduceBatch];
+  for (u32 idx = threadIdx.x; idx < kRows * quads; idx += kComputeThreads) {
+    u32 row = idx / quads;
+    const u32 token0 = 4 * (idx % quads);
+    if (n0 + row >= op.n) continue;
+    const u32 offset = row * kMaxTokens + token0;
+    float4 sum = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    for (u32 q0 = c.c0; q0 <= c.c1; q0 += kReduceLoads) {
+      float4 v[kReduceLoads];
 #pragma unroll
-    for (u32 j = 0; j < kReduceBatch; ++j) sum[j] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-    for (u32 q0 = c.c0; q0 <= c.c1; q0 += kReduceSources) {
-      float4 v[kReduceSources][kReduceBatch];
+      for (u32 j = 0; j < kReduceLoads; ++j) {
+        if (q0 + j <= c.c1) v[j] = __ldcg(partial_quad(partials, c, q0 + j, offset));
+      }
 #pragma unroll
-      for (u32 s = 0; s < kReduceSources; ++s)
-#pragma unroll
-        for (u32 j = 0; j < kReduceBatch; ++j) {
-          const u32 idx = base + 32 * j;
-          if (q0 + s <= c.c1 && idx < total) {
-            v[s][j] = __ldcg(partial_quad(partials, c, q0 + s, idx / quads * kMaxTokens + 4 * (idx % quads)));
-          }
-        }
-#pragma unroll
-      for (u32 s = 0; s < kReduceSources; ++s)
-#pragma unroll
-        for (u32 j = 0; j < kReduceBatch; ++j) {
-          const u32 idx = base + 32 * j;
-          if (q0 + s <= c.c1 && idx < total) {
-            sum[j].x += v[s][j].x;
-            sum[j].y += v[s][j].y;
-            sum[j].z += v[s][j].z;
-            sum[j].w += v[s][j].w;
-            __stcg(partial_quad(partials, c, q0 + s, idx / quads * kMaxTokens + 4 * (idx % quads)),
-                   make_float4(0.0f, 0.0f, 0.0f, 0.0f));
-          }
-        }
-    }
-#pragma unroll
-    for (u32 j = 0; j < kReduceBatch; ++j) {
-      const u32 idx = base + 32 * j;
-      if (idx >= total) break;
-      u32 row = idx / quads;
-      const u32 token0 = 4 * (idx % quads);
-      if (n0 + row >= op.n) continue;
-#if defined(METRALE_DEFECT_SHIFT_ROW)
-      const u32 row0 = row;
-#endif
-      const float sums[4] = {sum[j].x, sum[j].y, sum[j].z, sum[j].w};
-#pragma unroll
-      for (u32 i = 0; i < 4; ++i) {
-        const u32 token = token0 + i;
-        if (token >= op.m) break;
-#if defined(METRALE_DEFECT_SHIFT_ROW)
-        row = token == 0 ? row0 ^ 1u : row0;
-#endif
-        op.output[static_cast<u64>(token) * op.c_row_stride + n0 + row] = f32_to_bf16_rn(sums[i]);
+      for (u32 j = 0; j < kReduceLoads; ++j) {
+        if (q0 + j > c.c1) break;
+        sum.x += v[j].x;
+        sum.y += v[j].y;
+        sum.z += v[j].z;
+        sum.w += v[j].w;
+        __stcg(partial_quad(partials, c, q0 + j, offset), make_float4(0.0f, 0.0f, 0.0f, 0.0f));
       }
     }
-  }
-  if (lane == 0) tickets[tile] = 0;  // every contributor has taken its ticket
-}
-
-// The finisher warp: for each split run of the CTA (its first tile's, then its last
-// tile's), once the compute warps have written the partial, one ticket on the tile's
-// counter; the contributor that arrives last reduces the tile. The compute warps never
-// wait for it.
-__device__ void finish(const Operands& op, const Work& wk, u32 ready, float* partials,
-                       u32* tickets) {
-  const u32 lane = threadIdx.x % 32;
-  wait_for_preceding_grid();  // outputs and workspace are touched only after it
-  for (u32 job = 0; job < 2; ++job) {
-    if (job == 0 ? !lead_is_split(wk) : wk.trail == 0) continue;
-    const u32 tile = job == 0 ? wk.first_tile : wk.last_tile;
-    barrier_wait(ready + 8 * job, 0);
-    const Contributors c = contributors_of(wk, tile);
-    // The ticket's release publishes the partial (the compute threads' writes reach it
-    // through the barrier, cumulatively); its acquire, passed on to the lanes by
-    // __syncwarp, orders the other contributors' partials before the reads.
-    u32 last = 0;
-    if (lane == 0) last = take_ticket(&tickets[tile]) == c.c1 - c.c0 ? 1u : 0u;
-    __syncwarp();
-    last = __shfl_sync(0xFFFFFFFFu, last, 0);
-#if defined(METRALE_DIAG_NO_REDUCE)
-    last = 0;
-    if (lane == 0) tickets[tile] = 0;
+#if defined(METRALE_DEFECT_SHIFT_ROW)
+    const u32 row0 = row;
 #endif
-    if (last != 0) reduce_tile(op, wk, tile, partials, tickets);
+    const float sums[4] = {sum.x, sum.y, sum.z, sum.w};
+#pragma unroll
+    for (u32 i = 0; i < 4; ++i) {
+      const u32 token = token0 + i;
+      if (token >= op.m) break;
+#if defined(METRALE_DEFECT_SHIFT_ROW)
+      row = token == 0 ? row0 ^ 1u : row0;
+#endif
+      op.output[static_cast<u64>(token) * op.c_row_stride + n0 + row] = f32_to_bf16_rn(sums[i]);
+    }
   }
+  if (threadIdx.x == 0) tickets[tile] = 0;  // every contributor has taken its ticket
 }
 
 template <u32 kTokenGroups>
 __device__ __forceinline__ void consume(const Operands& op, const Work& wk, const Ring& r,
-                                        float* partials, u32 ready) {
+                                        float* partials, u32* tickets, u32* is_last) {
   const u32 warp = threadIdx.x / 32;
   const u32 lane = threadIdx.x % 32;
   const u32 count = wk.end - wk.begin;
@@ -414,10 +334,12 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
   // Outputs and the workspace are written only after the preceding grid has finished
   // (a programmatic dependent launch); the first stage cannot land before it anyway.
   wait_for_preceding_grid();
-  u32 kb_first = wk.begin % wk.k_blocks;  // the first K block of the current run
+  u32 tile = wk.first_tile;
+  u32 kb = wk.begin % wk.k_blocks;
+  u32 kb_first = kb;
+  // A range splits at most two tiles: its first and its last.
+  bool reduce_first = false, reduce_last = false;
   for (u32 i = 0; i < count; ++i) {
-    const u32 u = unit_at(wk, i);
-    const u32 kb = u % wk.k_blocks;
     const u32 slot = i % r.stages;
     const u32 base = r.base + slot * r.stage_bytes;
     barrier_wait(r.full + 8 * slot, (i / r.stages) & 1);
@@ -435,19 +357,29 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
     // Every compute thread releases its own reads of the slot (the scale included): the
     // producer's refill is ordered after each of them, not only after lane 0's.
     barrier_arrive(r.empty + 8 * slot);
-    const bool lead_end = i + 1 == wk.lead;
-    const bool trail_end = wk.trail != 0 && i + 1 == wk.lead + wk.trail;
-    if (kb == wk.k_blocks - 1 || lead_end || trail_end) {
+    if (kb == wk.k_blocks - 1 || i == count - 1) {
       poison_nan_columns<kTokenGroups>(acc, nan_bits);
-      const bool whole = kb_first == 0 && kb == wk.k_blocks - 1;
-      finish_run<kTokenGroups>(op, wk, u / wk.k_blocks, whole, acc, partials,
-                               ready + (trail_end ? 8 : 0));
+      if (finish_tile<kTokenGroups>(op, wk, tile, kb_first, kb, acc, partials, tickets, is_last)) {
+        (tile == wk.first_tile ? reduce_first : reduce_last) = true;
+      }
 #pragma unroll
       for (u32 tg = 0; tg < kTokenGroups; ++tg)
 #pragma unroll
         for (u32 e = 0; e < 4; ++e) acc[tg][e] = 0.0f;
       nan_bits[0] = nan_bits[1] = 0;
-      kb_first = i + 1 < count ? unit_at(wk, i + 1) % wk.k_blocks : 0;
+      kb_first = 0;
+    }
+    if (++kb == wk.k_blocks) {
+      kb = 0;
+      ++tile;
+    }
+  }
+  // One call site: the reduction is inlined once.
+  const u32 last_tile = (wk.end - 1) / wk.k_blocks;
+#pragma unroll 1
+  for (u32 j = 0; j < 2; ++j) {
+    if (j == 0 ? reduce_first : reduce_last) {
+      reduce_tile(op, wk, j == 0 ? wk.first_tile : last_tile, partials, tickets);
     }
   }
 }
@@ -465,8 +397,8 @@ w8a16_gemm_m16_streamk(const u16* __restrict__ input, const u8* __restrict__ wei
   unsigned char* smem = ring_start(dynamic_smem);
   __shared__ __align__(8) u64 full[kMaxStages];
   __shared__ __align__(8) u64 empty[kMaxStages];
-  __shared__ __align__(8) u64 ready[2];  // a split run's partial is written (finisher jobs)
   __shared__ __align__(16) float scales[kMaxStages];
+  __shared__ u32 is_last;
   const Operands op{input, weight, block_scale, output, m, n, k, a_row_stride, c_row_stride};
   Ring r;
   r.base = shared_address(smem);
@@ -475,7 +407,13 @@ w8a16_gemm_m16_streamk(const u16* __restrict__ input, const u8* __restrict__ wei
   r.full = shared_address(full);
   r.empty = shared_address(empty);
   r.scales = shared_address(scales);
-  const Work wk = work_of(blockIdx.x, gridDim.x, n, k);
+  Work wk;
+  wk.k_blocks = k / kBlockK;
+  wk.tiles = (n + kRows - 1) / kRows;
+  const u64 units = static_cast<u64>(wk.k_blocks) * wk.tiles;
+  wk.begin = range_begin(blockIdx.x, units, gridDim.x);
+  wk.end = range_begin(blockIdx.x + 1, units, gridDim.x);
+  wk.first_tile = wk.begin / wk.k_blocks;
   // Every CTA is resident now: the next kernel of the stream may start its prologue.
   allow_dependent_grid();
   if (wk.begin == wk.end) return;
@@ -483,16 +421,12 @@ w8a16_gemm_m16_streamk(const u16* __restrict__ input, const u8* __restrict__ wei
     barrier_init(r.full + 8 * threadIdx.x, kFullCount);
     barrier_init(r.empty + 8 * threadIdx.x, kComputeThreads);
   }
-  if (threadIdx.x < 2) barrier_init(shared_address(ready) + 8 * threadIdx.x, kComputeThreads);
   barrier_init_fence();
-  const u32 warp = threadIdx.x / 32;
-  if (warp == kProducerWarp) {
+  if (threadIdx.x >= kComputeThreads) {
     produce(op, wk, r, &w_map, &x_map);
-  } else if (warp == kFinisherWarp) {
-    finish(op, wk, shared_address(ready), partials, tickets);
   } else {
 #if TOKEN_GROUPS == 1 || TOKEN_GROUPS == 2
-    consume<TOKEN_GROUPS>(op, wk, r, partials, shared_address(ready));
+    consume<TOKEN_GROUPS>(op, wk, r, partials, tickets, &is_last);
 #else
 #error "build with TOKEN_GROUPS=1 (m <= 8) or TOKEN_GROUPS=2 (m in 9..16)"
 #endif

@@ -5,7 +5,7 @@
 // deterministic (bit-identical from run to run on one device and grid), no atomics on the
 // values, and held to the same accuracy budget as the seed's entries.
 //
-// Grid: (ctas, 1, 1)  Block: (320, 1, 1); dynamic shared memory 128 + stages * (16384 +
+// Grid: (ctas, 1, 1)  Block: (288, 1, 1); dynamic shared memory 128 + stages * (16384 +
 // m * 256) bytes. Same operands and guards as w8a16_gemm_m16_strided, plus the workspace.
 #pragma once
 
