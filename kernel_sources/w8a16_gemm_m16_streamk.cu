@@ -36,7 +36,8 @@
 // METRALE_DIAG_RING_ONLY keeps the ring, the barriers and the stores but skips the tensor
 // cores and the decode (wrong results: it measures what the ring alone streams, e.g. under
 // ncu, against the full kernel); METRALE_DIAG_NO_REDUCE stores every tile from registers,
-// split tiles included (wrong results: it measures what the workspace reduction costs). STREAMK_PREFETCH_STAGES=P (a tuning point) issues only P
+// split tiles included, and METRALE_DIAG_STORE_FIRST / _STORE_LAST / _NO_TICKET parts of
+// that (wrong results: they measure what the workspace reduction costs). STREAMK_PREFETCH_STAGES=P (a tuning point) issues only P
 // weight stages ahead of the wait for the preceding grid, the others with their
 // activations. As a programmatic dependent launch it
 // streams its first weights before the preceding kernel ends and touches activations,
@@ -326,13 +327,17 @@ __device__ __forceinline__ void finish_tile(const Operands& op, const Work& wk, 
 #if defined(METRALE_DEFECT_SKIP_LAST_TILE)
   if (n0 + kRows >= op.n) return;
 #endif
+  bool store = kb_first == 0 && kb_last == wk.k_blocks - 1;  // a whole tile
+  // Diagnostics (wrong results): split runs stored from the registers as if whole, all of
+  // them, those of the range's first tile, or the one that ends the range.
 #if defined(METRALE_DIAG_NO_REDUCE)
-  (void)kb_first; (void)kb_last; (void)range_end; (void)partials; (void)tickets; (void)others_done;
-  (void)ticket;
-  if (true) {  // every tile stored from registers: split tiles come out wrong
-#else
-  if (kb_first == 0 && kb_last == wk.k_blocks - 1) {
+  store = true;
+#elif defined(METRALE_DIAG_STORE_FIRST)
+  store = store || (tile == wk.first_tile && !range_end);
+#elif defined(METRALE_DIAG_STORE_LAST)
+  store = store || range_end;
 #endif
+  if (store) {
 #pragma unroll
     for (u32 tg = 0; tg < kTokenGroups; ++tg)
 #pragma unroll
@@ -374,7 +379,9 @@ __device__ __forceinline__ void finish_tile(const Operands& op, const Work& wk, 
   // The barrier orders every thread's partial before thread 0's ticket, whose release
   // publishes them device-wide (cumulativity). The other warps go on at once.
   named_barrier_sync(kComputeBarrier, kComputeThreads);
+#if !defined(METRALE_DIAG_NO_TICKET)  // diagnostic: partials written, never reduced
   if (threadIdx.x == 0) *ticket = take_ticket(&tickets[tile]);
+#endif
 }
 
 // The last contributor's part of a split tile: the partials added in contributor order
