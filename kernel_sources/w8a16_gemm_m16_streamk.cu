@@ -52,7 +52,6 @@ constexpr u32 kComputeThreads = kThreads;            // 8 warps of 16 rows
 constexpr u32 kBlockThreads = kComputeThreads + 32;  // and the producer warp
 constexpr u32 kComputeBarrier = 1;                   // named barrier of the compute warps
 constexpr u32 kReduceLoads = 8;                      // partial loads in flight a thread
-constexpr u32 kPublishDelay = 6;  // units between a partial's writes and its ticket
 #if STREAM_TMA
 constexpr u32 kFullCount = 2;   // the producer's arrive (which sets the bytes) and its
                                 // cp.async arrival for the unit's scale
@@ -308,27 +307,13 @@ struct Decisions {
   u32 ticket[2];    // thread 0's ticket on the range's first and last tile (kNoTicket: none)
 };
 
-// Thread 0's ticket on a tile whose partial every compute thread has written (all of them
-// call it). The barrier orders every thread's partial before the ticket, whose release
-// publishes them device-wide (cumulativity); the other warps go on at once.
-__device__ __forceinline__ void publish(u32* tickets, u32 tile, u32* ticket) {
-  named_barrier_sync(kComputeBarrier, kComputeThreads);
-#if !defined(METRALE_DIAG_NO_TICKET)  // diagnostic: partials written, never reduced
-  if (threadIdx.x == 0) *ticket = take_ticket(&tickets[tile]);
-#endif
-}
-
 // The end of a tile's run in this CTA, called by every compute thread (they synchronise
 // on kComputeBarrier). A whole tile is stored. A split tile's run that ends the CTA's
 // range usually comes last (the other contributors run their parts at the start of
 // their ranges): where the tile's count says every other one has arrived, it is reduced
-// here from the registers. Otherwise the partial is written, and thread 0 takes the
-// tile's ticket into *ticket: at once at the range's end, else later (publish, called
-// by consume). A ticket's release waits until this thread's earlier writes are acked,
-// which takes microseconds while the SMs stream (docs/performance.md, item 38); a few
-// units later the partial's writes have long landed. After its last unit the CTA
-// reduces the tile if that ticket was the last (reduce_tile: the loop's registers are
-// free then).
+// here from the registers. Otherwise the partial is written and thread 0 takes the
+// tile's ticket into *ticket; after its last unit the CTA reduces the tile if that
+// ticket was the last (reduce_tile: the loop's registers are free then).
 template <u32 kTokenGroups>
 __device__ __forceinline__ void finish_tile(const Operands& op, const Work& wk, u32 tile, u32 kb_first,
                                             u32 kb_last, bool range_end,
@@ -391,7 +376,12 @@ __device__ __forceinline__ void finish_tile(const Operands& op, const Work& wk, 
       const u32 token = fragment_token(tg, e, t);
       if (token < op.m && n0 + row < op.n) mine[row * kMaxTokens + token] = acc[tg][e];
     }
-  if (range_end) publish(tickets, tile, ticket);
+  // The barrier orders every thread's partial before thread 0's ticket, whose release
+  // publishes them device-wide (cumulativity). The other warps go on at once.
+  named_barrier_sync(kComputeBarrier, kComputeThreads);
+#if !defined(METRALE_DIAG_NO_TICKET)  // diagnostic: partials written, never reduced
+  if (threadIdx.x == 0) *ticket = take_ticket(&tickets[tile]);
+#endif
 }
 
 // The last contributor's part of a split tile: the partials added in contributor order
@@ -471,9 +461,6 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
   // A range splits at most two tiles, its first and its last: thread 0's ticket on each
   // one it published.
   if (threadIdx.x == 0) shared->ticket[0] = shared->ticket[1] = kNoTicket;
-  // The stage after which the first tile's partial, written earlier, is published.
-  constexpr u32 kNever = 0xFFFFFFFFu;
-  u32 publish_after = kNever;
   for (u32 i = 0; i < count; ++i) {
     const u32 slot = i % r.stages;
     const u32 base = r.base + slot * r.stage_bytes;
@@ -494,11 +481,8 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
     barrier_arrive(r.empty + 8 * slot);
     if (kb == wk.k_blocks - 1 || i == count - 1) {
       poison_nan_columns<kTokenGroups>(acc, nan_bits);
-      const bool range_end = i == count - 1;
-      finish_tile<kTokenGroups>(op, wk, tile, kb_first, kb, range_end, acc, partials, tickets,
+      finish_tile<kTokenGroups>(op, wk, tile, kb_first, kb, i == count - 1, acc, partials, tickets,
                                 &shared->others_done, &shared->ticket[tile == wk.first_tile ? 0 : 1]);
-      const bool split = kb_first != 0 || kb != wk.k_blocks - 1;
-      if (split && !range_end) publish_after = i + kPublishDelay;
 #pragma unroll
       for (u32 tg = 0; tg < kTokenGroups; ++tg)
 #pragma unroll
@@ -506,16 +490,11 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
       nan_bits[0] = nan_bits[1] = 0;
       kb_first = 0;
     }
-    if (i == publish_after) {
-      publish(tickets, wk.first_tile, &shared->ticket[0]);
-      publish_after = kNever;
-    }
     if (++kb == wk.k_blocks) {
       kb = 0;
       ++tile;
     }
   }
-  if (publish_after != kNever) publish(tickets, wk.first_tile, &shared->ticket[0]);
   // Which published tiles this CTA arrived last on (a bit each), decided by thread 0,
   // whose acquire the barrier passes on.
   const u32 last_tile = (wk.end - 1) / wk.k_blocks;
