@@ -1,6 +1,7 @@
-// w8a16_gemm_m16 (N_TILE=32), w8a16_gemm_m16_strided (N_TILE=32, M16_STRIDED; also the
-// split-K entry's kernel) and w8a16_gemm_m16_n64 (N_TILE=64), one per module: the
-// tensor-core W8A16 decode GEMM with a 16-row M tile.
+// w8a16_gemm_m16_strided (N_TILE=32: the kernel of the entries w8a16_gemm_m16, which
+// passes its pitches k and n, w8a16_gemm_m16_strided and w8a16_gemm_m16_splitk) and
+// w8a16_gemm_m16_n64 (N_TILE=64), one per module: the tensor-core W8A16 decode GEMM with
+// a 16-row M tile.
 //
 //   y[i][j] = bf16_rn( sum_b s[j/128][b] * P_b[i][j] ),  P_b = FP32 partial of K block b
 //
@@ -387,22 +388,17 @@ __device__ __forceinline__ void run(const Operands& op) {
 
 }  // namespace
 
-#if defined(M16_STRIDED)
 // One kernel per module: the modules compile in parallel at start-up, and a cold start
-// waits for the slowest of them. Also the split-K entry's kernel: launched in a cluster of
-// S CTAs on grid (ceil(N/32), S, 1), each CTA takes one share of the K blocks.
+// waits for the slowest of them.
+#if N_TILE == 32
+// The strided kernel serves the contiguous entry too (pitches k and n: as fast as a
+// kernel of its own, docs/startup.md) and the split-K entry: launched in a cluster of S
+// CTAs on grid (ceil(N/32), S, 1), each CTA takes one share of the K blocks.
 extern "C" __global__ void __launch_bounds__(kThreads, M16_MIN_CTAS)
 w8a16_gemm_m16_strided(const u16* __restrict__ input, const u8* __restrict__ weight,
                        const float* __restrict__ block_scale, u16* __restrict__ output, u32 m,
                        u32 n, u32 k, u32 a_row_stride, u32 c_row_stride) {
   run(Operands{input, weight, block_scale, output, m, n, k, a_row_stride, c_row_stride});
-}
-#elif N_TILE == 32
-extern "C" __global__ void __launch_bounds__(kThreads, M16_MIN_CTAS)
-w8a16_gemm_m16(const u16* __restrict__ input, const u8* __restrict__ weight,
-               const float* __restrict__ block_scale, u16* __restrict__ output, u32 m, u32 n,
-               u32 k) {
-  run(Operands{input, weight, block_scale, output, m, n, k, k, n});
 }
 #else
 extern "C" __global__ void __launch_bounds__(kThreads, M16_MIN_CTAS)

@@ -18,9 +18,9 @@
 // caller's workspace: each contributor writes its FP32 partial (slot 0 if the tile is
 // the first of its range, else slot 1), then takes a ticket on the tile's counter; the
 // last to arrive adds the partials in the fixed order c0, c0+1, ..., c1 and stores the
-// tile, then clears the counter for the next launch. The run that ends a range (c0's,
-// which the others' runs at the start of their ranges usually precede) first reads the
-// counter: if every other contributor has arrived, it adds their partials to its own in
+// tile, then clears the counter for the next launch. Where a tile has two contributors,
+// c0's run, which ends its range, usually comes after c1's, which starts c1's range: c0
+// first reads the counter, and if c1 has arrived it adds c1's partial to its own in
 // registers at once, in the same order, without writing its own or taking a ticket. So
 // the launch's tail holds one L2 round trip less, and the release of a ticket stalls
 // only the warp that takes it. No CTA waits for another and no atomics touch the values:
@@ -309,9 +309,9 @@ struct Decisions {
 
 // The end of a tile's run in this CTA, called by every compute thread (they synchronise
 // on kComputeBarrier). A whole tile is stored. A split tile's run that ends the CTA's
-// range usually comes last (the other contributors run their parts at the start of
-// their ranges): where the tile's count says every other one has arrived, it is reduced
-// here from the registers. Otherwise the partial is written and thread 0 takes the
+// range usually comes last where the tile's only other contributor runs its part at the
+// start of its range: where the tile's count says that one has arrived, the tile is
+// reduced here from the registers. Otherwise the partial is written and thread 0 takes the
 // tile's ticket into *ticket; after its last unit the CTA reduces the tile if that
 // ticket was the last (reduce_tile: the loop's registers are free then).
 template <u32 kTokenGroups>
@@ -355,7 +355,10 @@ __device__ __forceinline__ void finish_tile(const Operands& op, const Work& wk, 
   }
 
   const Contributors c = contributors_of(wk, tile);
-  if (range_end) {
+  // Only where the tile has one other contributor: its part is the start of its range.
+  // With more, the ones between run the tile to the end of their ranges, at the same
+  // time as this one, and the check would mostly fail at the cost of a round trip.
+  if (range_end && blockIdx.x == c.c0 && c.c1 == c.c0 + 1) {
     // The acquire, passed on by the barrier, orders the other contributors' partials
     // before the reads; with every ticket taken, nobody else touches the count.
     if (threadIdx.x == 0) *others_done = load_acquire(&tickets[tile]) == c.c1 - c.c0 ? 1u : 0u;

@@ -71,20 +71,10 @@ __device__ __forceinline__ void gemv_batch16(const u16* __restrict__ input,
 
 }  // namespace
 
-// One kernel per module (GEMV_STRIDED picks the strided one): the modules compile side by
-// side at start-up.
-#if !defined(GEMV_STRIDED)
-extern "C" __global__ void __launch_bounds__(128)
-w8a16_gemv_batch16(const u16* __restrict__ input, const u8* __restrict__ weight,
-                   const float* __restrict__ block_scale, u16* __restrict__ output, u32 m,
-                   u32 n, u32 k) {
-  gemv_batch16(input, weight, block_scale, output, m, n, k, k, n);
-}
-#else
+// One kernel for both entries: the contiguous one passes its pitches k and n.
 extern "C" __global__ void __launch_bounds__(128)
 w8a16_gemv_batch16_strided(const u16* __restrict__ input, const u8* __restrict__ weight,
                            const float* __restrict__ block_scale, u16* __restrict__ output,
                            u32 m, u32 n, u32 k, u32 a_row_stride, u32 c_row_stride) {
   gemv_batch16(input, weight, block_scale, output, m, n, k, a_row_stride, c_row_stride);
 }
-#endif

@@ -12,17 +12,13 @@ namespace metrale {
 
 std::span<const KernelVariant> kernel_variants() {
   static const std::vector<KernelVariant> variants = {
+      // One kernel, the strided one, for three entries: the contiguous entry passes its
+      // pitches (k, n) and the split-K entry launches it in a cluster of S CTAs. Same
+      // time as a kernel of its own (docs/startup.md), one module pair fewer to compile.
       {"w8a16_gemm_m16",
        "w8a16_gemm_m16.cu",
        {{"N_TILE", std::to_string(W8A16_GEMM_M16_N_TILE)}},
-       {"w8a16_gemm_m16"},
-       {{"M16_N_TILE", W8A16_GEMM_M16_N_TILE}},
-       true},
-      // The split-K entry is the strided kernel launched in a cluster of S CTAs.
-      {"w8a16_gemm_m16_strided",
-       "w8a16_gemm_m16.cu",
-       {{"N_TILE", std::to_string(W8A16_GEMM_M16_N_TILE)}, {"M16_STRIDED", "1"}},
-       {"w8a16_gemm_m16_strided", "w8a16_gemm_m16_splitk"},
+       {"w8a16_gemm_m16", "w8a16_gemm_m16_strided", "w8a16_gemm_m16_splitk"},
        {{"M16_N_TILE", W8A16_GEMM_M16_N_TILE}},
        true,
        "w8a16_gemm_m16_strided"},
@@ -40,12 +36,14 @@ std::span<const KernelVariant> kernel_variants() {
        true},
       {"w8a16_gemm_m16_streamk", "w8a16_gemm_m16_streamk.cu", {}, {"w8a16_gemm_m16_streamk"}, {},
        true},
-      {"w8a16_gemv_batch16", "w8a16_gemv_batch16.cu", {}, {"w8a16_gemv_batch16"}, {}},
-      {"w8a16_gemv_batch16_strided",
+      // Likewise one kernel for the contiguous and the strided entry.
+      {"w8a16_gemv_batch16",
        "w8a16_gemv_batch16.cu",
-       {{"GEMV_STRIDED", "1"}},
-       {"w8a16_gemv_batch16_strided"},
-       {}},
+       {},
+       {"w8a16_gemv_batch16", "w8a16_gemv_batch16_strided"},
+       {},
+       false,
+       "w8a16_gemv_batch16_strided"},
       {"fill_random", "fill_random.cu", {}, {"fill_random_bf16", "fill_random_fp8", "fill_random_f32", "fill_u16"}, {}},
   };
   return variants;

@@ -15,10 +15,14 @@ void w8a16_gemv_batch16(const GpuBackend& gpu, KernelHandle kernel, DevicePtr in
   constexpr std::string_view fn = "w8a16_gemv_batch16";
   guards::check_m_and_k(fn, m, k);
   guards::check_operands(fn, input, weight, block_scale, output, n);
+  // The entries share the strided kernel: the contiguous pitches are k and n.
   KernelLaunch launch(gpu, kernel);
   launch.grid({div_ceil(n, W8A16_GEMV_BATCH16_THREADS), 1, 1})
       .block({W8A16_GEMV_BATCH16_THREADS, 1, 1});
-  push_operands(launch, input, weight, block_scale, output, m, n, k).launch(stream);
+  push_operands(launch, input, weight, block_scale, output, m, n, k)
+      .arg_u32(k)
+      .arg_u32(n)
+      .launch(stream);
 }
 
 void w8a16_gemv_batch16_strided(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input,

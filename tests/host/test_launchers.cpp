@@ -65,6 +65,8 @@ TEST_CASE("ContiguousM16Gemm holds both contiguous launchers") {
 }
 
 TEST_CASE("contiguous launchers: grid ceil(N/N_TILE), block 128, seed argument order") {
+  // The 32-wide tile runs the strided kernel: the seed's seven arguments, then the
+  // contiguous pitches k and n.
   Fixture f;
   w8a16_gemm_m16(f.gpu, f.cache.kernel("w8a16_gemm_m16"), kIn, kW, kS, kOut, 16, 4096 + 32,
                  7168, 7);
@@ -76,7 +78,7 @@ TEST_CASE("contiguous launchers: grid ceil(N/N_TILE), block 128, seed argument o
   CHECK(l[0].config.grid.x == 129);
   CHECK(l[0].config.grid.y == 1);
   CHECK(l[0].config.block.x == 128);
-  REQUIRE(l[0].args.size() == 7);
+  REQUIRE(l[0].args.size() == 9);
   CHECK(l[0].u64_arg(0) == kIn.address);
   CHECK(l[0].u64_arg(1) == kW.address);
   CHECK(l[0].u64_arg(2) == kS.address);
@@ -84,9 +86,13 @@ TEST_CASE("contiguous launchers: grid ceil(N/N_TILE), block 128, seed argument o
   CHECK(l[0].u32_arg(4) == 16);
   CHECK(l[0].u32_arg(5) == 4096 + 32);
   CHECK(l[0].u32_arg(6) == 7168);
+  CHECK(l[0].u32_arg(7) == 7168);
+  CHECK(l[0].u32_arg(8) == 4096 + 32);
   CHECK(l[0].stream == 7);
   CHECK(l[1].kernel == "w8a16_gemm_m16_n64");
   CHECK(l[1].config.grid.x == 1);
+  REQUIRE(l[1].args.size() == 7);
+  CHECK(l[1].u32_arg(6) == 128);
 }
 
 TEST_CASE("strided launcher passes both pitches after k") {

@@ -38,11 +38,14 @@ TEST_CASE("16 threads asking for one entry at once compile its modules once") {
   CHECK(compiler.calls.load() == 3);
   cache.kernel("fill_random_fp8");
   CHECK(compiler.calls.load() == 3);
-  // The same source with other defines is another key.
+  // Entries that share a kernel: one compile.
   cache.kernel("w8a16_gemv_batch16");
   CHECK(compiler.calls.load() == 4);
   cache.kernel("w8a16_gemv_batch16_strided");
-  CHECK(compiler.calls.load() == 5);
+  CHECK(compiler.calls.load() == 4);
+  // The same source with other defines is another key (a token-split pair of modules).
+  cache.kernel("w8a16_gemm_m16_n64");
+  CHECK(compiler.calls.load() == 6);
 }
 
 TEST_CASE("a module's unknown entry names the module and the entries it has") {
@@ -119,16 +122,20 @@ TEST_CASE("warm_up loads every variant in parallel, then lookups are hits") {
 
 TEST_CASE("entries that share a kernel: one compile, one function, warm-up by entry name") {
   const KernelVariant& strided = variant_named("w8a16_gemm_m16_strided");
+  CHECK(&variant_named("w8a16_gemm_m16") == &strided);
   CHECK(&variant_named("w8a16_gemm_m16_splitk") == &strided);
   CHECK(&variant_for_entry("w8a16_gemm_m16_splitk") == &strided);
   CHECK(kernel_symbol_of(strided, "w8a16_gemm_m16_splitk") == "w8a16_gemm_m16_strided");
+  CHECK(kernel_symbol_of(strided, "w8a16_gemm_m16") == "w8a16_gemm_m16_strided");
+  CHECK(kernel_symbol_of(variant_named("w8a16_gemv_batch16"), "w8a16_gemv_batch16") ==
+        "w8a16_gemv_batch16_strided");
   CHECK(kernel_symbol_of(variant_named("fill_random"), "fill_u16") == "fill_u16");
   // Named twice, by variant and by entry: its two modules once.
   const std::vector<std::string> names = {"w8a16_gemm_m16_strided", "w8a16_gemm_m16_splitk"};
   const std::vector<KernelVariant> builds = module_builds_named(names);
   REQUIRE(builds.size() == 2);
-  CHECK(builds[0].name == "w8a16_gemm_m16_strided.m8");
-  CHECK(builds[1].name == "w8a16_gemm_m16_strided.m16");
+  CHECK(builds[0].name == "w8a16_gemm_m16.m8");
+  CHECK(builds[1].name == "w8a16_gemm_m16.m16");
 
   test::RecordingBackend gpu;
   test::CountingCompiler compiler;
@@ -137,7 +144,9 @@ TEST_CASE("entries that share a kernel: one compile, one function, warm-up by en
   CHECK(compiler.calls.load() == 2);
   const KernelHandle split = cache.kernel("w8a16_gemm_m16_splitk");
   const KernelHandle rows = cache.kernel("w8a16_gemm_m16_strided");
+  const KernelHandle contiguous = cache.kernel("w8a16_gemm_m16");
   CHECK(compiler.calls.load() == 2);
+  CHECK(contiguous.function == rows.function);
   CHECK(split.function == rows.function);
   CHECK(split.function_above8 == rows.function_above8);
   CHECK(std::string(split.name) == "w8a16_gemm_m16_splitk");
