@@ -18,13 +18,8 @@
 // caller's workspace: each contributor writes its FP32 partial (slot 0 if the tile is
 // the first of its range, else slot 1), then takes a ticket on the tile's counter; the
 // last to arrive adds the partials in the fixed order c0, c0+1, ..., c1 and stores the
-// tile, then clears the counter for the next launch. Where a tile has two contributors,
-// c0's run, which ends its range, usually comes after c1's, which starts c1's range: c0
-// first reads the counter, and if c1 has arrived it adds c1's partial to its own in
-// registers at once, in the same order, without writing its own or taking a ticket. So
-// the launch's tail holds one L2 round trip less, and the release of a ticket stalls
-// only the warp that takes it. No CTA waits for another and no atomics touch the values:
-// results are bit-identical from run to run on one device.
+// tile, then clears the counter for the next launch. No CTA waits for another and no
+// atomics touch the values: results are bit-identical from run to run on one device.
 //
 // Workspace: `tickets` (one u32 per tile) and `partials` (P x 2 x 128 rows x 16 tokens
 // FP32), all zero before the launch and left zero after it. Grid: (P, 1, 1)  Block: (288,
@@ -36,8 +31,7 @@
 // METRALE_DIAG_RING_ONLY keeps the ring, the barriers and the stores but skips the tensor
 // cores and the decode (wrong results: it measures what the ring alone streams, e.g. under
 // ncu, against the full kernel); METRALE_DIAG_NO_REDUCE stores every tile from registers,
-// split tiles included, and METRALE_DIAG_STORE_FIRST / _STORE_LAST / _NO_TICKET parts of
-// that (wrong results: they measure what the workspace reduction costs). STREAMK_PREFETCH_STAGES=P (a tuning point) issues only P
+// split tiles included (wrong results: it measures what the workspace reduction costs). STREAMK_PREFETCH_STAGES=P (a tuning point) issues only P
 // weight stages ahead of the wait for the preceding grid, the others with their
 // activations. As a programmatic dependent launch it
 // streams its first weights before the preceding kernel ends and touches activations,
@@ -177,24 +171,11 @@ __device__ __forceinline__ float load_shared_f32(u32 addr) {
   return v;
 }
 
-// One arrival on a tile's counter, with release at GPU scope: the old count. The warp
-// stalls for the release, not for the count, which is read only after the loop; the
-// acquire that goes with it is a fence there, where the count says this CTA came last.
+// One arrival on a tile's counter: the old count, with release and acquire at GPU scope.
 __device__ __forceinline__ u32 take_ticket(u32* counter) {
   u32 old;
-  asm volatile("atom.release.gpu.global.add.u32 %0, [%1], 1;" : "=r"(old) : "l"(counter) : "memory");
+  asm volatile("atom.add.acq_rel.gpu.u32 %0, [%1], 1;" : "=r"(old) : "l"(counter) : "memory");
   return old;
-}
-
-__device__ __forceinline__ void fence_acquire() {
-  asm volatile("fence.acq_rel.gpu;" ::: "memory");
-}
-
-// A tile's count, with acquire at GPU scope.
-__device__ __forceinline__ u32 load_acquire(const u32* counter) {
-  u32 v;
-  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(counter) : "memory");
-  return v;
 }
 
 // Output (token, row) of fragment element e of token group tg, for lane (g, t).
@@ -224,120 +205,28 @@ __device__ __forceinline__ float4* partial_quad(float* partials, const Contribut
   return reinterpret_cast<float4*>(partials + (2 * static_cast<u64>(q) + slot) * kSlotFloats + offset);
 }
 
-__device__ __forceinline__ float* partial_at(float* partials, const Contributors& c, u32 q,
-                                             u32 offset) {
-  const u32 slot = q == c.c0 ? c.c0_slot : 0;
-  return partials + (2 * static_cast<u64>(q) + slot) * kSlotFloats + offset;
-}
-
-// The last contributor, known before it writes its partial (every other one has taken
-// the tile's ticket): each thread adds, at its own fragment elements, the partials in
-// contributor order, its own from the registers, stores the sums and clears what it read.
-// The same additions in the same order as reduce_tile: the same bits.
+// The end of a tile's run in this CTA: store it, or write the partial and take the
+// tile's ticket. True when this CTA arrived last and so reduces the tile (reduce_tile,
+// after its last unit: the loop's registers are free then). Called by every compute
+// thread (they synchronise on kComputeBarrier).
 template <u32 kTokenGroups>
-__device__ __forceinline__ void reduce_with_registers(const Operands& op, const Contributors& c,
-                                                      u32 tile, const float (&acc)[kTokenGroups][4],
-                                                      float* partials) {
-  const u32 warp = threadIdx.x / 32;
-  const u32 lane = threadIdx.x % 32;
-  const u32 g = lane / 4;
-  const u32 t = lane % 4;
-  const u32 n0 = tile * kRows;
-  const u32 me = blockIdx.x;
-  // Contributors whose elements are loaded together: 16 or 8 loads in flight a thread,
-  // within the registers two CTAs per SM leave.
-  constexpr u32 kSources = kTokenGroups == 1 ? 4 : 2;
-  const auto valid = [&](u32 tg, u32 e) {
-    return fragment_token(tg, e, t) < op.m && n0 + 16 * warp + fragment_row(e, g) < op.n;
-  };
-  const auto offset = [&](u32 tg, u32 e) {
-    return (16 * warp + fragment_row(e, g)) * kMaxTokens + fragment_token(tg, e, t);
-  };
-  float sum[kTokenGroups][4];
-#pragma unroll
-  for (u32 tg = 0; tg < kTokenGroups; ++tg)
-#pragma unroll
-    for (u32 e = 0; e < 4; ++e) sum[tg][e] = 0.0f;
-  for (u32 q0 = c.c0; q0 <= c.c1; q0 += kSources) {
-    float v[kSources][kTokenGroups][4];
-#pragma unroll
-    for (u32 s = 0; s < kSources; ++s)
-#pragma unroll
-      for (u32 tg = 0; tg < kTokenGroups; ++tg)
-#pragma unroll
-        for (u32 e = 0; e < 4; ++e) {
-          const u32 q = q0 + s;
-          v[s][tg][e] = q <= c.c1 && q != me && valid(tg, e)
-                            ? __ldcg(partial_at(partials, c, q, offset(tg, e)))
-                            : 0.0f;
-        }
-#pragma unroll
-    for (u32 s = 0; s < kSources; ++s) {
-      const u32 q = q0 + s;
-      if (q > c.c1) break;
-#pragma unroll
-      for (u32 tg = 0; tg < kTokenGroups; ++tg)
-#pragma unroll
-        for (u32 e = 0; e < 4; ++e) {
-          if (!valid(tg, e)) continue;
-          sum[tg][e] += q == me ? acc[tg][e] : v[s][tg][e];
-          if (q != me) __stcg(partial_at(partials, c, q, offset(tg, e)), 0.0f);
-        }
-    }
-  }
-#pragma unroll
-  for (u32 tg = 0; tg < kTokenGroups; ++tg)
-#pragma unroll
-    for (u32 e = 0; e < 4; ++e) {
-      if (!valid(tg, e)) continue;
-      const u32 token = fragment_token(tg, e, t);
-      u32 col = n0 + 16 * warp + fragment_row(e, g);
-#if defined(METRALE_DEFECT_SHIFT_ROW)
-      if (token == 0) col ^= 1u;
-#endif
-      op.output[static_cast<u64>(token) * op.c_row_stride + col] = f32_to_bf16_rn(sum[tg][e]);
-    }
-}
-
-// What thread 0 tells the compute warps, and the tickets it took.
-constexpr u32 kNoTicket = 0xFFFFFFFFu;
-struct Decisions {
-  u32 others_done;  // every other contributor of the range's last run has arrived
-  u32 reduce;       // bit j: this CTA arrived last on the first (j = 0) / last tile
-  u32 ticket[2];    // thread 0's ticket on the range's first and last tile (kNoTicket: none)
-};
-
-// The end of a tile's run in this CTA, called by every compute thread (they synchronise
-// on kComputeBarrier). A whole tile is stored. A split tile's run that ends the CTA's
-// range usually comes last where the tile's only other contributor runs its part at the
-// start of its range: where the tile's count says that one has arrived, the tile is
-// reduced here from the registers. Otherwise the partial is written and thread 0 takes the
-// tile's ticket into *ticket; after its last unit the CTA reduces the tile if that
-// ticket was the last (reduce_tile: the loop's registers are free then).
-template <u32 kTokenGroups>
-__device__ __forceinline__ void finish_tile(const Operands& op, const Work& wk, u32 tile, u32 kb_first,
-                                            u32 kb_last, bool range_end,
-                                            const float (&acc)[kTokenGroups][4], float* partials,
-                                            u32* tickets, u32* others_done, u32* ticket) {
+__device__ __forceinline__ bool finish_tile(const Operands& op, const Work& wk, u32 tile, u32 kb_first,
+                                            u32 kb_last, float (&acc)[kTokenGroups][4],
+                                            float* partials, u32* tickets, u32* is_last) {
   const u32 warp = threadIdx.x / 32;
   const u32 lane = threadIdx.x % 32;
   const u32 g = lane / 4;
   const u32 t = lane % 4;
   const u32 n0 = tile * kRows;
 #if defined(METRALE_DEFECT_SKIP_LAST_TILE)
-  if (n0 + kRows >= op.n) return;
+  if (n0 + kRows >= op.n) return false;
 #endif
-  bool store = kb_first == 0 && kb_last == wk.k_blocks - 1;  // a whole tile
-  // Diagnostics (wrong results): split runs stored from the registers as if whole, all of
-  // them, those of the range's first tile, or the one that ends the range.
 #if defined(METRALE_DIAG_NO_REDUCE)
-  store = true;
-#elif defined(METRALE_DIAG_STORE_FIRST)
-  store = store || (tile == wk.first_tile && !range_end);
-#elif defined(METRALE_DIAG_STORE_LAST)
-  store = store || range_end;
+  (void)kb_first; (void)kb_last; (void)partials; (void)tickets; (void)is_last;
+  if (true) {  // every tile stored from registers: split tiles come out wrong
+#else
+  if (kb_first == 0 && kb_last == wk.k_blocks - 1) {
 #endif
-  if (store) {
 #pragma unroll
     for (u32 tg = 0; tg < kTokenGroups; ++tg)
 #pragma unroll
@@ -351,24 +240,9 @@ __device__ __forceinline__ void finish_tile(const Operands& op, const Work& wk, 
           op.output[static_cast<u64>(token) * op.c_row_stride + col] = f32_to_bf16_rn(acc[tg][e]);
         }
       }
-    return;
+    return false;
   }
 
-  const Contributors c = contributors_of(wk, tile);
-  // Only where the tile has one other contributor: its part is the start of its range.
-  // With more, the ones between run the tile to the end of their ranges, at the same
-  // time as this one, and the check would mostly fail at the cost of a round trip.
-  if (range_end && blockIdx.x == c.c0 && c.c1 == c.c0 + 1) {
-    // The acquire, passed on by the barrier, orders the other contributors' partials
-    // before the reads; with every ticket taken, nobody else touches the count.
-    if (threadIdx.x == 0) *others_done = load_acquire(&tickets[tile]) == c.c1 - c.c0 ? 1u : 0u;
-    named_barrier_sync(kComputeBarrier, kComputeThreads);
-    if (*others_done != 0) {
-      reduce_with_registers<kTokenGroups>(op, c, tile, acc, partials);
-      if (threadIdx.x == 0) tickets[tile] = 0;
-      return;
-    }
-  }
   const u32 slot = tile == wk.first_tile ? 0 : 1;
   float* mine = partials + (2 * static_cast<u64>(blockIdx.x) + slot) * kSlotFloats;
 #pragma unroll
@@ -380,11 +254,13 @@ __device__ __forceinline__ void finish_tile(const Operands& op, const Work& wk, 
       if (token < op.m && n0 + row < op.n) mine[row * kMaxTokens + token] = acc[tg][e];
     }
   // The barrier orders every thread's partial before thread 0's ticket, whose release
-  // publishes them device-wide (cumulativity). The other warps go on at once.
+  // publishes them device-wide (cumulativity); its acquire, passed on by the second
+  // barrier, orders the other contributors' partials before the reads below.
   named_barrier_sync(kComputeBarrier, kComputeThreads);
-#if !defined(METRALE_DIAG_NO_TICKET)  // diagnostic: partials written, never reduced
-  if (threadIdx.x == 0) *ticket = take_ticket(&tickets[tile]);
-#endif
+  const Contributors c = contributors_of(wk, tile);
+  if (threadIdx.x == 0) *is_last = take_ticket(&tickets[tile]) == c.c1 - c.c0;
+  named_barrier_sync(kComputeBarrier, kComputeThreads);
+  return *is_last != 0;
 }
 
 // The last contributor's part of a split tile: the partials added in contributor order
@@ -440,7 +316,7 @@ __device__ __forceinline__ void reduce_tile(const Operands& op, const Work& wk, 
 
 template <u32 kTokenGroups>
 __device__ __forceinline__ void consume(const Operands& op, const Work& wk, const Ring& r,
-                                        float* partials, u32* tickets, Decisions* shared) {
+                                        float* partials, u32* tickets, u32* is_last) {
   const u32 warp = threadIdx.x / 32;
   const u32 lane = threadIdx.x % 32;
   const u32 count = wk.end - wk.begin;
@@ -461,9 +337,8 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
   u32 tile = wk.first_tile;
   u32 kb = wk.begin % wk.k_blocks;
   u32 kb_first = kb;
-  // A range splits at most two tiles, its first and its last: thread 0's ticket on each
-  // one it published.
-  if (threadIdx.x == 0) shared->ticket[0] = shared->ticket[1] = kNoTicket;
+  // A range splits at most two tiles: its first and its last.
+  bool reduce_first = false, reduce_last = false;
   for (u32 i = 0; i < count; ++i) {
     const u32 slot = i % r.stages;
     const u32 base = r.base + slot * r.stage_bytes;
@@ -484,8 +359,9 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
     barrier_arrive(r.empty + 8 * slot);
     if (kb == wk.k_blocks - 1 || i == count - 1) {
       poison_nan_columns<kTokenGroups>(acc, nan_bits);
-      finish_tile<kTokenGroups>(op, wk, tile, kb_first, kb, i == count - 1, acc, partials, tickets,
-                                &shared->others_done, &shared->ticket[tile == wk.first_tile ? 0 : 1]);
+      if (finish_tile<kTokenGroups>(op, wk, tile, kb_first, kb, acc, partials, tickets, is_last)) {
+        (tile == wk.first_tile ? reduce_first : reduce_last) = true;
+      }
 #pragma unroll
       for (u32 tg = 0; tg < kTokenGroups; ++tg)
 #pragma unroll
@@ -498,25 +374,13 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
       ++tile;
     }
   }
-  // Which published tiles this CTA arrived last on (a bit each), decided by thread 0,
-  // whose acquire the barrier passes on.
-  const u32 last_tile = (wk.end - 1) / wk.k_blocks;
-  if (threadIdx.x == 0) {
-    const auto arrived_last = [&](u32 ticket, u32 t) {
-      const Contributors c = contributors_of(wk, t);
-      return ticket != kNoTicket && ticket == c.c1 - c.c0;
-    };
-    const u32 last = (arrived_last(shared->ticket[0], wk.first_tile) ? 1u : 0u) |
-                     (arrived_last(shared->ticket[1], last_tile) ? 2u : 0u);
-    if (last != 0) fence_acquire();
-    shared->reduce = last;
-  }
-  named_barrier_sync(kComputeBarrier, kComputeThreads);
-  const u32 last = shared->reduce;
   // One call site: the reduction is inlined once.
+  const u32 last_tile = (wk.end - 1) / wk.k_blocks;
 #pragma unroll 1
   for (u32 j = 0; j < 2; ++j) {
-    if ((last >> j) & 1u) reduce_tile(op, wk, j == 0 ? wk.first_tile : last_tile, partials, tickets);
+    if (j == 0 ? reduce_first : reduce_last) {
+      reduce_tile(op, wk, j == 0 ? wk.first_tile : last_tile, partials, tickets);
+    }
   }
 }
 
@@ -534,7 +398,7 @@ w8a16_gemm_m16_streamk(const u16* __restrict__ input, const u8* __restrict__ wei
   __shared__ __align__(8) u64 full[kMaxStages];
   __shared__ __align__(8) u64 empty[kMaxStages];
   __shared__ __align__(16) float scales[kMaxStages];
-  __shared__ Decisions decisions;
+  __shared__ u32 is_last;
   const Operands op{input, weight, block_scale, output, m, n, k, a_row_stride, c_row_stride};
   Ring r;
   r.base = shared_address(smem);
@@ -562,7 +426,7 @@ w8a16_gemm_m16_streamk(const u16* __restrict__ input, const u8* __restrict__ wei
     produce(op, wk, r, &w_map, &x_map);
   } else {
 #if TOKEN_GROUPS == 1 || TOKEN_GROUPS == 2
-    consume<TOKEN_GROUPS>(op, wk, r, partials, tickets, &decisions);
+    consume<TOKEN_GROUPS>(op, wk, r, partials, tickets, &is_last);
 #else
 #error "build with TOKEN_GROUPS=1 (m <= 8) or TOKEN_GROUPS=2 (m in 9..16)"
 #endif
