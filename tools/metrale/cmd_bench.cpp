@@ -30,8 +30,8 @@ namespace {
 
 constexpr const char* kHelp =
     "usage: metrale bench [--shape NxK]... [--m 1,8,16] [--entry NAME,...] [--replays N]\n"
-    "                     [--min-bytes MiB] [--no-baselines] [--no-host-cost] [--json FILE]\n"
-    "                     [--commit SHA] [--device N] [--define NAME=VALUE]...\n"
+    "                     [--min-bytes MiB] [--no-baselines] [--no-host-cost] [--time-wrong]\n"
+    "                     [--json FILE] [--commit SHA] [--device N] [--define NAME=VALUE]...\n"
     "                     [--pattern-ceiling CHUNK,...] [--pattern-ctas N]\n\n"
     "Times the library's tensor-core entries per shape x m, the way an engine runs them:\n"
     "R copies of the FP8 weights and block scales (R x bytes >= --min-bytes, so L2 never\n"
@@ -64,6 +64,8 @@ constexpr const char* kHelp =
     "  --device N       CUDA device ordinal (default 0)\n"
     "  --define N=V     compile the timed entries with this extra define (repeatable), to\n"
     "                   compare kernel variants (e.g. M16_DEPTH_M8=3) in one run\n"
+    "  --time-wrong     time an entry whose check fails too (it stays WRONG and the command\n"
+    "                   still exits 1): for diagnostic defines that skip work on purpose\n"
     "  --pattern-ceiling CHUNK,...\n"
     "                   also, per shape, the read ceiling of the streaming kernels' weight\n"
     "                   access pattern (128-row x CHUNK-byte units, tile-major, split evenly\n"
@@ -100,7 +102,7 @@ std::string entry_names(std::span<const bench::BenchEntry> entries) {
 }  // namespace
 
 int cmd_bench(int argc, char** argv) {
-  Args args(argc, argv, 1, {"help", "no-baselines", "no-host-cost"},
+  Args args(argc, argv, 1, {"help", "no-baselines", "no-host-cost", "time-wrong"},
             {"shape", "m", "entry", "replays", "min-bytes", "json", "commit", "device",
              "define", "pattern-ceiling", "pattern-ctas"});
   if (args.has("help")) {
@@ -128,6 +130,7 @@ int cmd_bench(int argc, char** argv) {
   ensure(min_mib >= 1, "--min-bytes must be at least 1 MiB");
   options.min_bytes = std::uint64_t{min_mib} << 20;
   options.baselines = !args.has("no-baselines");
+  options.time_wrong = args.has("time-wrong");
   for (const std::string& d : args.values("define")) {
     const auto eq = d.find('=');
     ensure(eq != std::string::npos && eq > 0, "--define: '{}' is not NAME=VALUE", d);

@@ -74,6 +74,11 @@ void print_case(const CaseResult& c, double ceiling) {
   const BaselineResult* bf16 = find_baseline(c, kBf16);
   const BaselineResult* fp8 = find_baseline(c, kFp8);
   for (const EntryResult& e : c.entries) {
+    if (e.status == Status::wrong && e.timing.launches > 0) {  // --time-wrong
+      print_timed_row(c.m, e.entry, e.timing, c.weight_bytes, ceiling, "-", "-",
+                      fmt::format("WRONG (timed with --time-wrong): {}", e.detail));
+      continue;
+    }
     if (e.status != Status::ok) {
       fmt::print("  {:>3}  {:<24} {:>9}  {}\n", c.m, e.entry, status_name(e.status), e.detail);
       continue;
@@ -270,6 +275,9 @@ void write_json(const BenchRun& run, const std::string& path) {
       const EntryResult& e = cr.entries[j];
       fmt::format_to(out, "{}\n      {{\"entry\": {}, \"status\": {}, \"detail\": {}, ",
                      j > 0 ? "," : "", js(e.entry), js(status_name(e.status)), js(e.detail));
+      if (e.status == Status::wrong && e.timing.launches > 0) {  // --time-wrong
+        fmt::format_to(out, "{}, ", timing_fields(e.timing, cr.weight_bytes, c.gbps));
+      }
       if (e.status == Status::ok) {
         fmt::format_to(out, "{}, \"speedup_vs_cublas_bf16\": {}, \"speedup_vs_cublaslt_fp8\": {}, ",
                        timing_fields(e.timing, cr.weight_bytes, c.gbps),
