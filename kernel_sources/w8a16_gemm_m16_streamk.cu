@@ -31,7 +31,9 @@
 // METRALE_DIAG_RING_ONLY keeps the ring, the barriers and the stores but skips the tensor
 // cores and the decode (wrong results: it measures what the ring alone streams, e.g. under
 // ncu, against the full kernel); METRALE_DIAG_NO_REDUCE stores every tile from registers,
-// split tiles included (wrong results: it measures what the workspace reduction costs). STREAMK_PREFETCH_STAGES=P (a tuning point) issues only P
+// split tiles included, and METRALE_DIAG_SKIP_SPLIT does so with the reduction's code
+// still built (wrong results: they measure what the workspace reduction costs; bench
+// --time-wrong times them). STREAMK_PREFETCH_STAGES=P (a tuning point) issues only P
 // weight stages ahead of the wait for the preceding grid, the others with their
 // activations. As a programmatic dependent launch it
 // streams its first weights before the preceding kernel ends and touches activations,
@@ -172,9 +174,15 @@ __device__ __forceinline__ float load_shared_f32(u32 addr) {
 }
 
 // One arrival on a tile's counter: the old count, with release and acquire at GPU scope.
+// METRALE_DIAG_RELAXED_TICKET drops both (a diagnostic: the reduction may read stale
+// partials) to measure what the ordering costs.
 __device__ __forceinline__ u32 take_ticket(u32* counter) {
   u32 old;
+#if defined(METRALE_DIAG_RELAXED_TICKET)
+  asm volatile("atom.relaxed.gpu.global.add.u32 %0, [%1], 1;" : "=r"(old) : "l"(counter) : "memory");
+#else
   asm volatile("atom.add.acq_rel.gpu.u32 %0, [%1], 1;" : "=r"(old) : "l"(counter) : "memory");
+#endif
   return old;
 }
 
@@ -224,6 +232,9 @@ __device__ __forceinline__ bool finish_tile(const Operands& op, const Work& wk, 
 #if defined(METRALE_DIAG_NO_REDUCE)
   (void)kb_first; (void)kb_last; (void)partials; (void)tickets; (void)is_last;
   if (true) {  // every tile stored from registers: split tiles come out wrong
+#elif defined(METRALE_DIAG_SKIP_SPLIT)
+  // The same at run time (m < 1000 always holds), with the reduction's code still built.
+  if ((kb_first == 0 && kb_last == wk.k_blocks - 1) || op.m < 1000) {
 #else
   if (kb_first == 0 && kb_last == wk.k_blocks - 1) {
 #endif
