@@ -21,18 +21,11 @@
 // tile, then clears the counter for the next launch. No CTA waits for another and no
 // atomics touch the values: results are bit-identical from run to run on one device.
 //
-// With split_rows = 1 the list is of 16-row slabs instead, each over the whole K: CTA c
-// runs slabs [c*S/P, (c+1)*S/P) in groups of up to 8 (a stage: a group's rows x 128 K,
-// one 16-row tensor copy per slab), so no tile is shared and no partial is written; a
-// CTA may stream one slab more than another. The split tiles' reduction costs 10-30 %
-// of a launch (docs/performance.md, item 42), the uneven slabs a few percent where N
-// gives each CTA many slabs.
-//
 // Workspace: `tickets` (one u32 per tile) and `partials` (P x 2 x 128 rows x 16 tokens
-// FP32), all zero before the launch and left zero after it; split by rows, untouched.
-// Grid: (P, 1, 1)  Block: (288, 1, 1); dynamic shared memory 128 + stages * (16384 + m *
-// 256) bytes. m in 1..16, K a multiple of 128, a_row_stride a multiple of 8; w_map /
-// x_map as in w8a16_gemm_m16_stream.cu with 128-row boxes (16-row split by rows). Built twice, TOKEN_GROUPS=1 for m <= 8
+// FP32), all zero before the launch and left zero after it. Grid: (P, 1, 1)  Block: (288,
+// 1, 1); dynamic shared memory 128 + stages * (16384 + m * 256) bytes. m in 1..16, K a
+// multiple of 128, a_row_stride a multiple of 8; w_map / x_map as in
+// w8a16_gemm_m16_stream.cu with 128-row boxes. Built twice, TOKEN_GROUPS=1 for m <= 8
 // and 2 for m in 9..16, as w8a16_gemm_m16.cu. Test builds may define one
 // METRALE_DEFECT_* switch (as w8a16_gemm_m16.cu); the diagnostic define
 // METRALE_DIAG_RING_ONLY keeps the ring, the barriers and the stores but skips the tensor
@@ -68,33 +61,12 @@ __device__ __forceinline__ void copy_4(u32 dst, const void* src) {
   asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" :: "r"(dst), "l"(src) : "memory");
 }
 
-// A CTA's share of the layer. Split by units: units [begin, end) of the tile-major list
-// of 128 x 128 units, tiles at the range's ends shared with the neighbours. Split by rows
-// (split_rows): 16-row slabs [begin, end), each over the whole K, run in groups of up
-// to 8 slabs (128 rows): no tile is shared, nothing goes through the workspace.
 struct Work {
   u32 k_blocks;      // units per tile
   u32 tiles;         // 128-row tiles of the layer
-  u32 begin, end;    // this CTA's units, or its slabs when split_rows
-  u32 first_tile;    // the tile of unit `begin` (split by units)
-  u32 split_rows;
-  u32 count;         // the CTA's stages: units, or groups x k_blocks
+  u32 begin, end;    // this CTA's units
+  u32 first_tile;    // the tile of unit `begin`
 };
-
-// What the CTA's i-th stage holds: K block kb of weight rows [row0, row0 + 16 * slabs).
-struct StageRef {
-  u32 row0, slabs, kb;
-};
-
-__device__ __forceinline__ StageRef stage_at(const Work& wk, u32 i) {
-  if (wk.split_rows) {
-    const u32 first = wk.begin + 8 * (i / wk.k_blocks);
-    const u32 left = wk.end - first;
-    return {16 * first, left < 8 ? left : 8, i % wk.k_blocks};
-  }
-  const u32 u = wk.begin + i;
-  return {u / wk.k_blocks * kRows, 8, u % wk.k_blocks};
-}
 
 // The CTA that runs unit u: the largest c with floor(c*U/P) <= u.
 __device__ __forceinline__ u32 owner_of(u64 u, u64 units, u64 ctas) {
@@ -106,59 +78,42 @@ __device__ __forceinline__ u32 range_begin(u64 c, u64 units, u64 ctas) {
 }
 
 // The ring: slot s of `stages` at ring + s * stage_bytes, filled when full[s] completes,
-// free again when empty[s] (one arrive per compute thread) does. The CTA's stage i goes
-// to slot i % stages, in phase (i / stages) of both barriers.
+// free again when empty[s] (one arrive per compute thread) does. Unit begin + i goes to
+// slot i % stages, in phase (i / stages) of both barriers.
 struct Ring {
   u32 base, stage_bytes, stages;
   u32 full, empty;  // shared addresses of the barrier arrays (8 bytes each)
-  u32 scales;       // shared address of the slots' block scales (2 x 4 bytes each: a
-                    // stage's rows touch at most two 128-row scale blocks)
+  u32 scales;       // shared address of the slots' block scales (4 bytes each)
 };
 
-// The producer warp: the stage's weights (one 128-row box split by units, a 16-row box
-// per slab split by rows), then its m x 128 activations. On sm_90 lane 0 issues them as
-// tensor copies; before, the warp's lanes copy 16-byte pieces of the rows below N and
-// of the tokens.
+// The producer warp: the unit's 128 x 128 weight box, then its m x 128 activations. On
+// sm_90 lane 0 issues both as tensor copies; before, the warp's lanes copy 16-byte pieces
+// of the rows below N and of the tokens.
 __device__ __forceinline__ void issue_weights(const Operands& op, const Work& wk, const Ring& r,
                                               u32 i, const TensorMap* w_map, u64 policy) {
   const u32 lane = threadIdx.x % 32;
-  const StageRef st = stage_at(wk, i);
+  const u32 u = wk.begin + i;
   const u32 dst = r.base + (i % r.stages) * r.stage_bytes;
   const u32 bar = r.full + 8 * (i % r.stages);
-  // The block scales ride with the weights: block_scale[row / 128][kb] of the stage's
-  // first row and, where its rows reach into the next scale block, of its last.
-  u32 scale_row = st.row0 / kRows;
-  u32 scale_row_last = (st.row0 + 16 * st.slabs - 1) / kRows;
+  const u32 n0 = u / wk.k_blocks * kRows;
+  const u32 kb = u % wk.k_blocks;
+  // The unit's block scale rides with its weights: block_scale[u], one scale row per
+  // 128-row tile.
+  u32 scale_unit = u;
 #if defined(METRALE_DEFECT_WRONG_SCALE_ROW)
-  scale_row = (scale_row + 1) % wk.tiles;
-  scale_row_last = (scale_row_last + 1) % wk.tiles;
+  scale_unit = (u + wk.k_blocks) % (wk.k_blocks * wk.tiles);
 #endif
-  if (lane == 0) {
-    const u32 slot_scales = r.scales + 8 * (i % r.stages);
-    copy_4(slot_scales, op.block_scale + static_cast<u64>(scale_row) * wk.k_blocks + st.kb);
-    if (scale_row_last != scale_row) {
-      copy_4(slot_scales + 4, op.block_scale + static_cast<u64>(scale_row_last) * wk.k_blocks + st.kb);
-    }
-  }
+  if (lane == 0) copy_4(r.scales + 4 * (i % r.stages), op.block_scale + scale_unit);
 #if STREAM_TMA
   if (lane != 0) return;
   barrier_arrive_copies(bar);
-  if (wk.split_rows) {
-    barrier_expect(bar, st.slabs * 16 * kBlockK + op.m * kTokenBytes);
-    for (u32 j = 0; j < st.slabs; ++j) {
-      tensor_copy(dst + j * 16 * kBlockK, w_map, st.kb * kBlockK, st.row0 + 16 * j, bar, policy);
-    }
-  } else {
-    barrier_expect(bar, kStageWeightBytes + op.m * kTokenBytes);
-    tensor_copy(dst, w_map, st.kb * kBlockK, st.row0, bar, policy);
-  }
+  barrier_expect(bar, kStageWeightBytes + op.m * kTokenBytes);
+  tensor_copy(dst, w_map, kb * kBlockK, n0, bar, policy);
 #else
   (void)w_map;
   (void)policy;
   (void)bar;
-  const u32 n0 = st.row0;
-  const u32 kb = st.kb;
-  const u32 rows = op.n - n0 < 16 * st.slabs ? op.n - n0 : 16 * st.slabs;
+  const u32 rows = op.n - n0 < kRows ? op.n - n0 : kRows;
   const u8* src = op.weight + static_cast<u64>(n0) * op.k + kb * kBlockK;
   for (u32 p = lane; p < rows * (kBlockK / 16); p += 32) {
     copy_16(dst + 16 * p, src + static_cast<u64>(p / (kBlockK / 16)) * op.k + 16 * (p % (kBlockK / 16)));
@@ -169,7 +124,7 @@ __device__ __forceinline__ void issue_weights(const Operands& op, const Work& wk
 __device__ __forceinline__ void issue_activations(const Operands& op, const Work& wk, const Ring& r,
                                                   u32 i, const TensorMap* x_map) {
   const u32 lane = threadIdx.x % 32;
-  const u32 kb = stage_at(wk, i).kb;
+  const u32 kb = (wk.begin + i) % wk.k_blocks;
   const u32 dst = r.base + (i % r.stages) * r.stage_bytes + kStageWeightBytes;
   const u32 bar = r.full + 8 * (i % r.stages);
 #if STREAM_TMA
@@ -189,7 +144,7 @@ __device__ __forceinline__ void issue_activations(const Operands& op, const Work
 __device__ void produce(const Operands& op, const Work& wk, const Ring& r, const TensorMap* w_map,
                         const TensorMap* x_map) {
   const u64 policy = l2_evict_first_policy();
-  const u32 count = wk.count;
+  const u32 count = wk.end - wk.begin;
   const u32 first = count < r.stages ? count : r.stages;
   // The first unit's stage completes only when its activations land, and the copy that
   // brings them queues behind every weight box issued before it.
@@ -258,28 +213,6 @@ __device__ __forceinline__ float4* partial_quad(float* partials, const Contribut
   return reinterpret_cast<float4*>(partials + (2 * static_cast<u64>(q) + slot) * kSlotFloats + offset);
 }
 
-// A warp's 16 output rows from its registers, `row0` the first.
-template <u32 kTokenGroups>
-__device__ __forceinline__ void store_slab(const Operands& op, u32 row0,
-                                           const float (&acc)[kTokenGroups][4]) {
-  const u32 lane = threadIdx.x % 32;
-  const u32 g = lane / 4;
-  const u32 t = lane % 4;
-#pragma unroll
-  for (u32 tg = 0; tg < kTokenGroups; ++tg)
-#pragma unroll
-    for (u32 e = 0; e < 4; ++e) {
-      const u32 token = fragment_token(tg, e, t);
-      u32 col = row0 + fragment_row(e, g);
-#if defined(METRALE_DEFECT_SHIFT_ROW)
-      if (token == 0) col ^= 1u;
-#endif
-      if (token < op.m && col < op.n) {
-        op.output[static_cast<u64>(token) * op.c_row_stride + col] = f32_to_bf16_rn(acc[tg][e]);
-      }
-    }
-}
-
 // The end of a tile's run in this CTA: store it, or write the partial and take the
 // tile's ticket. True when this CTA arrived last and so reduces the tile (reduce_tile,
 // after its last unit: the loop's registers are free then). Called by every compute
@@ -305,7 +238,19 @@ __device__ __forceinline__ bool finish_tile(const Operands& op, const Work& wk, 
 #else
   if (kb_first == 0 && kb_last == wk.k_blocks - 1) {
 #endif
-    store_slab<kTokenGroups>(op, n0 + 16 * warp, acc);
+#pragma unroll
+    for (u32 tg = 0; tg < kTokenGroups; ++tg)
+#pragma unroll
+      for (u32 e = 0; e < 4; ++e) {
+        const u32 token = fragment_token(tg, e, t);
+        u32 col = n0 + 16 * warp + fragment_row(e, g);
+#if defined(METRALE_DEFECT_SHIFT_ROW)
+        if (token == 0) col ^= 1u;
+#endif
+        if (token < op.m && col < op.n) {
+          op.output[static_cast<u64>(token) * op.c_row_stride + col] = f32_to_bf16_rn(acc[tg][e]);
+        }
+      }
     return false;
   }
 
@@ -385,7 +330,7 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
                                         float* partials, u32* tickets, u32* is_last) {
   const u32 warp = threadIdx.x / 32;
   const u32 lane = threadIdx.x % 32;
-  const u32 count = wk.count;
+  const u32 count = wk.end - wk.begin;
   const FragmentOffsets<kTokenGroups> frag = fragment_offsets<kTokenGroups>(op.m, lane / 4, lane % 4,
                                                                              kTokenBytes);
   const u32 warp_w = 16 * warp * kBlockK;  // the warp's 16 rows of a unit
@@ -401,55 +346,28 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
   // (a programmatic dependent launch); the first stage cannot land before it anyway.
   wait_for_preceding_grid();
   u32 tile = wk.first_tile;
-  u32 kb = wk.split_rows ? 0 : wk.begin % wk.k_blocks;
+  u32 kb = wk.begin % wk.k_blocks;
   u32 kb_first = kb;
   // A range splits at most two tiles: its first and its last.
   bool reduce_first = false, reduce_last = false;
   for (u32 i = 0; i < count; ++i) {
     const u32 slot = i % r.stages;
     const u32 base = r.base + slot * r.stage_bytes;
-    // Split by rows, a stage may hold fewer than 8 slabs: the warps past them idle, and
-    // a warp's scale is the second of the slot's when its rows are in the next block.
-    const StageRef st = stage_at(wk, i);
-    const bool active = warp < st.slabs;
-    const u32 scale_pick = (st.row0 + 16 * warp) / kRows != st.row0 / kRows ? 4 : 0;
     barrier_wait(r.full + 8 * slot, (i / r.stages) & 1);
-    const float scale = load_shared_f32(r.scales + 8 * slot + scale_pick);
+    const float scale = load_shared_f32(r.scales + 4 * slot);
 #if defined(METRALE_DEFECT_DROP_KBLOCK)
     const bool fold = kb != wk.k_blocks - 1 || wk.k_blocks == 1;
 #else
     const bool fold = true;
 #endif
 #if defined(METRALE_DIAG_RING_ONLY)
-    (void)frag; (void)warp_w; (void)base; (void)scale; (void)fold; (void)active;
+    (void)frag; (void)warp_w; (void)base; (void)scale; (void)fold;
 #else
-    if (active) {
-      compute_block<kTokenGroups>(acc, nan_bits, frag, base + warp_w, base + kStageWeightBytes, scale,
-                                  fold);
-    }
+    compute_block<kTokenGroups>(acc, nan_bits, frag, base + warp_w, base + kStageWeightBytes, scale, fold);
 #endif
     // Every compute thread releases its own reads of the slot (the scale included): the
     // producer's refill is ordered after each of them, not only after lane 0's.
     barrier_arrive(r.empty + 8 * slot);
-    if (wk.split_rows) {
-      // The group's last K block: its slabs are whole, stored from the registers.
-      if (kb == wk.k_blocks - 1) {
-        poison_nan_columns<kTokenGroups>(acc, nan_bits);
-#if defined(METRALE_DEFECT_SKIP_LAST_TILE)
-        const bool skip = st.row0 + 16 * st.slabs >= op.n;
-#else
-        const bool skip = false;
-#endif
-        if (active && !skip) store_slab<kTokenGroups>(op, st.row0 + 16 * warp, acc);
-#pragma unroll
-        for (u32 tg = 0; tg < kTokenGroups; ++tg)
-#pragma unroll
-          for (u32 e = 0; e < 4; ++e) acc[tg][e] = 0.0f;
-        nan_bits[0] = nan_bits[1] = 0;
-      }
-      if (++kb == wk.k_blocks) kb = 0;
-      continue;
-    }
     if (kb == wk.k_blocks - 1 || i == count - 1) {
       poison_nan_columns<kTokenGroups>(acc, nan_bits);
       if (finish_tile<kTokenGroups>(op, wk, tile, kb_first, kb, acc, partials, tickets, is_last)) {
@@ -467,7 +385,6 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
       ++tile;
     }
   }
-  if (wk.split_rows) return;
   // One call site: the reduction is inlined once.
   const u32 last_tile = (wk.end - 1) / wk.k_blocks;
 #pragma unroll 1
@@ -484,14 +401,14 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads, 2)
 w8a16_gemm_m16_streamk(const u16* __restrict__ input, const u8* __restrict__ weight,
                        const float* __restrict__ block_scale, u16* __restrict__ output, u32 m,
                        u32 n, u32 k, u32 a_row_stride, u32 c_row_stride,
-                       float* __restrict__ partials, u32* __restrict__ tickets, u32 split_rows,
+                       float* __restrict__ partials, u32* __restrict__ tickets,
                        const __grid_constant__ TensorMap w_map,
                        const __grid_constant__ TensorMap x_map) {
   extern __shared__ __align__(16) unsigned char dynamic_smem[];
   unsigned char* smem = ring_start(dynamic_smem);
   __shared__ __align__(8) u64 full[kMaxStages];
   __shared__ __align__(8) u64 empty[kMaxStages];
-  __shared__ __align__(16) float scales[2 * kMaxStages];
+  __shared__ __align__(16) float scales[kMaxStages];
   __shared__ u32 is_last;
   const Operands op{input, weight, block_scale, output, m, n, k, a_row_stride, c_row_stride};
   Ring r;
@@ -504,12 +421,10 @@ w8a16_gemm_m16_streamk(const u16* __restrict__ input, const u8* __restrict__ wei
   Work wk;
   wk.k_blocks = k / kBlockK;
   wk.tiles = (n + kRows - 1) / kRows;
-  wk.split_rows = split_rows;
-  const u64 units = split_rows ? (n + 15) / 16 : static_cast<u64>(wk.k_blocks) * wk.tiles;
+  const u64 units = static_cast<u64>(wk.k_blocks) * wk.tiles;
   wk.begin = range_begin(blockIdx.x, units, gridDim.x);
   wk.end = range_begin(blockIdx.x + 1, units, gridDim.x);
   wk.first_tile = wk.begin / wk.k_blocks;
-  wk.count = split_rows ? (wk.end - wk.begin + 7) / 8 * wk.k_blocks : wk.end - wk.begin;
   // Every CTA is resident now: the next kernel of the stream may start its prologue.
   allow_dependent_grid();
   if (wk.begin == wk.end) return;

@@ -32,14 +32,12 @@ void w8a16_gemm_m16_streamk(const GpuBackend& gpu, KernelHandle kernel, DevicePt
                             std::uint32_t m, std::uint32_t n, std::uint32_t k,
                             std::uint32_t a_row_stride, std::uint32_t c_row_stride,
                             StreamKWorkspace workspace, std::uint32_t ctas, StreamHandle stream,
-                            M16LaunchOptions options, std::uint32_t stages, StreamKSplit split) {
+                            M16LaunchOptions options, std::uint32_t stages) {
   constexpr std::string_view fn = "w8a16_gemm_m16_streamk";
   guards::check_m_and_k(fn, m, k);
   guards::check_strides(fn, n, k, a_row_stride, c_row_stride);
   ensure(ctas >= 1, "{}: ctas={} must be at least 1", fn, ctas);
-  const bool by_rows = split == StreamKSplit::rows;
-  const std::uint64_t units =
-      by_rows ? std::uint64_t{div_ceil(n, 16)} : std::uint64_t{div_ceil(n, kRows)} * (k / 128);
+  const std::uint64_t units = std::uint64_t{div_ceil(n, kRows)} * (k / 128);
   const auto grid = static_cast<std::uint32_t>(std::min<std::uint64_t>(ctas, units));
   const std::uint32_t stage_bytes = stream_stage_bytes(m, kRows);
   const std::uint32_t ring_stages = stream_ring_stages(fn, stage_bytes, stages);
@@ -52,9 +50,8 @@ void w8a16_gemm_m16_streamk(const GpuBackend& gpu, KernelHandle kernel, DevicePt
          "{}: workspace of {} bytes, N={} on {} CTAs needs {} "
          "(w8a16_gemm_m16_streamk_workspace_bytes)",
          fn, workspace.bytes, n, grid, needed);
-  // Split by rows, a stage holds up to 8 slabs of 16 rows, one tensor copy each.
   const StreamTensorMaps maps =
-      stream_tensor_maps(gpu, input, weight, m, n, k, a_row_stride, by_rows ? 16 : kRows);
+      stream_tensor_maps(gpu, input, weight, m, n, k, a_row_stride, kRows);
   KernelLaunch launch(gpu, guards::build_for_tokens(fn, kernel, m));
   launch.grid({grid, 1, 1})
       .block({288, 1, 1})  // 8 compute warps and the producer warp
@@ -65,7 +62,6 @@ void w8a16_gemm_m16_streamk(const GpuBackend& gpu, KernelHandle kernel, DevicePt
       .arg_u32(c_row_stride)
       .arg_ptr(workspace.ptr + ticket_bytes(n))
       .arg_ptr(workspace.ptr)
-      .arg_u32(by_rows ? 1 : 0)
       .arg_bytes(&maps.weights, sizeof(maps.weights))
       .arg_bytes(&maps.activations, sizeof(maps.activations))
       .launch(stream);

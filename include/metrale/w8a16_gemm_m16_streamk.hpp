@@ -28,22 +28,15 @@ struct StreamKWorkspace {
 
 std::uint64_t w8a16_gemm_m16_streamk_workspace_bytes(std::uint32_t n, std::uint32_t ctas);
 
-// How the layer is spread over the CTAs. `units`: even ranges of the tile-major 128 x 128
-// units, whose end tiles the neighbouring CTAs share and reduce through the workspace.
-// `rows`: even ranges of 16-row slabs, each over the whole K, so no tile is shared and
-// the workspace is not touched; a CTA may get one slab more than another.
-enum class StreamKSplit { units, rows };
-
-// `ctas`: the persistent grid, e.g. 2 x the SM count (a CTA per 128 x 128 unit, or per
-// 16-row slab split by rows, at most: a larger value is cut to that count). `stages`:
-// ring stages, 0 = as many as W8A16_GEMM_M16_STREAM_RING_BYTES holds, at most 4; 2..12
-// where the ring fits in a block's shared memory.
+// `ctas`: the persistent grid, e.g. 2 x the SM count (a CTA per 128 x 128 unit at most:
+// a larger value is cut to the unit count). `stages`: ring stages, 0 = as many as
+// W8A16_GEMM_M16_STREAM_RING_BYTES holds, at most 4; 2..12 where the ring fits in a
+// block's shared memory.
 void w8a16_gemm_m16_streamk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input,
                             DevicePtr weight, DevicePtr block_scale, DevicePtr output,
                             std::uint32_t m, std::uint32_t n, std::uint32_t k,
                             std::uint32_t a_row_stride, std::uint32_t c_row_stride,
                             StreamKWorkspace workspace, std::uint32_t ctas, StreamHandle stream,
-                            M16LaunchOptions options = {}, std::uint32_t stages = 0,
-                            StreamKSplit split = StreamKSplit::units);
+                            M16LaunchOptions options = {}, std::uint32_t stages = 0);
 
 }  // namespace metrale

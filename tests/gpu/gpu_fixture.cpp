@@ -121,19 +121,18 @@ TcEntry stream_entry(std::uint32_t split, bool pdl = false, StreamTuning tuning 
 
 // Stream-K on `ctas` CTAs, or ctas_per_sm x the SM count where ctas is 0.
 TcEntry streamk_entry(std::uint32_t ctas_per_sm, std::uint32_t ctas = 0, bool pdl = false,
-                      std::uint32_t stages = 0, StreamKSplit split = StreamKSplit::units) {
+                      std::uint32_t stages = 0) {
   std::string name = ctas != 0 ? fmt::format("w8a16_gemm_m16_streamk {} CTAs", ctas)
                                : fmt::format("w8a16_gemm_m16_streamk {} CTAs per SM", ctas_per_sm);
-  if (split == StreamKSplit::rows) name += " by rows";
   if (pdl) name += " +pdl";
   if (stages != 0) name += fmt::format(" stages {}", stages);
-  return {name, true, [ctas_per_sm, ctas, pdl, stages, split](const Problem& p, StreamHandle s) {
+  return {name, true, [ctas_per_sm, ctas, pdl, stages](const Problem& p, StreamHandle s) {
             const std::uint32_t grid = ctas != 0 ? ctas : ctas_per_sm * gpu().sm_count();
             w8a16_gemm_m16_streamk(gpu().backend, gpu().cache.kernel("w8a16_gemm_m16_streamk"),
                                    p.input.get(), p.weight.get(), p.scale.get(), p.out.get(),
                                    p.m, p.n, p.k, p.a_row_stride, p.c_row_stride,
                                    gpu().streamk_workspace(), grid, s, M16LaunchOptions{pdl},
-                                   stages, split);
+                                   stages);
           }};
 }
 
@@ -184,13 +183,6 @@ const std::vector<TcEntry>& tc_entries() {
       streamk_entry(3, 0, false, 2),
       streamk_entry(0, 33 * 64),
       streamk_entry(2, 0, true),
-      // Split by rows: one CTA for every slab in groups of 8, 7 CTAs (groups of fewer
-      // than 8 slabs), 2 per SM, a CTA per slab, the smallest ring, and with PDL.
-      streamk_entry(0, 1, false, 0, StreamKSplit::rows),
-      streamk_entry(0, 7, false, 0, StreamKSplit::rows),
-      streamk_entry(2, 0, false, 0, StreamKSplit::rows),
-      streamk_entry(0, 33 * 64, false, 2, StreamKSplit::rows),
-      streamk_entry(1, 0, true, 0, StreamKSplit::rows),
   };
   return entries;
 }

@@ -331,29 +331,6 @@ TEST_CASE("stream launcher: grid (tiles, split), cluster (1, split), ring, tenso
   CHECK(f.gpu.launches().size() == 3);
 }
 
-TEST_CASE("stream-K launcher split by rows: a CTA per 16-row slab at most, 16-row boxes") {
-  Fixture f;
-  const KernelHandle k = f.cache.kernel("w8a16_gemm_m16_streamk");
-  constexpr DevicePtr kWs(0x50000);
-  // N = 300: 19 slabs of 16 rows, the last one of 12.
-  w8a16_gemm_m16_streamk(f.gpu, k, kIn, kW, kS, kOut, 3, 300, 256, 256, 300,
-                         {kWs, w8a16_gemm_m16_streamk_workspace_bytes(300, 19)}, 1000, 0, {}, 0,
-                         StreamKSplit::rows);
-  w8a16_gemm_m16_streamk(f.gpu, k, kIn, kW, kS, kOut, 3, 28672, 4096, 4096, 28672,
-                         {kWs, w8a16_gemm_m16_streamk_workspace_bytes(28672, 264)}, 264, 0, {},
-                         0, StreamKSplit::rows);
-  const auto l = f.gpu.launches();
-  REQUIRE(l.size() == 2);
-  CHECK(l[0].config.grid.x == 19);
-  CHECK(l[1].config.grid.x == 264);
-  REQUIRE(l[0].args.size() == 14);
-  CHECK(l[0].u32_arg(11) == 1);
-  std::uint64_t box_rows = 0;
-  REQUIRE(l[0].args.at(12).size() == 128);
-  std::memcpy(&box_rows, l[0].args[12].data() + 8 * 6, 8);
-  CHECK(box_rows == 16);
-}
-
 TEST_CASE("stream-K launcher: persistent grid, ring, workspace split, guards") {
   Fixture f;
   const KernelHandle k = f.cache.kernel("w8a16_gemm_m16_streamk");
@@ -375,12 +352,11 @@ TEST_CASE("stream-K launcher: persistent grid, ring, workspace split, guards") {
   CHECK(l[0].config.cluster.x == 0);
   CHECK_FALSE(l[0].config.programmatic_dependent);
   CHECK(l[0].config.shared_bytes == 128 + 4 * (16384 + 16 * 256));
-  REQUIRE(l[0].args.size() == 14);
+  REQUIRE(l[0].args.size() == 13);
   CHECK(l[0].u32_arg(7) == 4104);
   CHECK(l[0].u32_arg(8) == 28680);
   CHECK(l[0].u64_arg(9) == kWs.address + 1024);  // partials after the tickets
   CHECK(l[0].u64_arg(10) == kWs.address);
-  CHECK(l[0].u32_arg(11) == 0);  // split by units
   CHECK(l[1].config.grid.x == 6);
   CHECK(l[1].config.programmatic_dependent);
   CHECK(l[1].config.shared_bytes == 128 + 7 * (16384 + 256));

@@ -31,21 +31,18 @@ void stream(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input, DeviceP
 }
 
 // The stream-K entry on kCtasPerSm CTAs per SM, in the runner's workspace; ring stages
-// as its launcher picks them unless kStages names them; split by units unless kRows.
-template <std::uint32_t kCtasPerSm, bool kPdl = false, std::uint32_t kStages = 0,
-          bool kRows = false>
+// as its launcher picks them unless kStages names them.
+template <std::uint32_t kCtasPerSm, bool kPdl = false, std::uint32_t kStages = 0>
 void streamk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input, DevicePtr weight,
              DevicePtr block_scale, DevicePtr output, std::uint32_t m, std::uint32_t n,
              std::uint32_t k, const EntryResources& resources, StreamHandle s) {
   w8a16_gemm_m16_streamk(gpu, kernel, input, weight, block_scale, output, m, n, k, k, n,
                          resources.workspace, kCtasPerSm * resources.sm_count, s,
-                         M16LaunchOptions{kPdl}, kStages,
-                         kRows ? StreamKSplit::rows : StreamKSplit::units);
+                         M16LaunchOptions{kPdl}, kStages);
 }
 
 // Tuning points of the streaming entry, timed only when --entry names them:
-// ".rR" fixes the tile rows, ".sS" the ring stages, ".cC" the CTAs per SM of stream-K,
-// ".rows" splits stream-K by rows.
+// ".rR" fixes the tile rows, ".sS" the ring stages, ".cC" the CTAs per SM of stream-K.
 constexpr std::array kTuning = {
     // The seed's grid on the strided kernel, without a cluster or PDL.
     BenchEntry{"w8a16_gemm_m16_splitk/1", "w8a16_gemm_m16_splitk", 1, &splitk<1>},
@@ -78,15 +75,6 @@ constexpr std::array kTuning = {
                &streamk<1, true, 3>},
     BenchEntry{"w8a16_gemm_m16_streamk.c1.s6+pdl", "w8a16_gemm_m16_streamk", 1, nullptr,
                &streamk<1, true, 6>},
-    // Split by rows: 16-row slabs over the whole K, no shared tiles.
-    BenchEntry{"w8a16_gemm_m16_streamk.rows", "w8a16_gemm_m16_streamk", 1, nullptr,
-               &streamk<2, false, 0, true>},
-    BenchEntry{"w8a16_gemm_m16_streamk.c1.rows", "w8a16_gemm_m16_streamk", 1, nullptr,
-               &streamk<1, false, 0, true>},
-    BenchEntry{"w8a16_gemm_m16_streamk.rows+pdl", "w8a16_gemm_m16_streamk", 1, nullptr,
-               &streamk<2, true, 0, true>},
-    BenchEntry{"w8a16_gemm_m16_streamk.c1.rows+pdl", "w8a16_gemm_m16_streamk", 1, nullptr,
-               &streamk<1, true, 0, true>},
 };
 
 }  // namespace
