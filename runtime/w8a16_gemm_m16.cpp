@@ -11,9 +11,9 @@ namespace {
 
 // The seed's grid and operands; the 32-wide tile's kernel (the strided one) also takes
 // the two pitches.
-KernelLaunch& launch_rows(KernelLaunch& launch, std::uint32_t n_tile, DevicePtr input,
-                          DevicePtr weight, DevicePtr block_scale, DevicePtr output,
-                          std::uint32_t m, std::uint32_t n, std::uint32_t k) {
+KernelLaunch& with_seed_grid(KernelLaunch& launch, std::uint32_t n_tile, DevicePtr input,
+                             DevicePtr weight, DevicePtr block_scale, DevicePtr output,
+                             std::uint32_t m, std::uint32_t n, std::uint32_t k) {
   launch.grid({div_ceil(n, n_tile), 1, 1}).block({128, 1, 1});
   return push_operands(launch, input, weight, block_scale, output, m, n, k);
 }
@@ -27,7 +27,7 @@ void w8a16_gemm_m16(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input,
   guards::check_m_and_k(fn, m, k);
   guards::check_operands(fn, input, weight, block_scale, output, n);
   KernelLaunch launch(gpu, guards::build_for_tokens(fn, kernel, m));
-  launch_rows(launch, W8A16_GEMM_M16_N_TILE, input, weight, block_scale, output, m, n, k)
+  with_seed_grid(launch, W8A16_GEMM_M16_N_TILE, input, weight, block_scale, output, m, n, k)
       .arg_u32(k)  // contiguous rows: the pitches are the extents
       .arg_u32(n)
       .launch(stream);
@@ -41,7 +41,7 @@ void w8a16_gemm_m16_n64(const GpuBackend& gpu, KernelHandle kernel, DevicePtr in
   guards::check_m_and_k(fn, m, k);
   guards::check_operands(fn, input, weight, block_scale, output, n);
   KernelLaunch launch(gpu, guards::build_for_tokens(fn, kernel, m));
-  launch_rows(launch, W8A16_GEMM_M16_N_TILE_WIDE, input, weight, block_scale, output, m, n, k)
+  with_seed_grid(launch, W8A16_GEMM_M16_N_TILE_WIDE, input, weight, block_scale, output, m, n, k)
       .launch(stream);
 }
 
@@ -55,7 +55,7 @@ void w8a16_gemm_m16_strided(const GpuBackend& gpu, KernelHandle kernel, DevicePt
   guards::check_strides(fn, n, k, a_row_stride, c_row_stride);
   guards::check_operands(fn, input, weight, block_scale, output, n);
   KernelLaunch launch(gpu, guards::build_for_tokens(fn, kernel, m));
-  launch_rows(launch, W8A16_GEMM_M16_N_TILE, input, weight, block_scale, output, m, n, k)
+  with_seed_grid(launch, W8A16_GEMM_M16_N_TILE, input, weight, block_scale, output, m, n, k)
       .arg_u32(a_row_stride)
       .arg_u32(c_row_stride)
       .launch(stream);
