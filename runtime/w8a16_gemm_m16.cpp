@@ -9,8 +9,7 @@
 namespace metrale {
 namespace {
 
-// The seed's grid and operands; the 32-wide tile's kernel (the strided one) also takes
-// the two pitches.
+// The seed's grid and operands.
 KernelLaunch& with_seed_grid(KernelLaunch& launch, std::uint32_t n_tile, DevicePtr input,
                              DevicePtr weight, DevicePtr block_scale, DevicePtr output,
                              std::uint32_t m, std::uint32_t n, std::uint32_t k) {
@@ -18,31 +17,35 @@ KernelLaunch& with_seed_grid(KernelLaunch& launch, std::uint32_t n_tile, DeviceP
   return push_operands(launch, input, weight, block_scale, output, m, n, k);
 }
 
+// The launch both contiguous instantiations share. The 32-wide tile runs the strided
+// kernel (`strided_kernel`), which also takes the pitches: k and n for contiguous rows.
+void launch_contiguous(std::string_view fn, std::uint32_t n_tile, bool strided_kernel,
+                       const GpuBackend& gpu, KernelHandle kernel, DevicePtr input,
+                       DevicePtr weight, DevicePtr block_scale, DevicePtr output,
+                       std::uint32_t m, std::uint32_t n, std::uint32_t k, StreamHandle stream) {
+  guards::check_m_and_k(fn, m, k);
+  guards::check_operands(fn, input, weight, block_scale, output, n);
+  KernelLaunch launch(gpu, guards::build_for_tokens(fn, kernel, m));
+  with_seed_grid(launch, n_tile, input, weight, block_scale, output, m, n, k);
+  if (strided_kernel) launch.arg_u32(k).arg_u32(n);
+  launch.launch(stream);
+}
+
 }  // namespace
 
 void w8a16_gemm_m16(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input,
                     DevicePtr weight, DevicePtr block_scale, DevicePtr output, std::uint32_t m,
                     std::uint32_t n, std::uint32_t k, StreamHandle stream) {
-  constexpr std::string_view fn = "w8a16_gemm_m16";
-  guards::check_m_and_k(fn, m, k);
-  guards::check_operands(fn, input, weight, block_scale, output, n);
-  KernelLaunch launch(gpu, guards::build_for_tokens(fn, kernel, m));
-  with_seed_grid(launch, W8A16_GEMM_M16_N_TILE, input, weight, block_scale, output, m, n, k)
-      .arg_u32(k)  // contiguous rows: the pitches are the extents
-      .arg_u32(n)
-      .launch(stream);
+  launch_contiguous("w8a16_gemm_m16", W8A16_GEMM_M16_N_TILE, true, gpu, kernel, input, weight,
+                    block_scale, output, m, n, k, stream);
 }
 
 void w8a16_gemm_m16_n64(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input,
                         DevicePtr weight, DevicePtr block_scale, DevicePtr output,
                         std::uint32_t m, std::uint32_t n, std::uint32_t k,
                         StreamHandle stream) {
-  constexpr std::string_view fn = "w8a16_gemm_m16_n64";
-  guards::check_m_and_k(fn, m, k);
-  guards::check_operands(fn, input, weight, block_scale, output, n);
-  KernelLaunch launch(gpu, guards::build_for_tokens(fn, kernel, m));
-  with_seed_grid(launch, W8A16_GEMM_M16_N_TILE_WIDE, input, weight, block_scale, output, m, n, k)
-      .launch(stream);
+  launch_contiguous("w8a16_gemm_m16_n64", W8A16_GEMM_M16_N_TILE_WIDE, false, gpu, kernel, input,
+                    weight, block_scale, output, m, n, k, stream);
 }
 
 void w8a16_gemm_m16_strided(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input,

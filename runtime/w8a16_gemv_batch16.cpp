@@ -7,6 +7,24 @@
 #include "metrale/kernel_launch.hpp"
 
 namespace metrale {
+namespace {
+
+// Both entries run the strided kernel, after their own guards.
+void launch_strided_kernel(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input,
+                           DevicePtr weight, DevicePtr block_scale, DevicePtr output,
+                           std::uint32_t m, std::uint32_t n, std::uint32_t k,
+                           std::uint32_t a_row_stride, std::uint32_t c_row_stride,
+                           StreamHandle stream) {
+  KernelLaunch launch(gpu, kernel);
+  launch.grid({div_ceil(n, W8A16_GEMV_BATCH16_THREADS), 1, 1})
+      .block({W8A16_GEMV_BATCH16_THREADS, 1, 1});
+  push_operands(launch, input, weight, block_scale, output, m, n, k)
+      .arg_u32(a_row_stride)
+      .arg_u32(c_row_stride)
+      .launch(stream);
+}
+
+}  // namespace
 
 void w8a16_gemv_batch16(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input,
                         DevicePtr weight, DevicePtr block_scale, DevicePtr output,
@@ -15,14 +33,8 @@ void w8a16_gemv_batch16(const GpuBackend& gpu, KernelHandle kernel, DevicePtr in
   constexpr std::string_view fn = "w8a16_gemv_batch16";
   guards::check_m_and_k(fn, m, k);
   guards::check_operands(fn, input, weight, block_scale, output, n);
-  // The entries share the strided kernel: the contiguous pitches are k and n.
-  KernelLaunch launch(gpu, kernel);
-  launch.grid({div_ceil(n, W8A16_GEMV_BATCH16_THREADS), 1, 1})
-      .block({W8A16_GEMV_BATCH16_THREADS, 1, 1});
-  push_operands(launch, input, weight, block_scale, output, m, n, k)
-      .arg_u32(k)
-      .arg_u32(n)
-      .launch(stream);
+  // Contiguous rows: the pitches are k and n.
+  launch_strided_kernel(gpu, kernel, input, weight, block_scale, output, m, n, k, k, n, stream);
 }
 
 void w8a16_gemv_batch16_strided(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input,
@@ -34,13 +46,8 @@ void w8a16_gemv_batch16_strided(const GpuBackend& gpu, KernelHandle kernel, Devi
   guards::check_m_and_k(fn, m, k);
   guards::check_strides(fn, n, k, a_row_stride, c_row_stride);
   guards::check_operands(fn, input, weight, block_scale, output, n);
-  KernelLaunch launch(gpu, kernel);
-  launch.grid({div_ceil(n, W8A16_GEMV_BATCH16_THREADS), 1, 1})
-      .block({W8A16_GEMV_BATCH16_THREADS, 1, 1});
-  push_operands(launch, input, weight, block_scale, output, m, n, k)
-      .arg_u32(a_row_stride)
-      .arg_u32(c_row_stride)
-      .launch(stream);
+  launch_strided_kernel(gpu, kernel, input, weight, block_scale, output, m, n, k, a_row_stride,
+                        c_row_stride, stream);
 }
 
 }  // namespace metrale

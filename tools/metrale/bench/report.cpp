@@ -70,11 +70,16 @@ void print_timed_row(std::uint32_t m, const std::string& name, const Timing& t,
              pct(bytes, t.median_us, ceiling), vs_bf16, vs_fp8, note);
 }
 
+// An entry whose check failed, timed all the same (bench --time-wrong).
+bool timed_though_wrong(const EntryResult& e) {
+  return e.status == Status::wrong && e.timing.launches > 0;
+}
+
 void print_case(const CaseResult& c, double ceiling) {
   const BaselineResult* bf16 = find_baseline(c, kBf16);
   const BaselineResult* fp8 = find_baseline(c, kFp8);
   for (const EntryResult& e : c.entries) {
-    if (e.status == Status::wrong && e.timing.launches > 0) {  // --time-wrong
+    if (timed_though_wrong(e)) {
       print_timed_row(c.m, e.entry, e.timing, c.weight_bytes, ceiling, "-", "-",
                       fmt::format("WRONG (timed with --time-wrong): {}", e.detail));
       continue;
@@ -275,7 +280,7 @@ void write_json(const BenchRun& run, const std::string& path) {
       const EntryResult& e = cr.entries[j];
       fmt::format_to(out, "{}\n      {{\"entry\": {}, \"status\": {}, \"detail\": {}, ",
                      j > 0 ? "," : "", js(e.entry), js(status_name(e.status)), js(e.detail));
-      if (e.status == Status::wrong && e.timing.launches > 0) {  // --time-wrong
+      if (timed_though_wrong(e)) {
         fmt::format_to(out, "{}, ", timing_fields(e.timing, cr.weight_bytes, c.gbps));
       }
       if (e.status == Status::ok) {
