@@ -107,6 +107,28 @@ TEST_CASE("strided launcher passes both pitches after k") {
   CHECK(l[0].u32_arg(8) == 3072);
 }
 
+TEST_CASE("both GEMV entries launch the strided kernel: contiguous pitches are k and n") {
+  Fixture f;
+  w8a16_gemv_batch16(f.gpu, f.cache.kernel("w8a16_gemv_batch16"), kIn, kW, kS, kOut, 3, 300,
+                     256, 0);
+  w8a16_gemv_batch16_strided(f.gpu, f.cache.kernel("w8a16_gemv_batch16_strided"), kIn, kW, kS,
+                             kOut, 3, 300, 256, 264, 320, 0);
+  const auto l = f.gpu.launches();
+  REQUIRE(l.size() == 2);
+  for (const auto& launch : l) {
+    CHECK(launch.config.grid.x == 3);
+    CHECK(launch.config.block.x == 128);
+    REQUIRE(launch.args.size() == 9);
+    CHECK(launch.u32_arg(4) == 3);
+    CHECK(launch.u32_arg(5) == 300);
+    CHECK(launch.u32_arg(6) == 256);
+  }
+  CHECK(l[0].u32_arg(7) == 256);
+  CHECK(l[0].u32_arg(8) == 300);
+  CHECK(l[1].u32_arg(7) == 264);
+  CHECK(l[1].u32_arg(8) == 320);
+}
+
 TEST_CASE("guards: the seed's messages, in the seed's order, and nothing launched") {
   Fixture f;
   const KernelHandle k = f.cache.kernel("w8a16_gemm_m16");
