@@ -13,18 +13,15 @@ namespace metrale {
 namespace {
 
 constexpr std::uint32_t kRows = 128;
-// One partial tile: 128 rows x 16 tokens of FP32; two per CTA (its range's first and
-// last tile).
-constexpr std::uint64_t kPartialBytes = 128 * 16 * 4;
-
-std::uint64_t ticket_bytes(std::uint32_t n) {
-  return (std::uint64_t{div_ceil(n, kRows)} * 4 + 255) / 256 * 256;
-}
+// A CTA's slot of partials: 256 compute threads x 8 flagged 64-bit words (a tile's 128
+// rows x 16 tokens of FP32, each with its flag).
+constexpr std::uint64_t kSlotBytes = 256 * 8 * 8;
 
 }  // namespace
 
 std::uint64_t w8a16_gemm_m16_streamk_workspace_bytes(std::uint32_t n, std::uint32_t ctas) {
-  return ticket_bytes(n) + std::uint64_t{ctas} * 2 * kPartialBytes;
+  (void)n;  // one slot per CTA, whatever the layer's width
+  return std::uint64_t{ctas} * kSlotBytes;
 }
 
 void w8a16_gemm_m16_streamk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input,
@@ -60,7 +57,6 @@ void w8a16_gemm_m16_streamk(const GpuBackend& gpu, KernelHandle kernel, DevicePt
   push_operands(launch, input, weight, block_scale, output, m, n, k)
       .arg_u32(a_row_stride)
       .arg_u32(c_row_stride)
-      .arg_ptr(workspace.ptr + ticket_bytes(n))
       .arg_ptr(workspace.ptr)
       .arg_bytes(&maps.weights, sizeof(maps.weights))
       .arg_bytes(&maps.activations, sizeof(maps.activations))

@@ -1,9 +1,12 @@
 // Stream-K entry of the M16 tensor-core GEMM (kernel_sources/w8a16_gemm_m16_streamk.cu):
 // a persistent grid of `ctas` CTAs splits the layer's units (128 weight rows x 128 K)
 // evenly, so every SM streams the same number of weight bytes whatever the tile count.
-// Tiles split between CTAs are reduced through the caller's workspace in a fixed order:
-// deterministic (bit-identical from run to run on one device and grid), no atomics on the
-// values, and held to the same accuracy budget as the seed's entries.
+// Tiles split between CTAs are added up through the caller's workspace in a fixed order:
+// deterministic (bit-identical from run to run on one device and grid), no atomics, and
+// held to the same accuracy budget as the seed's entries. The CTA that adds a split tile
+// waits for the tile's other CTAs to publish their partials, which they do before they
+// wait on anything: the launch needs two of its CTAs resident at a time, started in index
+// order as the hardware starts them, not the whole grid.
 //
 // Grid: (ctas, 1, 1)  Block: (288, 1, 1); dynamic shared memory 128 + stages * (16384 +
 // m * 256) bytes. Same operands and guards as w8a16_gemm_m16_strided, plus the workspace.
@@ -28,7 +31,7 @@ struct StreamKWorkspace {
 
 std::uint64_t w8a16_gemm_m16_streamk_workspace_bytes(std::uint32_t n, std::uint32_t ctas);
 
-// `ctas`: the persistent grid, e.g. 2 x the SM count (a CTA per 128 x 128 unit at most:
+// `ctas`: the persistent grid, e.g. 1 or 2 x the SM count (a CTA per 128 x 128 unit at most:
 // a larger value is cut to the unit count). `stages`: ring stages, 0 = as many as
 // W8A16_GEMM_M16_STREAM_RING_BYTES holds, at most 4; 2..12 where the ring fits in a
 // block's shared memory.

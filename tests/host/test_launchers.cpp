@@ -357,9 +357,10 @@ TEST_CASE("stream-K launcher: persistent grid, ring, workspace split, guards") {
   Fixture f;
   const KernelHandle k = f.cache.kernel("w8a16_gemm_m16_streamk");
   constexpr DevicePtr kWs(0x50000);
-  // N = 28672: 224 tiles, 32 K blocks; tickets round 224 * 4 bytes up to 1024.
+  // One slot of 256 threads x 8 flagged 64-bit words per CTA, whatever N.
   const std::uint64_t need = w8a16_gemm_m16_streamk_workspace_bytes(28672, 264);
-  CHECK(need == 1024 + 264 * 2 * 128 * 16 * 4);
+  CHECK(need == 264 * 256 * 8 * 8);
+  CHECK(w8a16_gemm_m16_streamk_workspace_bytes(576, 264) == need);
   w8a16_gemm_m16_streamk(f.gpu, k, kIn, kW, kS, kOut, 16, 28672, 4096, 4104, 28680,
                          {kWs, need}, 264, 0);
   // More CTAs than the 3 x 2 units of N = 300, K = 256: one CTA per unit.
@@ -374,15 +375,14 @@ TEST_CASE("stream-K launcher: persistent grid, ring, workspace split, guards") {
   CHECK(l[0].config.cluster.x == 0);
   CHECK_FALSE(l[0].config.programmatic_dependent);
   CHECK(l[0].config.shared_bytes == 128 + 4 * (16384 + 16 * 256));
-  REQUIRE(l[0].args.size() == 13);
+  REQUIRE(l[0].args.size() == 12);
   CHECK(l[0].u32_arg(7) == 4104);
   CHECK(l[0].u32_arg(8) == 28680);
-  CHECK(l[0].u64_arg(9) == kWs.address + 1024);  // partials after the tickets
-  CHECK(l[0].u64_arg(10) == kWs.address);
+  CHECK(l[0].u64_arg(9) == kWs.address);  // the partials' slots
   CHECK(l[1].config.grid.x == 6);
   CHECK(l[1].config.programmatic_dependent);
   CHECK(l[1].config.shared_bytes == 128 + 7 * (16384 + 256));
-  CHECK(l[1].u64_arg(9) == kWs.address + 256);
+  CHECK(l[1].u64_arg(9) == kWs.address);
 
   const auto call = [&](StreamKWorkspace ws, std::uint32_t ctas) {
     return error_of([&] {

@@ -56,7 +56,6 @@ constexpr std::array kTuning = {
     BenchEntry{"w8a16_gemm_m16_stream/1.r32.s6", "w8a16_gemm_m16_stream", 1,
                &stream<1, false, 32, 6>},
     BenchEntry{"w8a16_gemm_m16_stream/4.s6", "w8a16_gemm_m16_stream", 4, &stream<4, false, 0, 6>},
-    BenchEntry{"w8a16_gemm_m16_streamk.c1", "w8a16_gemm_m16_streamk", 1, nullptr, &streamk<1>},
     BenchEntry{"w8a16_gemm_m16_streamk.c3", "w8a16_gemm_m16_streamk", 1, nullptr, &streamk<3>},
     BenchEntry{"w8a16_gemm_m16_streamk.s5", "w8a16_gemm_m16_streamk", 1, nullptr,
                &streamk<2, false, 5>},
@@ -75,6 +74,11 @@ constexpr std::array kTuning = {
                &streamk<1, true, 3>},
     BenchEntry{"w8a16_gemm_m16_streamk.c1.s6+pdl", "w8a16_gemm_m16_streamk", 1, nullptr,
                &streamk<1, true, 6>},
+    // Two CTAs per SM with a ring deep enough that a third CTA never fits beside them.
+    BenchEntry{"w8a16_gemm_m16_streamk.s5+pdl", "w8a16_gemm_m16_streamk", 1, nullptr,
+               &streamk<2, true, 5>},
+    BenchEntry{"w8a16_gemm_m16_streamk.s6+pdl", "w8a16_gemm_m16_streamk", 1, nullptr,
+               &streamk<2, true, 6>},
 };
 
 }  // namespace
@@ -101,6 +105,9 @@ std::span<const BenchEntry> bench_entries() {
       BenchEntry{"w8a16_gemm_m16_streamk", "w8a16_gemm_m16_streamk", 1, nullptr, &streamk<2>},
       BenchEntry{"w8a16_gemm_m16_streamk+pdl", "w8a16_gemm_m16_streamk", 1, nullptr,
                  &streamk<2, true>},
+      // On one CTA per SM (what plan_m16_gemm picks up to 8 tokens).
+      BenchEntry{"w8a16_gemm_m16_streamk.c1", "w8a16_gemm_m16_streamk", 1, nullptr,
+                 &streamk<1>},
       // On one CTA per SM, a CTA of the next launch fits beside each of this one's: the
       // faster PDL form on Llama-3-8B down (docs/performance.md, items 33 and 36).
       BenchEntry{"w8a16_gemm_m16_streamk.c1+pdl", "w8a16_gemm_m16_streamk", 1, nullptr,
