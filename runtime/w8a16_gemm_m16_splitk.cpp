@@ -39,22 +39,21 @@ M16Plan plan_without_pdl(std::uint32_t m, std::uint32_t n, std::uint32_t k,
   // 224 and more unsplit, so the threshold sits at 1.6 CTAs per SM.
   const std::uint64_t tiles = div_ceil(n, W8A16_GEMM_M16_N_TILE);
   // Stream-K gives every SM the same weight bytes, whatever the tile count. By the bench
-  // at d8ddd02 it is the fastest entry on every layer of 64 MiB or more at m = 1, 8 and
-  // 16, on one CTA per SM where the layer has no more tiles than SMs and m <= 8
-  // (Qwen3-32B down, DeepSeek-V3 o and down: 40.9 / 37.2 / 41.0 us at m = 1 against
-  // 41.7 / 38.3 / 42.3 for the split and streaming entries), else on two (Qwen3-32B and
-  // DeepSeek-V3 gate_up 75.0 / 75.5 us at m = 16 against 83.8 / 83.4 at 49ac1ad). From
-  // 32 MiB it wins at m >= 8 on one CTA per SM (Llama-3-8B down 25.8 against 29.1 us,
-  // Qwen3-32B qkv 24.1 against 27.7 us at m = 16).
+  // at cb9c563 (split tiles added up from flagged partials) it is the fastest entry on
+  // every layer of 64 MiB or more at m = 1, 8 and 16 on two CTAs per SM (DeepSeek-V3 down
+  // 38.9 us at m = 1 against 40.1 on one). Below that, on one CTA per SM: from 20 MiB at
+  // m >= 8 (Llama-3-8B qkv 12.3 us at m = 8 against 13.2 for split-K; Qwen3-32B qkv,
+  // DeepSeek-V3 q_b, Llama-3-8B down), and at every m from 32 MiB where the seed's tiles
+  // leave SMs without a CTA (Llama-3-8B down 21.0 us at m = 1 against 21.9 for split-K).
   const std::uint64_t weight_bytes = std::uint64_t{n} * k;
-  const std::uint64_t stream_tiles = div_ceil(n, 128);
   if (weight_bytes >= (std::uint64_t{64} << 20)) {
-    const std::uint64_t per_sm = stream_tiles <= sms && m <= 8 ? 1 : 2;
-    return {"w8a16_gemm_m16_streamk", 1, static_cast<std::uint32_t>(per_sm * sms)};
+    return {"w8a16_gemm_m16_streamk", 1, static_cast<std::uint32_t>(2 * sms)};
   }
-  if (weight_bytes >= (std::uint64_t{32} << 20) && m >= 8) {
+  if ((weight_bytes >= (std::uint64_t{20} << 20) && m >= 8) ||
+      (weight_bytes >= (std::uint64_t{32} << 20) && tiles < sms)) {
     return {"w8a16_gemm_m16_streamk", 1, static_cast<std::uint32_t>(sms)};
   }
+  const std::uint64_t stream_tiles = div_ceil(n, 128);
   // The streaming entry wins on wide layers (N >= 7168, its 128-row tiles) where a
   // split gives 1.5 to 2 of its CTAs per SM, one wave at full occupancy, with at least
   // 8 K blocks per CTA: Llama-3-8B gate_up (224 tiles), DeepSeek-V3 o and down (56
@@ -96,13 +95,13 @@ M16Plan plan_m16_gemm(std::uint32_t m, std::uint32_t n, std::uint32_t k,
   // Measured with every entry's PDL form in one run (bench/results/h200-df65562.json):
   // split-K on one CTA per tile with PDL beat the seed's launch by 11-12 % where the plan
   // above picks it (Qwen3-32B qkv 16.22 against 18.47 us, DeepSeek-V3 q_b 12.76 against
-  // 14.40 at m = 1), and stream-K with PDL ran fastest on two CTAs per SM in 11 of the 12
-  // cases where the plan above picks one (DeepSeek-V3 o 35.64 against 36.39 us at m = 1;
-  // the exception, Llama-3-8B down at m = 8, 22.29 against 21.32).
+  // 14.40 at m = 1). Stream-K keeps its grid: at cb9c563 its PDL form ran fastest on the
+  // grid the plan above picks in 26 of the 27 cases where it picks one (Llama-3-8B down
+  // 19.3 us at m = 1 on one CTA per SM against 20.3 on two; the exception, DeepSeek-V3
+  // q_b at m = 8, 13.1 against 12.8).
   if (plan.entry == "w8a16_gemm_m16" || plan.entry == "w8a16_gemm_m16_n64") {
     return {"w8a16_gemm_m16_splitk", 1};
   }
-  if (plan.entry == "w8a16_gemm_m16_streamk") return {plan.entry, 1, 2 * sms};
   return plan;
 }
 

@@ -411,42 +411,49 @@ TEST_CASE("stream-K launcher: persistent grid, ring, workspace split, guards") {
 
 TEST_CASE("plan_m16_gemm: stream-K, streaming, 64-wide or split tiles where each fills the SMs") {
   const auto plan = [](std::uint32_t n, std::uint32_t k) { return plan_m16_gemm(1, n, k, 132); };
-  // 64 MiB and more: stream-K at every m; one CTA per SM where the layer has no more
-  // 128-row tiles than SMs and m <= 8 (Qwen3-32B down, DeepSeek-V3 o and down), else two.
+  // 64 MiB and more: stream-K on two CTAs per SM at every m.
   for (const auto& [n, k] : {std::pair{28672u, 4096u}, {51200u, 5120u}, {36864u, 7168u},
                             {5120u, 25600u}, {7168u, 16384u}, {7168u, 18432u}}) {
     for (const std::uint32_t m : {1u, 8u, 16u}) {
       const M16Plan p = plan_m16_gemm(m, n, k, 132);
       CHECK(p.entry == "w8a16_gemm_m16_streamk");
       CHECK(p.split == 1);
-      CHECK(p.ctas == ((n / 128 <= 132 && m <= 8) ? 132u : 264u));
+      CHECK(p.ctas == 264u);
     }
   }
   CHECK(plan_m16_gemm(1, 51200, 5120, 114).ctas == 228);
-  // 32 to 64 MiB: stream-K on one CTA per SM from 8 tokens (Llama-3-8B down, Qwen3-32B
-  // qkv, DeepSeek-V3 q_b), the tiled entries below.
-  CHECK(plan_m16_gemm(8, 4096, 14336, 132).entry == "w8a16_gemm_m16_streamk");
-  CHECK(plan_m16_gemm(16, 10240, 5120, 132).ctas == 132);
-  CHECK(plan_m16_gemm(16, 24576, 1536, 132).entry == "w8a16_gemm_m16_streamk");
-  CHECK(plan_m16_gemm(7, 4096, 14336, 132).entry == "w8a16_gemm_m16_splitk");
+  // One CTA per SM from 20 MiB at 8 tokens and more (Llama-3-8B qkv and down, Qwen3-32B
+  // qkv, DeepSeek-V3 q_b), and at every m from 32 MiB where the seed's 32-row tiles are
+  // fewer than the SMs (Llama-3-8B down: 128); the tiled entries below.
+  for (const auto& [n, k] : {std::pair{6144u, 4096u}, {4096u, 14336u}, {10240u, 5120u},
+                            {24576u, 1536u}}) {
+    for (const std::uint32_t m : {8u, 9u, 16u}) {
+      const M16Plan p = plan_m16_gemm(m, n, k, 132);
+      CHECK(p.entry == "w8a16_gemm_m16_streamk");
+      CHECK(p.ctas == 132u);
+    }
+  }
+  CHECK(plan_m16_gemm(1, 4096, 14336, 132).entry == "w8a16_gemm_m16_streamk");
+  CHECK(plan_m16_gemm(7, 4096, 14336, 132).ctas == 132u);
+  CHECK(plan_m16_gemm(7, 6144, 4096, 132).entry == "w8a16_gemm_m16_splitk");
+  CHECK(plan_m16_gemm(16, 4096, 4096, 132).entry == "w8a16_gemm_m16_splitk");
   CHECK(plan(24576, 1536).ctas == 0);
   // DeepSeek-V3 q_b at m = 1 (192 streaming tiles, 36 MiB): the seed's entry.
   CHECK(plan(24576, 1536).entry == "w8a16_gemm_m16");
+  CHECK(plan(10240, 5120).entry == "w8a16_gemm_m16");
   // 192, 160 and 128 tiles of 32 rows: split in two.
   CHECK(plan(6144, 4096).entry == "w8a16_gemm_m16_splitk");
   CHECK(plan(6144, 4096).split == 2);
-  CHECK(plan(4096, 14336).split == 2);
   CHECK(plan(4096, 4096).split == 2);
   // DeepSeek-V3 q_a (48 tiles): four, keeping two K blocks per warp; kv_a (18): eight.
   CHECK(plan(1536, 7168).split == 4);
   CHECK(plan(576, 7168).split == 8);
   // Too few K blocks to share: no split.
   CHECK(plan(576, 256).split == 1);
-  // Above 8 tokens under 32 MiB, the 64-wide tile where its tiles cover the SMs
-  // (Llama-3-8B qkv: 96 tiles do not).
-  CHECK(plan_m16_gemm(16, 6144, 4096, 132).entry == "w8a16_gemm_m16_splitk");
-  CHECK(plan_m16_gemm(9, 12288, 2048, 132).entry == "w8a16_gemm_m16_n64");
-  CHECK(plan_m16_gemm(8, 12288, 2048, 132).entry == "w8a16_gemm_m16");
+  // Above 8 tokens under 20 MiB, the 64-wide tile where its tiles cover the SMs.
+  CHECK(plan_m16_gemm(9, 12288, 1536, 132).entry == "w8a16_gemm_m16_n64");
+  CHECK(plan_m16_gemm(9, 12288, 2048, 132).entry == "w8a16_gemm_m16_streamk");
+  CHECK(plan_m16_gemm(8, 12288, 1536, 132).entry == "w8a16_gemm_m16");
   // The streaming entry where a split gives 1.5 to 2 of its 128-row CTAs per SM with 8 K
   // blocks each: 56 tiles split 4 at K = 4096; 96 tiles split 2 are too few.
   CHECK(plan(7168, 4096).entry == "w8a16_gemm_m16_stream");
@@ -454,11 +461,10 @@ TEST_CASE("plan_m16_gemm: stream-K, streaming, 64-wide or split tiles where each
   CHECK(plan(12288, 2048).entry == "w8a16_gemm_m16");
 }
 
-TEST_CASE("plan_m16_gemm with PDL: split-K for the seed's entries, stream-K on two CTAs per SM") {
+TEST_CASE("plan_m16_gemm with PDL: split-K for the seed's entries, stream-K on its grid") {
   const M16LaunchOptions pdl{true};
   // Every shape of the default set, m 1..16: the PDL plan differs from the plain one only
-  // where that one picks an entry that takes no launch options, or stream-K on one CTA
-  // per SM.
+  // where that one picks an entry that takes no launch options.
   for (const auto& [n, k] : {std::pair{6144u, 4096u}, {4096u, 4096u}, {28672u, 4096u},
                             {4096u, 14336u}, {10240u, 5120u}, {51200u, 5120u},
                             {5120u, 25600u}, {1536u, 7168u}, {576u, 7168u}, {24576u, 1536u},
@@ -474,9 +480,6 @@ TEST_CASE("plan_m16_gemm with PDL: split-K for the seed's entries, stream-K on t
         CHECK(p.entry == "w8a16_gemm_m16_splitk");
         CHECK(p.split == 1);
         CHECK(p.ctas == 0);
-      } else if (plain.entry == "w8a16_gemm_m16_streamk") {
-        CHECK(p.entry == "w8a16_gemm_m16_streamk");
-        CHECK(p.ctas == 264u);
       } else {
         CHECK(p.entry == plain.entry);
         CHECK(p.split == plain.split);
@@ -488,9 +491,9 @@ TEST_CASE("plan_m16_gemm with PDL: split-K for the seed's entries, stream-K on t
   // q_a (split-K either way); and the device's SM count.
   CHECK(plan_m16_gemm(1, 10240, 5120, 132, pdl).entry == "w8a16_gemm_m16_splitk");
   CHECK(plan_m16_gemm(1, 24576, 1536, 132, pdl).split == 1);
-  CHECK(plan_m16_gemm(1, 7168, 16384, 132).ctas == 132u);
   CHECK(plan_m16_gemm(1, 7168, 16384, 132, pdl).ctas == 264u);
   CHECK(plan_m16_gemm(1, 7168, 16384, 114, pdl).ctas == 228u);
+  CHECK(plan_m16_gemm(1, 4096, 14336, 132, pdl).ctas == 132u);
   CHECK(plan_m16_gemm(1, 1536, 7168, 132, pdl).split == 4);
   CHECK(plan_m16_gemm(1, 1536, 7168, 132, M16LaunchOptions{}).entry ==
         plan_m16_gemm(1, 1536, 7168, 132).entry);
