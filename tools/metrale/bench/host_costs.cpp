@@ -99,6 +99,22 @@ LaunchCost measure_launch_cost(const CudaBackend& gpu, ModuleCache& cache, const
   const auto empty_launch = [&] { gpu.launch(empty, empty_config, empty_args, stream.handle()); };
   per_call_ns(1, batch, empty_launch, drain);
   const std::vector<double> driver = per_call_ns(batches, batch, empty_launch, drain);
+  // The same launches, each batch behind a kernel that keeps the GPU busy for 2 ms (a
+  // batch takes well under 1 ms): no call finds the GPU idle.
+  const KernelHandle busy = empty_module.kernel("busy_wait");
+  const std::uint64_t busy_ns = 2'000'000;
+  const KernelArg busy_args[] = {{&busy_ns, sizeof(busy_ns)}};
+  const auto occupy = [&] { gpu.launch(busy, empty_config, busy_args, stream.handle()); };
+  const auto per_call_behind_busy = [&](const auto& call) {
+    std::vector<double> per_batch;
+    for (std::uint32_t b = 0; b < batches / 10; ++b) {
+      occupy();
+      per_batch.push_back(per_call_ns(1, batch, call, drain).front());
+    }
+    return per_batch;
+  };
+  const std::vector<double> busy_calls = per_call_behind_busy(launch);
+  const std::vector<double> busy_driver = per_call_behind_busy(empty_launch);
   const KernelHandle bare = empty_module.kernel("empty_launch_no_args");
   const auto bare_launch = [&] { gpu.launch(bare, empty_config, {}, stream.handle()); };
   per_call_ns(1, batch, bare_launch, drain);
@@ -134,6 +150,8 @@ LaunchCost measure_launch_cost(const CudaBackend& gpu, ModuleCache& cache, const
   c.library_median_ns = median(library);
   c.driver_median_ns = median(driver);
   c.driver_no_args_median_ns = median(driver_no_args);
+  c.busy_median_ns = median(busy_calls);
+  c.busy_driver_median_ns = median(busy_driver);
   c.streamk_median_ns = median(streamk_calls);
   c.streamk_library_median_ns = median(streamk_library);
   c.tensor_map_median_ns = median(encode);

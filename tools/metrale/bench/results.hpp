@@ -58,6 +58,10 @@ struct LaunchCost {
   double driver_median_ns = 0.0;   // an empty kernel with the same parameters, launched
                                    // straight through the backend: the driver's floor
   double driver_no_args_median_ns = 0.0;  // the same for an empty kernel of no parameters
+  // The launcher calls and the empty kernel again, each batch queued behind a kernel that
+  // keeps the GPU busy longer than the batch takes: the host running ahead of the GPU.
+  double busy_median_ns = 0.0;
+  double busy_driver_median_ns = 0.0;
   // w8a16_gemm_m16_streamk, whose launcher also encodes two tensor maps per call: its
   // call, its library part (maps packed, not encoded) and one encode by the driver.
   double streamk_median_ns = 0.0;
