@@ -57,11 +57,13 @@ using metrale::capi::stream_handle;
 
 namespace {
 
-// plan_m16_gemm for the service's device; a compile-only service plans for 132 SMs.
+// The service's device's SM count; a compile-only service plans for 132 (an H100 / H200).
+std::uint32_t device_sm_count(metrale::KernelService& svc) {
+  return svc.compile_only() ? 132u : static_cast<std::uint32_t>(svc.backend().info().sm_count);
+}
+
 metrale::M16Plan device_plan(metrale::KernelService& svc, uint32_t m, uint32_t n, uint32_t k) {
-  const std::uint32_t sms =
-      svc.compile_only() ? 132u : static_cast<std::uint32_t>(svc.backend().info().sm_count);
-  return metrale::plan_m16_gemm(m, n, k, sms);
+  return metrale::plan_m16_gemm(m, n, k, device_sm_count(svc));
 }
 
 }  // namespace
@@ -213,11 +215,14 @@ metrale_status metrale_w8a16_gemm_m16_streamk(metrale_service* service, uint64_t
   return launch_entry(
       service, "metrale_w8a16_gemm_m16_streamk", "w8a16_gemm_m16_streamk",
       [&](const GpuBackend& gpu, KernelHandle kernel) {
+        // The ring depth the C++ plan gives this grid on this device.
+        const std::uint32_t stages = metrale::streamk_plan_stages(
+            ctas, device_sm_count(metrale::capi::service(service, "metrale_w8a16_gemm_m16_streamk")));
         metrale::w8a16_gemm_m16_streamk(
             gpu, kernel, DevicePtr(input), DevicePtr(weight), DevicePtr(block_scale),
             DevicePtr(output), m, n, k, a_row_stride, c_row_stride,
             metrale::StreamKWorkspace{DevicePtr(workspace), workspace_bytes}, ctas,
-            stream_handle(stream));
+            stream_handle(stream), {}, stages);
       });
 }
 

@@ -40,11 +40,11 @@ void w8a16_gemm_m16_splitk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr
 
 // Which entry and split to run for a shape on a device with `sm_count` SMs (for callers
 // that ask for the automatic choice, e.g. attention projections; the dense FFN keeps
-// METRALE_FFN_M16_TC_NTILE): stream-K (w8a16_gemm_m16_streamk.hpp, on `ctas` CTAs, with
-// the caller's workspace) on two CTAs per SM on layers of 64 MiB and more, on one from
-// 20 MiB at 8 tokens and more and from 32 MiB where the seed's tiles leave SMs idle; else
-// the streaming entry on wide layers where a split of its 128-row tiles fills
-// the SMs 1.5 to 2 times over; else above 8 tokens the seed's w8a16_gemm_m16_n64 where its
+// METRALE_FFN_M16_TC_NTILE): stream-K (w8a16_gemm_m16_streamk.hpp, on `ctas` CTAs with
+// `stages` ring stages and the caller's workspace) on two CTAs per SM on layers of 64 MiB
+// and more, on one from 20 MiB at 8 tokens and more and from 32 MiB where the seed's
+// tiles leave SMs idle; else the streaming entry on wide layers where a split of its
+// 128-row tiles fills the SMs 1.5 to 2 times over; else above 8 tokens the seed's w8a16_gemm_m16_n64 where its
 // 64-wide tiles fill the device; else the seed's w8a16_gemm_m16 when its tiles do; else
 // w8a16_gemm_m16_splitk with the smallest power-of-two split that does.
 struct M16Plan {
@@ -53,7 +53,12 @@ struct M16Plan {
   std::string_view entry;
   std::uint32_t split;     // 1 for the seed's entries and stream-K
   std::uint32_t ctas = 0;  // stream-K's persistent grid; 0 for the other entries
+  std::uint32_t stages = 0;  // stream-K's ring stages; 0: its launcher's default
 };
+
+// The ring stages plan_m16_gemm gives stream-K on `ctas` CTAs of a device with `sm_count`
+// SMs: 3 from two CTAs per SM, else 0 (the launcher's default, 4 up to 16 KiB stages).
+std::uint32_t streamk_plan_stages(std::uint32_t ctas, std::uint32_t sm_count);
 //
 // With `launch.programmatic_dependent` the plan is for callers that launch with
 // programmatic dependent launch (their preceding kernel PDL-aware): the seed's

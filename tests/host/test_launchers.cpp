@@ -419,8 +419,14 @@ TEST_CASE("plan_m16_gemm: stream-K, streaming, 64-wide or split tiles where each
       CHECK(p.entry == "w8a16_gemm_m16_streamk");
       CHECK(p.split == 1);
       CHECK(p.ctas == 264u);
+      CHECK(p.stages == 3u);
     }
   }
+  CHECK(streamk_plan_stages(264, 132) == 3u);
+  CHECK(streamk_plan_stages(396, 132) == 3u);
+  CHECK(streamk_plan_stages(263, 132) == 0u);
+  CHECK(streamk_plan_stages(132, 132) == 0u);
+  CHECK(streamk_plan_stages(264, 0) == 0u);
   CHECK(plan_m16_gemm(1, 51200, 5120, 114).ctas == 228);
   // One CTA per SM from 20 MiB at 8 tokens and more (Llama-3-8B qkv and down, Qwen3-32B
   // qkv, DeepSeek-V3 q_b), and at every m from 32 MiB where the seed's 32-row tiles are
@@ -431,6 +437,7 @@ TEST_CASE("plan_m16_gemm: stream-K, streaming, 64-wide or split tiles where each
       const M16Plan p = plan_m16_gemm(m, n, k, 132);
       CHECK(p.entry == "w8a16_gemm_m16_streamk");
       CHECK(p.ctas == 132u);
+      CHECK(p.stages == 0u);
     }
   }
   CHECK(plan_m16_gemm(1, 4096, 14336, 132).entry == "w8a16_gemm_m16_streamk");
@@ -484,6 +491,7 @@ TEST_CASE("plan_m16_gemm with PDL: split-K for the seed's entries, stream-K on i
         CHECK(p.entry == plain.entry);
         CHECK(p.split == plain.split);
         CHECK(p.ctas == plain.ctas);
+        CHECK(p.stages == plain.stages);
       }
     }
   }

@@ -80,6 +80,9 @@ constexpr std::array kTuning = {
                &streamk<1, true, 3>},
     BenchEntry{"w8a16_gemm_m16_streamk.c1.s6+pdl", "w8a16_gemm_m16_streamk", 1, nullptr,
                &streamk<1, true, 6>},
+    // Two CTAs per SM with the ring plan_m16_gemm gives them (streamk_plan_stages).
+    BenchEntry{"w8a16_gemm_m16_streamk.s3+pdl", "w8a16_gemm_m16_streamk", 1, nullptr,
+               &streamk<2, true, 3>},
     // Two CTAs per SM with a ring deep enough that a third CTA never fits beside them.
     BenchEntry{"w8a16_gemm_m16_streamk.s5+pdl", "w8a16_gemm_m16_streamk", 1, nullptr,
                &streamk<2, true, 5>},
