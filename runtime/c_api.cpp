@@ -217,7 +217,7 @@ metrale_status metrale_w8a16_gemm_m16_streamk(metrale_service* service, uint64_t
       [&](const GpuBackend& gpu, KernelHandle kernel) {
         // The ring depth the C++ plan gives this grid on this device.
         const std::uint32_t stages = metrale::streamk_plan_stages(
-            ctas, device_sm_count(metrale::capi::service(service, "metrale_w8a16_gemm_m16_streamk")));
+            m, ctas, device_sm_count(metrale::capi::service(service, "metrale_w8a16_gemm_m16_streamk")));
         metrale::w8a16_gemm_m16_streamk(
             gpu, kernel, DevicePtr(input), DevicePtr(weight), DevicePtr(block_scale),
             DevicePtr(output), m, n, k, a_row_stride, c_row_stride,

@@ -30,12 +30,14 @@ void w8a16_gemm_m16_splitk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr
       .launch(stream);
 }
 
-std::uint32_t streamk_plan_stages(std::uint32_t ctas, std::uint32_t sm_count) {
-  // Measured at 68a7eb3 (bench tuning points, 6 layers x m 1 / 8 / 16, one run): on two
-  // CTAs per SM a ring of 3 stages took 0.96-0.99x the time of the default 4 in all 18
-  // cases (DeepSeek-V3 o m = 1 34.52 against 35.95 us), 2 stages 0.98-1.04x, and 5 to 10
-  // stages more. On one CTA per SM 4 stays best (3: 1.00-1.03x; 6: 1.02-1.05x).
-  return sm_count != 0 && ctas >= 2 * sm_count ? 3 : 0;
+std::uint32_t streamk_plan_stages(std::uint32_t m, std::uint32_t ctas, std::uint32_t sm_count) {
+  // Measured on two CTAs per SM over the six layers of 64 MiB and more, each against the
+  // default 4 stages in the same run. Up to 8 tokens, 3 stages took 0.97-0.99x the time
+  // in every case of two runs (68a7eb3 without PDL, 3146d7c with and without; DeepSeek-V3
+  // o m = 1 34.52 against 35.95 us); 2 stages 0.98-1.04x, 5 to 10 stages more. At 16
+  // tokens 3 stages were 0.98-1.02x without PDL and 1.00-1.02x with it: no gain. On one
+  // CTA per SM 4 stays best (3: 1.00-1.03x; 6: 1.02-1.05x).
+  return sm_count != 0 && ctas >= 2 * sm_count && m <= 8 ? 3 : 0;
 }
 
 namespace {
@@ -57,7 +59,7 @@ M16Plan plan_without_pdl(std::uint32_t m, std::uint32_t n, std::uint32_t k,
   if (weight_bytes >= (std::uint64_t{64} << 20)) {
     const auto ctas = static_cast<std::uint32_t>(2 * sms);
     return {"w8a16_gemm_m16_streamk", 1, ctas,
-            streamk_plan_stages(ctas, static_cast<std::uint32_t>(sms))};
+            streamk_plan_stages(m, ctas, static_cast<std::uint32_t>(sms))};
   }
   if ((weight_bytes >= (std::uint64_t{20} << 20) && m >= 8) ||
       (weight_bytes >= (std::uint64_t{32} << 20) && tiles < sms)) {

@@ -56,9 +56,10 @@ struct M16Plan {
   std::uint32_t stages = 0;  // stream-K's ring stages; 0: its launcher's default
 };
 
-// The ring stages plan_m16_gemm gives stream-K on `ctas` CTAs of a device with `sm_count`
-// SMs: 3 from two CTAs per SM, else 0 (the launcher's default, 4 up to 16 KiB stages).
-std::uint32_t streamk_plan_stages(std::uint32_t ctas, std::uint32_t sm_count);
+// The ring stages plan_m16_gemm gives stream-K for m tokens on `ctas` CTAs of a device
+// with `sm_count` SMs: 3 up to 8 tokens from two CTAs per SM, else 0 (the launcher's
+// default, 4).
+std::uint32_t streamk_plan_stages(std::uint32_t m, std::uint32_t ctas, std::uint32_t sm_count);
 //
 // With `launch.programmatic_dependent` the plan is for callers that launch with
 // programmatic dependent launch (their preceding kernel PDL-aware): the seed's

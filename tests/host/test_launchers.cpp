@@ -419,14 +419,15 @@ TEST_CASE("plan_m16_gemm: stream-K, streaming, 64-wide or split tiles where each
       CHECK(p.entry == "w8a16_gemm_m16_streamk");
       CHECK(p.split == 1);
       CHECK(p.ctas == 264u);
-      CHECK(p.stages == 3u);
+      CHECK(p.stages == (m <= 8 ? 3u : 0u));
     }
   }
-  CHECK(streamk_plan_stages(264, 132) == 3u);
-  CHECK(streamk_plan_stages(396, 132) == 3u);
-  CHECK(streamk_plan_stages(263, 132) == 0u);
-  CHECK(streamk_plan_stages(132, 132) == 0u);
-  CHECK(streamk_plan_stages(264, 0) == 0u);
+  CHECK(streamk_plan_stages(1, 264, 132) == 3u);
+  CHECK(streamk_plan_stages(8, 396, 132) == 3u);
+  CHECK(streamk_plan_stages(9, 264, 132) == 0u);
+  CHECK(streamk_plan_stages(1, 263, 132) == 0u);
+  CHECK(streamk_plan_stages(1, 132, 132) == 0u);
+  CHECK(streamk_plan_stages(1, 264, 0) == 0u);
   CHECK(plan_m16_gemm(1, 51200, 5120, 114).ctas == 228);
   // One CTA per SM from 20 MiB at 8 tokens and more (Llama-3-8B qkv and down, Qwen3-32B
   // qkv, DeepSeek-V3 q_b), and at every m from 32 MiB where the seed's 32-row tiles are
