@@ -7,6 +7,7 @@
 
 #include "driver_api.hpp"
 #include "gpu/gpu_fixture.hpp"
+#include "gpu/owned_stream.hpp"
 #include "metrale/dense_ffn.hpp"
 #include "metrale/disk_cache.hpp"
 #include "metrale/error.hpp"
@@ -17,26 +18,9 @@ using namespace metrale::test;
 
 namespace {
 
-// A non-blocking stream owned for a scope.
-class CaptureStream {
- public:
-  CaptureStream() {
-    gpu().backend.make_current();
-    METRALE_CU(cuStreamCreate, &stream_, CU_STREAM_NON_BLOCKING);
-  }
-  ~CaptureStream() { driver::api().cuStreamDestroy(stream_); }
-  CaptureStream(const CaptureStream&) = delete;
-  CaptureStream& operator=(const CaptureStream&) = delete;
-  CUstream get() const { return stream_; }
-  StreamHandle handle() const { return reinterpret_cast<StreamHandle>(stream_); }
-
- private:
-  CUstream stream_ = nullptr;
-};
-
 // Captures what `record` launches on `stream` into a graph, replays it once and waits.
 template <typename Record>
-void capture_and_replay(const CaptureStream& stream, Record record) {
+void capture_and_replay(const OwnedStream& stream, Record record) {
   METRALE_CU(cuStreamBeginCapture, stream.get(), CU_STREAM_CAPTURE_MODE_GLOBAL);
   record();
   CUgraph graph = nullptr;
@@ -53,7 +37,7 @@ void capture_and_replay(const CaptureStream& stream, Record record) {
 
 TEST_CASE("gpu: after warm-up every launcher replays from a CUDA graph as launched directly") {
   gpu().cache.warm_up();
-  const CaptureStream stream;
+  const OwnedStream stream;
   const std::uint32_t n = 4096 + 32, k = 4096;
   for (const TcEntry& entry : tc_entries()) {
     CAPTURE(entry.name);
@@ -103,7 +87,7 @@ TEST_CASE("gpu: after warm-up every launcher replays from a CUDA graph as launch
 TEST_CASE("gpu: a first use inside a capture is an error that names the missing warm-up") {
   // A cache of its own, with nothing loaded and no disk cache to load from.
   ModuleCache cold(gpu().backend, nvrtc_compile, DiskCacheConfig::disabled());
-  const CaptureStream stream;
+  const OwnedStream stream;
   METRALE_CU(cuStreamBeginCapture, stream.get(), CU_STREAM_CAPTURE_MODE_GLOBAL);
   std::string message;
   try {

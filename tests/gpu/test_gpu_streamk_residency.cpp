@@ -11,6 +11,7 @@
 
 #include "driver_api.hpp"
 #include "gpu/gpu_fixture.hpp"
+#include "gpu/owned_stream.hpp"
 #include "metrale/error.hpp"
 #include "metrale/kernel_launch.hpp"
 #include "metrale/nvrtc_compiler.hpp"
@@ -42,19 +43,6 @@ extern "C" __global__ void hold(const volatile u32* release, u32* released, u32*
 }
 extern "C" __global__ void set_flag(u32* flag) { *flag = 1u; }
 )";
-
-class OwnedStream {
- public:
-  OwnedStream() { METRALE_CU(cuStreamCreate, &stream_, CU_STREAM_NON_BLOCKING); }
-  ~OwnedStream() { driver::api().cuStreamDestroy(stream_); }
-  OwnedStream(const OwnedStream&) = delete;
-  OwnedStream& operator=(const OwnedStream&) = delete;
-  StreamHandle handle() const { return reinterpret_cast<StreamHandle>(stream_); }
-  void synchronize() const { METRALE_CU(cuStreamSynchronize, stream_); }
-
- private:
-  CUstream stream_ = nullptr;
-};
 
 }  // namespace
 
