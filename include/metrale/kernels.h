@@ -130,10 +130,10 @@ metrale_status metrale_w8a16_gemm_m16_splitk(metrale_service* service, uint64_t 
 /* Stream-K: the layer's 128-row x 128-K units split evenly over `ctas` persistent CTAs
  * (metrale_plan_m16_gemm_entry says how many for a shape), strided rows as above;
  * deterministic for a given ctas; the ring depth is the one the C++ plan gives `ctas`
- * on the service's device (streamk_plan_stages). `workspace` is device memory of `workspace_bytes`, at
- * least metrale_w8a16_gemm_m16_streamk_workspace_bytes(n, ctas), 16-byte aligned, owned
- * by the caller: zero it once before the first launch; every completed launch leaves it
- * zero. One workspace serves one stream at a time. */
+ * on the service's device (streamk_plan_stages). `workspace` is device memory of
+ * `workspace_bytes`, at least metrale_w8a16_gemm_m16_streamk_workspace_bytes(n, ctas),
+ * 16-byte aligned, owned by the caller: zero it once before the first launch; every
+ * completed launch leaves it zero. One workspace serves one stream at a time. */
 metrale_status metrale_w8a16_gemm_m16_streamk(metrale_service* service, uint64_t input,
                                               uint64_t weight, uint64_t block_scale,
                                               uint64_t output, uint32_t m, uint32_t n, uint32_t k,

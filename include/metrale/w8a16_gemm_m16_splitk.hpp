@@ -44,9 +44,10 @@ void w8a16_gemm_m16_splitk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr
 // `stages` ring stages and the caller's workspace) on two CTAs per SM on layers of 64 MiB
 // and more, on one from 20 MiB at 8 tokens and more and from 32 MiB where the seed's
 // tiles leave SMs idle; else the streaming entry on wide layers where a split of its
-// 128-row tiles fills the SMs 1.5 to 2 times over; else above 8 tokens the seed's w8a16_gemm_m16_n64 where its
-// 64-wide tiles fill the device; else the seed's w8a16_gemm_m16 when its tiles do; else
-// w8a16_gemm_m16_splitk with the smallest power-of-two split that does.
+// 128-row tiles fills the SMs 1.5 to 2 times over; else above 8 tokens the seed's
+// w8a16_gemm_m16_n64 where its 64-wide tiles fill the device; else the seed's
+// w8a16_gemm_m16 when its tiles do; else w8a16_gemm_m16_splitk with the smallest
+// power-of-two split that does.
 struct M16Plan {
   // "w8a16_gemm_m16", "w8a16_gemm_m16_n64", "w8a16_gemm_m16_splitk",
   // "w8a16_gemm_m16_stream" (w8a16_gemm_m16_stream.hpp) or "w8a16_gemm_m16_streamk"
@@ -55,11 +56,6 @@ struct M16Plan {
   std::uint32_t ctas = 0;  // stream-K's persistent grid; 0 for the other entries
   std::uint32_t stages = 0;  // stream-K's ring stages; 0: its launcher's default
 };
-
-// The ring stages plan_m16_gemm gives stream-K for m tokens on `ctas` CTAs of a device
-// with `sm_count` SMs: 3 up to 8 tokens from two CTAs per SM, else 0 (the launcher's
-// default, 4).
-std::uint32_t streamk_plan_stages(std::uint32_t m, std::uint32_t ctas, std::uint32_t sm_count);
 //
 // With `launch.programmatic_dependent` the plan is for callers that launch with
 // programmatic dependent launch (their preceding kernel PDL-aware): the seed's
@@ -67,5 +63,10 @@ std::uint32_t streamk_plan_stages(std::uint32_t m, std::uint32_t ctas, std::uint
 // with a split of 1 (the same kernel code, strided); stream-K keeps its grid.
 M16Plan plan_m16_gemm(std::uint32_t m, std::uint32_t n, std::uint32_t k,
                       std::uint32_t sm_count, M16LaunchOptions launch = {});
+
+// The ring stages plan_m16_gemm gives stream-K for m tokens on `ctas` CTAs of a device
+// with `sm_count` SMs: 3 up to 8 tokens from two CTAs per SM, else 0 (the launcher's
+// default, 4).
+std::uint32_t streamk_plan_stages(std::uint32_t m, std::uint32_t ctas, std::uint32_t sm_count);
 
 }  // namespace metrale
