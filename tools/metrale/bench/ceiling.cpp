@@ -79,6 +79,16 @@ Ceiling measure_size_ceiling(const CudaBackend& gpu, const Stream& stream, std::
   return time_read_ceiling_kernel(gpu, stream, replays, bytes, copies, copies);
 }
 
+Timing measure_graph_gap(const CudaBackend& gpu, const Stream& stream, std::uint32_t replays,
+                         std::uint32_t grid, std::uint32_t block) {
+  BenchModule module(gpu, "empty_launch.cu");
+  const KernelHandle kernel = module.kernel("empty_launch_no_args");
+  constexpr std::uint32_t kLaunches = 64;
+  return time_graph(stream, kLaunches, replays, [&](std::uint32_t) {
+    KernelLaunch(gpu, kernel).grid({grid, 1, 1}).block({block, 1, 1}).launch(stream.handle());
+  });
+}
+
 PatternCeiling measure_pattern_ceiling(const CudaBackend& gpu, const Stream& stream,
                                        std::uint32_t replays, std::uint32_t n, std::uint32_t k,
                                        std::uint32_t chunk, std::uint32_t ctas_per_sm) {

@@ -30,6 +30,12 @@ Ceiling measure_read_ceiling(const CudaBackend& gpu, const Stream& stream,
 Ceiling measure_size_ceiling(const CudaBackend& gpu, const Stream& stream, std::uint32_t replays,
                              std::uint64_t bytes, std::uint64_t min_bytes);
 
+// A graph of `launches` empty kernels of `grid` x `block` threads, timed as the entries
+// are: the time per launch is what a graph spends between two dependent kernels that do
+// nothing, the part of every launch no kernel can remove (PDL aside).
+Timing measure_graph_gap(const CudaBackend& gpu, const Stream& stream, std::uint32_t replays,
+                         std::uint32_t grid, std::uint32_t block);
+
 // The read ceiling of the streaming kernels' weight access pattern on one layer (see
 // read_pattern.cu): n rows x k bytes read as 128-row x `chunk`-byte units by
 // `ctas_per_sm` CTAs per SM, over enough copies of the layer that L2 never holds the

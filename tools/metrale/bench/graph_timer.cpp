@@ -1,6 +1,7 @@
 #include "metrale/bench/graph_timer.hpp"
 
 #include <algorithm>
+#include <vector>
 
 #include "driver_api.hpp"
 #include "metrale/error.hpp"
@@ -84,6 +85,31 @@ double median(std::vector<double> values) {
   return values.size() % 2 == 1 ? values[mid] : 0.5 * (values[mid - 1] + values[mid]);
 }
 
+namespace {
+
+void count_graph(const Graph& graph, Timing& t) {
+  std::size_t count = 0;
+  METRALE_CU(cuGraphGetNodes, graph.get(), nullptr, &count);
+  std::vector<CUgraphNode> nodes(count);
+  METRALE_CU(cuGraphGetNodes, graph.get(), nodes.data(), &count);
+  for (CUgraphNode node : nodes) {
+    CUgraphNodeType type{};
+    METRALE_CU(cuGraphNodeGetType, node, &type);
+    if (type == CU_GRAPH_NODE_TYPE_KERNEL) ++t.kernel_nodes;
+  }
+  std::size_t edges = 0;
+  METRALE_CU(cuGraphGetEdges, graph.get(), nullptr, nullptr, nullptr, &edges);
+  std::vector<CUgraphNode> from(edges);
+  std::vector<CUgraphNode> to(edges);
+  std::vector<CUgraphEdgeData> data(edges);
+  METRALE_CU(cuGraphGetEdges, graph.get(), from.data(), to.data(), data.data(), &edges);
+  for (std::size_t i = 0; i < edges; ++i) {
+    if (data[i].type == CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC) ++t.programmatic_edges;
+  }
+}
+
+}  // namespace
+
 Timing time_graph(const Stream& stream, std::uint32_t launches, std::uint32_t replays,
                   const std::function<void(std::uint32_t)>& launch) {
   ensure(launches >= 1 && replays >= 1, "time_graph: launches={} replays={} must be >= 1",
@@ -98,6 +124,7 @@ Timing time_graph(const Stream& stream, std::uint32_t launches, std::uint32_t re
 
   Timing t;
   t.launches = launches;
+  count_graph(graph, t);
   Event start;
   Event stop;
   for (std::uint32_t r = 0; r < replays; ++r) {

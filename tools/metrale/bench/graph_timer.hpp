@@ -76,6 +76,10 @@ struct Timing {
   double max_us = 0.0;
   std::uint32_t launches = 0;       // launches per replay (the copies rotated through)
   std::vector<double> replay_us;    // per-launch time of each replay, in replay order
+  // What the captured graph holds: a library call may add kernels (a second pass) and
+  // programmatic edges (launches that overlap the previous kernel's tail).
+  std::uint32_t kernel_nodes = 0;
+  std::uint32_t programmatic_edges = 0;
 };
 
 // Captures launch(0) .. launch(launches-1) into one graph, replays it once to warm up,

@@ -99,7 +99,8 @@ void print_case(const CaseResult& c, double ceiling) {
       continue;
     }
     print_timed_row(c.m, name, b.timing, b.weight_bytes, ceiling, "", "",
-                    fmt::format("{} copies", b.copies));
+                    fmt::format("{} copies, {} kernels, {} programmatic edges", b.copies,
+                                b.timing.kernel_nodes, b.timing.programmatic_edges));
   }
   const auto timed = [&](const std::string& entry) {
     for (const EntryResult& e : c.entries) {
@@ -129,6 +130,11 @@ void print_report(const BenchRun& run) {
   fmt::print("read ceiling: {:.1f} GB/s (median; best {:.1f}, worst {:.1f}), {} MiB per launch, "
              "grid {} x {} threads\n",
              c.gbps, c.gbps_best, c.gbps_worst, c.bytes_per_launch >> 20, c.grid, c.block);
+  fmt::print("empty kernels in a graph: {:.2f} us per launch with one CTA (min {:.2f}, max "
+             "{:.2f}), {:.2f} us with 2 CTAs x 256 threads per SM (min {:.2f}, max {:.2f})\n",
+             run.graph_gap_one_cta.median_us, run.graph_gap_one_cta.min_us,
+             run.graph_gap_one_cta.max_us, run.graph_gap_full.median_us,
+             run.graph_gap_full.min_us, run.graph_gap_full.max_us);
   const LaunchCost& l = run.launch_cost;
   if (l.calls == 0) {
     fmt::print("launcher host cost: not measured (--no-host-cost)\n");
@@ -216,9 +222,11 @@ std::string list(const std::vector<double>& v) {
 
 std::string timing_fields(const Timing& t, std::uint64_t bytes, double ceiling) {
   return fmt::format("\"us\": {}, \"us_min\": {}, \"us_max\": {}, \"replay_us\": {}, "
-                     "\"gbps\": {}, \"pct_ceiling\": {}",
+                     "\"gbps\": {}, \"pct_ceiling\": {}, \"graph_kernels\": {}, "
+                     "\"graph_programmatic_edges\": {}",
                      num(t.median_us), num(t.min_us), num(t.max_us), list(t.replay_us),
-                     num(gbps(bytes, t.median_us)), num(pct(bytes, t.median_us, ceiling)));
+                     num(gbps(bytes, t.median_us)), num(pct(bytes, t.median_us, ceiling)),
+                     t.kernel_nodes, t.programmatic_edges);
 }
 
 std::string speedup_json(double x) { return x > 0.0 ? num(x) : "null"; }
@@ -250,6 +258,11 @@ void write_json(const BenchRun& run, const std::string& path) {
                  "\"block\": {}, \"replay_us\": {}}},\n",
                  num(c.gbps), num(c.gbps_best), num(c.gbps_worst), c.bytes_per_launch,
                  c.timing.launches, c.grid, c.block, list(c.timing.replay_us));
+  fmt::format_to(out,
+                 "  \"graph_gap\": {{\"one_cta_us\": {}, \"one_cta_replay_us\": {}, "
+                 "\"two_ctas_per_sm_us\": {}, \"two_ctas_per_sm_replay_us\": {}}},\n",
+                 num(run.graph_gap_one_cta.median_us), list(run.graph_gap_one_cta.replay_us),
+                 num(run.graph_gap_full.median_us), list(run.graph_gap_full.replay_us));
   const LaunchCost& l = run.launch_cost;
   fmt::format_to(out,
                  "  \"launch_cost\": {{\"entry\": {}, \"median_ns\": {}, \"min_ns\": {}, "

@@ -94,6 +94,8 @@ struct BenchRun {
   std::uint64_t min_bytes = 0;
   bool baselines = true;
   Ceiling ceiling;
+  Timing graph_gap_one_cta;  // an empty kernel of one CTA per launch (measure_graph_gap)
+  Timing graph_gap_full;     // an empty kernel of 2 CTAs x 256 threads per SM
   LaunchCost launch_cost;
   std::vector<CompileTime> compiles;
   std::vector<SizeCeiling> size_ceilings;  // one per shape
