@@ -27,14 +27,20 @@ extern "C" __global__ void read_ceiling(const uint4* __restrict__ data, u32 coun
   u32 acc = 0;
   // The same loads and L2 policy as the kernels' weight stream.
   const u64 policy = l2_evict_first_policy();
-  for (; i + (kLoadsInFlight - 1) * stride < count; i += kLoadsInFlight * stride) {
+  // Every pass issues its kLoadsInFlight loads together, the last pass too (its loads
+  // past the end predicated off): a tail of single loads, each waiting for the one
+  // before, would add a round trip per load, and a layer of under 8 x grid x 16 bytes
+  // would be nothing but tail.
+  for (; i < count; i += kLoadsInFlight * stride) {
     uint4 v[kLoadsInFlight];
 #pragma unroll
-    for (u32 j = 0; j < kLoadsInFlight; ++j) v[j] = load_stream_16(data + i + j * stride, policy);
+    for (u32 j = 0; j < kLoadsInFlight; ++j) {
+      const u64 at = i + j * stride;
+      v[j] = at < count ? load_stream_16(data + at, policy) : make_uint4(0, 0, 0, 0);
+    }
 #pragma unroll
     for (u32 j = 0; j < kLoadsInFlight; ++j) acc ^= fold(v[j]);
   }
-  for (; i < count; i += stride) acc ^= fold(load_stream_16(data + i, policy));
 #pragma unroll
   for (u32 offset = 16; offset > 0; offset >>= 1) acc ^= __shfl_xor_sync(0xFFFFFFFFu, acc, offset);
   if ((threadIdx.x & 31u) == 0) atomicXor(sink, acc);
