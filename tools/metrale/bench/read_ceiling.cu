@@ -8,11 +8,14 @@
 // H200 needs to saturate HBM. Consecutive threads read consecutive 16-byte words, so
 // every warp request is fully coalesced.
 //
-// Everything read is XOR-folded into one word per warp and then into *sink, so no load
-// can be removed as dead.
+// Everything read is XOR-folded into one word per warp, stored to *sink only if it takes
+// a value the fill never gives, so no load can be removed as dead.
 #include "metrale_device.cuh"
 
 namespace {
+
+// Not a XOR of 0x5A5A5A5A words (those give 0 or 0x5A5A5A5A).
+constexpr u32 kNeverFolded = 0x9E3779B9u;
 
 constexpr u32 kLoadsInFlight = 8;
 
@@ -43,5 +46,8 @@ extern "C" __global__ void read_ceiling(const uint4* __restrict__ data, u32 coun
   }
 #pragma unroll
   for (u32 offset = 16; offset > 0; offset >>= 1) acc ^= __shfl_xor_sync(0xFFFFFFFFu, acc, offset);
-  if ((threadIdx.x & 31u) == 0) atomicXor(sink, acc);
+  // Stored only when the fold takes a value the benchmark's fill (0x5A bytes) never
+  // gives: the loads stay live, and the launch does not end in thousands of atomics on
+  // one word, which serialize in L2 and cost microseconds at a small layer's size.
+  if ((threadIdx.x & 31u) == 0 && acc == kNeverFolded) *sink = acc;
 }

@@ -6,10 +6,13 @@
 // more contiguous bytes per row at once would give. `chunk` = 16384 reads the units of
 // chunk 128 from the packed layout (each unit's 128 rows x 128 bytes stored contiguously,
 // units in the same order; n a multiple of 128). Loads and L2 policy are those of the
-// weight stream; everything read is XOR-folded into *sink.
+// weight stream; everything read is XOR-folded and kept live as in read_ceiling.cu.
 #include "metrale_device.cuh"
 
 namespace {
+
+// Not a XOR of 0x5A5A5A5A words (those give 0 or 0x5A5A5A5A).
+constexpr u32 kNeverFolded = 0x9E3779B9u;
 
 constexpr u32 kRows = 128;
 constexpr u32 kMaxLoads = 16;  // per thread per unit: chunk / 32 with 256 threads, chunk <= 512
@@ -53,5 +56,8 @@ extern "C" __global__ void read_pattern(const u8* __restrict__ data, u32 n, u32 
   }
 #pragma unroll
   for (u32 offset = 16; offset > 0; offset >>= 1) acc ^= __shfl_xor_sync(0xFFFFFFFFu, acc, offset);
-  if ((threadIdx.x & 31u) == 0) atomicXor(sink, acc);
+  // Stored only when the fold takes a value the benchmark's fill (0x5A bytes) never
+  // gives: the loads stay live, and the launch does not end in thousands of atomics on
+  // one word, which serialize in L2 and cost microseconds at a small layer's size.
+  if ((threadIdx.x & 31u) == 0 && acc == kNeverFolded) *sink = acc;
 }
