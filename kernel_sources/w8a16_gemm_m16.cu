@@ -36,7 +36,9 @@
 // Built twice, as two modules that compile side by side at start-up: TOKEN_GROUPS=1 (one
 // 8-token MMA group) for m <= 8, TOKEN_GROUPS=2 for m in 9..16; the launchers pick by m.
 // Test builds may define one METRALE_DEFECT_* switch to plant a known defect; the
-// shipped build defines none.
+// shipped build defines none. Diagnostic defines (wrong results, for bench --time-wrong):
+// METRALE_DIAG_LOADS_ONLY skips the decode and the MMAs, METRALE_DIAG_NO_CLUSTER_REDUCE
+// the split-K reduction through distributed shared memory.
 #include "metrale_device.cuh"
 
 #ifndef N_TILE
@@ -265,7 +267,21 @@ __device__ __forceinline__ void gemm_m16(const Operands& op, unsigned char* smem
         for (u32 tg = 0; tg < kTokenGroups; ++tg)
 #pragma unroll
           for (u32 e = 0; e < 4; ++e) part[r][tg][e] = 0.0f;
+#if defined(METRALE_DIAG_LOADS_ONLY)
+      // Diagnostic: the weights are only folded into the NaN bits (kept live), no decode
+      // and no MMA: what the loads, the activations' staging and the reduction cost alone.
+#pragma unroll
+      for (u32 r = 0; r < kRowGroups; ++r)
+#pragma unroll
+        for (u32 half = 0; half < 2; ++half)
+#pragma unroll
+          for (u32 h = 0; h < 2; ++h) {
+            const uint4 v = buf[s].w[r][half][h];
+            nan_bits[r][half] ^= v.x ^ v.y ^ v.z ^ v.w;
+          }
+#else
       block_mma<kTokenGroups>(part, nan_bits, buf[s], ring.x[warp][s], op.m, g, t);
+#endif
       const float scale = buf[s].scale;
       __syncwarp();  // every lane has read the slot before it is refilled
       const u32 next = b + kWarps * kDepth;
@@ -326,7 +342,13 @@ __device__ __forceinline__ void gemm_m16(const Operands& op, unsigned char* smem
   __syncthreads();
 
   const u32 outputs = N_TILE * (kTokenGroups * 8);
+#if defined(METRALE_DIAG_NO_CLUSTER_REDUCE)
+  // Diagnostic: every CTA of a cluster stores its own partial tile (wrong results): what
+  // the reduction through distributed shared memory costs.
+  if (true) {
+#else
   if (split == 1) {
+#endif
 #if defined(METRALE_DEFECT_SKIP_LAST_TILE)
     if (blockIdx.x == gridDim.x - 1) return;
 #endif

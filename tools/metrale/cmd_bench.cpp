@@ -192,6 +192,7 @@ int cmd_bench(int argc, char** argv) {
   run.graph_gap_one_cta = bench::measure_graph_gap(gpu, stream, options.replays, 1, 32);
   run.graph_gap_full =
       bench::measure_graph_gap(gpu, stream, options.replays, 2 * run.device.sm_count, 256);
+  run.graph_gap_clusters = bench::measure_graph_gap(gpu, stream, options.replays, 144, 128, 8);
   if (!args.has("no-host-cost")) {
     fmt::print(stderr, "metrale bench: measuring the launcher's host cost\n");
     run.launch_cost = bench::measure_launch_cost(gpu, cache, stream);

@@ -80,12 +80,17 @@ Ceiling measure_size_ceiling(const CudaBackend& gpu, const Stream& stream, std::
 }
 
 Timing measure_graph_gap(const CudaBackend& gpu, const Stream& stream, std::uint32_t replays,
-                         std::uint32_t grid, std::uint32_t block) {
+                         std::uint32_t grid, std::uint32_t block, std::uint32_t cluster) {
+  ensure(cluster >= 1 && grid % cluster == 0, "graph gap: grid {} is not whole clusters of {}",
+         grid, cluster);
   BenchModule module(gpu, "empty_launch.cu");
   const KernelHandle kernel = module.kernel("empty_launch_no_args");
   constexpr std::uint32_t kLaunches = 64;
   return time_graph(stream, kLaunches, replays, [&](std::uint32_t) {
-    KernelLaunch(gpu, kernel).grid({grid, 1, 1}).block({block, 1, 1}).launch(stream.handle());
+    KernelLaunch launch(gpu, kernel);
+    launch.grid({grid / cluster, cluster, 1}).block({block, 1, 1});
+    if (cluster > 1) launch.cluster({1, cluster, 1});
+    launch.launch(stream.handle());
   });
 }
 

@@ -131,10 +131,13 @@ void print_report(const BenchRun& run) {
              "grid {} x {} threads\n",
              c.gbps, c.gbps_best, c.gbps_worst, c.bytes_per_launch >> 20, c.grid, c.block);
   fmt::print("empty kernels in a graph: {:.2f} us per launch with one CTA (min {:.2f}, max "
-             "{:.2f}), {:.2f} us with 2 CTAs x 256 threads per SM (min {:.2f}, max {:.2f})\n",
+             "{:.2f}), {:.2f} us with 2 CTAs x 256 threads per SM (min {:.2f}, max {:.2f}), "
+             "{:.2f} us with 144 CTAs x 128 threads in clusters of 8 (min {:.2f}, max {:.2f})\n",
              run.graph_gap_one_cta.median_us, run.graph_gap_one_cta.min_us,
              run.graph_gap_one_cta.max_us, run.graph_gap_full.median_us,
-             run.graph_gap_full.min_us, run.graph_gap_full.max_us);
+             run.graph_gap_full.min_us, run.graph_gap_full.max_us,
+             run.graph_gap_clusters.median_us, run.graph_gap_clusters.min_us,
+             run.graph_gap_clusters.max_us);
   const LaunchCost& l = run.launch_cost;
   if (l.calls == 0) {
     fmt::print("launcher host cost: not measured (--no-host-cost)\n");
@@ -260,9 +263,11 @@ void write_json(const BenchRun& run, const std::string& path) {
                  c.timing.launches, c.grid, c.block, list(c.timing.replay_us));
   fmt::format_to(out,
                  "  \"graph_gap\": {{\"one_cta_us\": {}, \"one_cta_replay_us\": {}, "
-                 "\"two_ctas_per_sm_us\": {}, \"two_ctas_per_sm_replay_us\": {}}},\n",
+                 "\"two_ctas_per_sm_us\": {}, \"two_ctas_per_sm_replay_us\": {}, "
+                 "\"clusters_of_8_us\": {}, \"clusters_of_8_replay_us\": {}}},\n",
                  num(run.graph_gap_one_cta.median_us), list(run.graph_gap_one_cta.replay_us),
-                 num(run.graph_gap_full.median_us), list(run.graph_gap_full.replay_us));
+                 num(run.graph_gap_full.median_us), list(run.graph_gap_full.replay_us),
+                 num(run.graph_gap_clusters.median_us), list(run.graph_gap_clusters.replay_us));
   const LaunchCost& l = run.launch_cost;
   fmt::format_to(out,
                  "  \"launch_cost\": {{\"entry\": {}, \"median_ns\": {}, \"min_ns\": {}, "
