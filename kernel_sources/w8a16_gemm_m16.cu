@@ -63,6 +63,7 @@ constexpr u32 kWarps = kThreads / 32;
 constexpr u32 kBlockK = 128;
 constexpr u32 kRowGroups = N_TILE / 16;  // 16-row MMA A operands per tile
 constexpr u32 kMaxTokens = 16;
+constexpr u32 kMaxSplit = 8;  // the largest portable cluster (W8A16_GEMM_M16_SPLITK_MAX)
 constexpr u32 kRedStride = kMaxTokens + 1;  // padded row of the reduction buffer
 constexpr u32 kXPitch = kBlockK + 8;       // activations per staged token row (padded)
 
@@ -81,6 +82,17 @@ constexpr u32 kXPitch = kBlockK + 8;       // activations per staged token row (
 #define M16_DEPTH_M16 2
 #endif
 #endif
+// Independent MMA accumulators per block: 2 gives each 64-K half of a block its own
+// chain of MMAs (half as long), added before the block scale. A small layer's launch
+// waits on that chain once the last weights land.
+#ifndef M16_MMA_CHAINS
+#define M16_MMA_CHAINS 2
+#endif
+#if M16_MMA_CHAINS != 1 && M16_MMA_CHAINS != 2
+#error "M16_MMA_CHAINS must be 1 or 2"
+#endif
+constexpr u32 kMmaChains = M16_MMA_CHAINS;
+
 // CTAs per SM the register allocation must allow (__launch_bounds__ minimum).
 #ifndef M16_MIN_CTAS
 #define M16_MIN_CTAS 1
@@ -155,7 +167,7 @@ __device__ __forceinline__ void stage_x(u16 (*slot)[kXPitch], const Operands& op
 }
 
 template <u32 kTokenGroups>
-__device__ __forceinline__ void block_mma(float (&part)[kRowGroups][kTokenGroups][4],
+__device__ __forceinline__ void block_mma(float (&part)[kMmaChains][kRowGroups][kTokenGroups][4],
                                           u32 (&nan_bits)[kRowGroups][2],
                                           const BlockWeights& bw, const u16 (*slot)[kXPitch],
                                           u32 m, u32 g, u32 t) {
@@ -194,7 +206,7 @@ __device__ __forceinline__ void block_mma(float (&part)[kRowGroups][kTokenGroups
           u32 bfrag[2];
           bfrag[0] = (q % 2 == 0) ? xs.x : xs.z;
           bfrag[1] = (q % 2 == 0) ? xs.y : xs.w;
-          mma_m16n8k16_bf16(part[r][tg], a, bfrag);
+          mma_m16n8k16_bf16(part[h % kMmaChains][r][tg], a, bfrag);
         }
       }
     }
@@ -260,13 +272,15 @@ __device__ __forceinline__ void gemm_m16(const Operands& op, unsigned char* smem
       // This block's activations are the oldest of the kDepth groups in flight.
       asm volatile("cp.async.wait_group %0;" :: "n"(kDepth - 1) : "memory");
       __syncwarp();
-      float part[kRowGroups][kTokenGroups][4];
+      float part[kMmaChains][kRowGroups][kTokenGroups][4];
 #pragma unroll
-      for (u32 r = 0; r < kRowGroups; ++r)
+      for (u32 c = 0; c < kMmaChains; ++c)
 #pragma unroll
-        for (u32 tg = 0; tg < kTokenGroups; ++tg)
+        for (u32 r = 0; r < kRowGroups; ++r)
 #pragma unroll
-          for (u32 e = 0; e < 4; ++e) part[r][tg][e] = 0.0f;
+          for (u32 tg = 0; tg < kTokenGroups; ++tg)
+#pragma unroll
+            for (u32 e = 0; e < 4; ++e) part[c][r][tg][e] = 0.0f;
 #if defined(METRALE_DIAG_LOADS_ONLY)
       // Diagnostic: the weights are only folded into the NaN bits (kept live), no decode
       // and no MMA: what the loads, the activations' staging and the reduction cost alone.
@@ -299,7 +313,9 @@ __device__ __forceinline__ void gemm_m16(const Operands& op, unsigned char* smem
           for (u32 tg = 0; tg < kTokenGroups; ++tg)
 #pragma unroll
             for (u32 e = 0; e < 4; ++e) {
-              acc[r][tg][e] = __fmaf_rn(scale, part[r][tg][e], acc[r][tg][e]);
+              acc[r][tg][e] = __fmaf_rn(
+                  scale, kMmaChains == 2 ? part[0][r][tg][e] + part[1][r][tg][e] : part[0][r][tg][e],
+                  acc[r][tg][e]);
 #if defined(METRALE_DEFECT_BF16_ACCUM)
               acc[r][tg][e] = bf16_to_f32(f32_to_bf16_rn(acc[r][tg][e]));
 #endif
@@ -387,8 +403,16 @@ __device__ __forceinline__ void gemm_m16(const Operands& op, unsigned char* smem
     const u32 token = idx / N_TILE;
     const u32 col = idx % N_TILE;
     if (token >= op.m || n0 + col >= op.n) continue;
+    // Every rank's value is requested before the first is added: one round trip through
+    // the cluster instead of `split`, the same rank order, the same sum.
+    float v[kMaxSplit];
+#pragma unroll
+    for (u32 q = 0; q < kMaxSplit; ++q) v[q] = q < split ? load_cluster_f32(&reduce.tile[idx], q) : 0.0f;
     float sum = 0.0f;
-    for (u32 q = 0; q < split; ++q) sum += load_cluster_f32(&reduce.tile[idx], q);
+#pragma unroll
+    for (u32 q = 0; q < kMaxSplit; ++q) {
+      if (q < split) sum += v[q];
+    }
     op.output[static_cast<u64>(token) * op.c_row_stride + n0 + col] = f32_to_bf16_rn(sum);
   }
   cluster_sync();  // no CTA leaves while another may still read its tile
