@@ -83,10 +83,16 @@ constexpr u32 kXPitch = kBlockK + 8;       // activations per staged token row (
 #endif
 #endif
 // Independent MMA accumulators per block: 2 gives each 64-K half of a block its own
-// chain of MMAs (half as long), added before the block scale. A small layer's launch
-// waits on that chain once the last weights land.
+// chain of MMAs (half as long), added before the block scale; a small layer's launch
+// waits on that chain once its last weights land. Measured on an H200 against 1 chain:
+// 0.98-1.02x the time up to 8 tokens, but up to 3 % slower above 8 (the second chain's
+// registers), hence 2 for TOKEN_GROUPS=1 only (docs/performance.md).
 #ifndef M16_MMA_CHAINS
+#if TOKEN_GROUPS == 1
 #define M16_MMA_CHAINS 2
+#else
+#define M16_MMA_CHAINS 1
+#endif
 #endif
 #if M16_MMA_CHAINS != 1 && M16_MMA_CHAINS != 2
 #error "M16_MMA_CHAINS must be 1 or 2"
