@@ -51,18 +51,20 @@ M16Plan plan_without_pdl(std::uint32_t m, std::uint32_t n, std::uint32_t k,
   // Stream-K gives every SM the same weight bytes, whatever the tile count. By the bench
   // at cb9c563 (split tiles added up from flagged partials) it is the fastest entry on
   // every layer of 64 MiB or more at m = 1, 8 and 16 on two CTAs per SM (DeepSeek-V3 down
-  // 38.9 us at m = 1 against 40.1 on one). Below that, on one CTA per SM: from 20 MiB at
-  // m >= 8 (Llama-3-8B qkv 12.3 us at m = 8 against 13.2 for split-K; Qwen3-32B qkv,
-  // DeepSeek-V3 q_b, Llama-3-8B down), and at every m from 32 MiB where the seed's tiles
-  // leave SMs without a CTA (Llama-3-8B down 21.0 us at m = 1 against 21.9 for split-K).
+  // 38.9 us at m = 1 against 40.1 on one). Below that, on one CTA per SM, by a sweep over
+  // m = 1..8 at 5b66a05: from 32 MiB at m >= 2 (Qwen3-32B qkv m = 6 19.46 us against 23.28
+  // for the seed's entry, DeepSeek-V3 q_b 15.45 against 18.75) and at m = 1 where the
+  // seed's tiles leave SMs without a CTA (Llama-3-8B down 21.0 us against 21.9 for
+  // split-K); from 20 MiB at m >= 5 (Llama-3-8B qkv m = 6 12.36 us against 12.82 for
+  // split-K, which stays ahead up to m = 4).
   const std::uint64_t weight_bytes = std::uint64_t{n} * k;
   if (weight_bytes >= (std::uint64_t{64} << 20)) {
     const auto ctas = static_cast<std::uint32_t>(2 * sms);
     return {"w8a16_gemm_m16_streamk", 1, ctas,
             streamk_plan_stages(m, ctas, static_cast<std::uint32_t>(sms))};
   }
-  if ((weight_bytes >= (std::uint64_t{20} << 20) && m >= 8) ||
-      (weight_bytes >= (std::uint64_t{32} << 20) && tiles < sms)) {
+  if ((weight_bytes >= (std::uint64_t{32} << 20) && (m >= 2 || tiles < sms)) ||
+      (weight_bytes >= (std::uint64_t{20} << 20) && m >= 5)) {
     return {"w8a16_gemm_m16_streamk", 1, static_cast<std::uint32_t>(sms)};
   }
   const std::uint64_t stream_tiles = div_ceil(n, 128);
@@ -111,6 +113,15 @@ M16Plan plan_m16_gemm(std::uint32_t m, std::uint32_t n, std::uint32_t k,
   // grid the plan above picks in 26 of the 27 cases where it picks one (Llama-3-8B down
   // 19.3 us at m = 1 on one CTA per SM against 20.3 on two; the exception, DeepSeek-V3
   // q_b at m = 8, 13.1 against 12.8).
+  const bool tiled = plan.entry == "w8a16_gemm_m16" || plan.entry == "w8a16_gemm_m16_n64" ||
+                     plan.entry == "w8a16_gemm_m16_splitk";
+  // With PDL, stream-K on one CTA per SM overtakes the tiled entries from 16 MiB at 4 to
+  // 8 tokens (the same sweep: Llama-3-8B o m = 6 8.54 us against 9.44 for split-K / 2
+  // with PDL, Llama-3-8B qkv m = 4 9.85 against 10.52); above 8 tokens its 16-token build
+  // falls behind again (o m = 9: 10.94 against 10.25).
+  if (tiled && std::uint64_t{n} * k >= (std::uint64_t{16} << 20) && m >= 4 && m <= 8) {
+    return {"w8a16_gemm_m16_streamk", 1, sms};
+  }
   if (plan.entry == "w8a16_gemm_m16" || plan.entry == "w8a16_gemm_m16_n64") {
     return {"w8a16_gemm_m16_splitk", 1};
   }

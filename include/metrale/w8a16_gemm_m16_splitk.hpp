@@ -42,9 +42,10 @@ void w8a16_gemm_m16_splitk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr
 // that ask for the automatic choice, e.g. attention projections; the dense FFN keeps
 // METRALE_FFN_M16_TC_NTILE): stream-K (w8a16_gemm_m16_streamk.hpp, on `ctas` CTAs with
 // `stages` ring stages and the caller's workspace) on two CTAs per SM on layers of 64 MiB
-// and more, on one from 20 MiB at 8 tokens and more and from 32 MiB where the seed's
-// tiles leave SMs idle; else the streaming entry on wide layers where a split of its
-// 128-row tiles fills the SMs 1.5 to 2 times over; else above 8 tokens the seed's
+// and more, on one from 32 MiB at 2 tokens and more (at 1 where the seed's tiles leave
+// SMs idle) and from 20 MiB at 5 tokens and more; else the streaming entry on wide
+// layers where a split of its 128-row tiles fills the SMs 1.5 to 2 times over; else
+// above 8 tokens the seed's
 // w8a16_gemm_m16_n64 where its 64-wide tiles fill the device; else the seed's
 // w8a16_gemm_m16 when its tiles do; else w8a16_gemm_m16_splitk with the smallest
 // power-of-two split that does.
@@ -58,7 +59,8 @@ struct M16Plan {
 };
 //
 // With `launch.programmatic_dependent` the plan is for callers that launch with
-// programmatic dependent launch (their preceding kernel PDL-aware): the seed's
+// programmatic dependent launch (their preceding kernel PDL-aware): from 16 MiB at 4 to 8
+// tokens stream-K on one CTA per SM replaces the tiled entries; otherwise the seed's
 // contiguous entries, which take no launch options, give way to w8a16_gemm_m16_splitk
 // with a split of 1 (the same kernel code, strided); stream-K keeps its grid.
 M16Plan plan_m16_gemm(std::uint32_t m, std::uint32_t n, std::uint32_t k,

@@ -429,21 +429,26 @@ TEST_CASE("plan_m16_gemm: stream-K, streaming, 64-wide or split tiles where each
   CHECK(streamk_plan_stages(1, 132, 132) == 0u);
   CHECK(streamk_plan_stages(1, 264, 0) == 0u);
   CHECK(plan_m16_gemm(1, 51200, 5120, 114).ctas == 228);
-  // One CTA per SM from 20 MiB at 8 tokens and more (Llama-3-8B qkv and down, Qwen3-32B
-  // qkv, DeepSeek-V3 q_b), and at every m from 32 MiB where the seed's 32-row tiles are
-  // fewer than the SMs (Llama-3-8B down: 128); the tiled entries below.
+  // One CTA per SM from 32 MiB at 2 tokens and more (Llama-3-8B down, Qwen3-32B qkv,
+  // DeepSeek-V3 q_b) and from 20 MiB at 5 (Llama-3-8B qkv); at m = 1 from 32 MiB where the
+  // seed's 32-row tiles are fewer than the SMs (Llama-3-8B down: 128); else the tiled
+  // entries below.
   for (const auto& [n, k] : {std::pair{6144u, 4096u}, {4096u, 14336u}, {10240u, 5120u},
                             {24576u, 1536u}}) {
-    for (const std::uint32_t m : {8u, 9u, 16u}) {
+    for (const std::uint32_t m : {5u, 8u, 9u, 16u}) {
       const M16Plan p = plan_m16_gemm(m, n, k, 132);
       CHECK(p.entry == "w8a16_gemm_m16_streamk");
       CHECK(p.ctas == 132u);
       CHECK(p.stages == 0u);
     }
   }
+  for (const auto& [n, k] : {std::pair{4096u, 14336u}, {10240u, 5120u}, {24576u, 1536u}}) {
+    CHECK(plan_m16_gemm(2, n, k, 132).entry == "w8a16_gemm_m16_streamk");
+  }
   CHECK(plan_m16_gemm(1, 4096, 14336, 132).entry == "w8a16_gemm_m16_streamk");
   CHECK(plan_m16_gemm(7, 4096, 14336, 132).ctas == 132u);
-  CHECK(plan_m16_gemm(7, 6144, 4096, 132).entry == "w8a16_gemm_m16_splitk");
+  CHECK(plan_m16_gemm(4, 6144, 4096, 132).entry == "w8a16_gemm_m16_splitk");
+  CHECK(plan_m16_gemm(8, 4096, 4096, 132).entry == "w8a16_gemm_m16_splitk");
   CHECK(plan_m16_gemm(16, 4096, 4096, 132).entry == "w8a16_gemm_m16_splitk");
   CHECK(plan(24576, 1536).ctas == 0);
   // DeepSeek-V3 q_b at m = 1 (192 streaming tiles, 36 MiB): the seed's entry.
@@ -472,7 +477,8 @@ TEST_CASE("plan_m16_gemm: stream-K, streaming, 64-wide or split tiles where each
 TEST_CASE("plan_m16_gemm with PDL: split-K for the seed's entries, stream-K on its grid") {
   const M16LaunchOptions pdl{true};
   // Every shape of the default set, m 1..16: the PDL plan differs from the plain one only
-  // where that one picks an entry that takes no launch options.
+  // where that one picks a tiled entry from 16 MiB at 4 to 8 tokens (stream-K on one CTA
+  // per SM instead) or an entry that takes no launch options.
   for (const auto& [n, k] : {std::pair{6144u, 4096u}, {4096u, 4096u}, {28672u, 4096u},
                             {4096u, 14336u}, {10240u, 5120u}, {51200u, 5120u},
                             {5120u, 25600u}, {1536u, 7168u}, {576u, 7168u}, {24576u, 1536u},
@@ -484,7 +490,12 @@ TEST_CASE("plan_m16_gemm with PDL: split-K for the seed's entries, stream-K on i
       CAPTURE(m);
       const M16Plan plain = plan_m16_gemm(m, n, k, 132);
       const M16Plan p = plan_m16_gemm(m, n, k, 132, pdl);
-      if (plain.entry == "w8a16_gemm_m16" || plain.entry == "w8a16_gemm_m16_n64") {
+      const bool tiled = plain.entry == "w8a16_gemm_m16" || plain.entry == "w8a16_gemm_m16_n64" ||
+                         plain.entry == "w8a16_gemm_m16_splitk";
+      if (tiled && std::uint64_t{n} * k >= (std::uint64_t{16} << 20) && m >= 4 && m <= 8) {
+        CHECK(p.entry == "w8a16_gemm_m16_streamk");
+        CHECK(p.ctas == 132u);
+      } else if (plain.entry == "w8a16_gemm_m16" || plain.entry == "w8a16_gemm_m16_n64") {
         CHECK(p.entry == "w8a16_gemm_m16_splitk");
         CHECK(p.split == 1);
         CHECK(p.ctas == 0);
@@ -504,6 +515,10 @@ TEST_CASE("plan_m16_gemm with PDL: split-K for the seed's entries, stream-K on i
   CHECK(plan_m16_gemm(1, 7168, 16384, 114, pdl).ctas == 228u);
   CHECK(plan_m16_gemm(1, 4096, 14336, 132, pdl).ctas == 132u);
   CHECK(plan_m16_gemm(1, 1536, 7168, 132, pdl).split == 4);
+  CHECK(plan_m16_gemm(8, 1536, 7168, 132, pdl).entry == "w8a16_gemm_m16_splitk");
+  CHECK(plan_m16_gemm(6, 4096, 4096, 132, pdl).entry == "w8a16_gemm_m16_streamk");
+  CHECK(plan_m16_gemm(3, 4096, 4096, 132, pdl).entry == "w8a16_gemm_m16_splitk");
+  CHECK(plan_m16_gemm(9, 4096, 4096, 132, pdl).entry == "w8a16_gemm_m16_splitk");
   CHECK(plan_m16_gemm(1, 1536, 7168, 132, M16LaunchOptions{}).entry ==
         plan_m16_gemm(1, 1536, 7168, 132).entry);
 }
