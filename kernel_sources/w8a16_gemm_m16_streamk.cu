@@ -331,16 +331,17 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
       (void)whole; (void)kPartialFlag;
       if (!skip) store_tile<kTokenGroups>(op, tile, acc);  // split tiles come out wrong
 #else
-      if (skip) {
-      } else if (whole) {
-        store_tile<kTokenGroups>(op, tile, acc);
-      } else if (kb_first != 0) {
-        write_partial<kTokenGroups>(partials, acc);
-      } else {
-        // This CTA runs the tile's first units, at the end of its range: it keeps them in
-        // its registers and adds the others' partials after the loop.
-        owns_split_tile = true;
-        break;
+      if (!skip) {
+        if (whole) {
+          store_tile<kTokenGroups>(op, tile, acc);
+        } else if (kb_first != 0) {
+          write_partial<kTokenGroups>(partials, acc);
+        } else {
+          // This CTA runs the tile's first units, at the end of its range: it keeps them
+          // in its registers and adds the others' partials after the loop.
+          owns_split_tile = true;
+          break;
+        }
       }
 #endif
 #pragma unroll
