@@ -206,6 +206,10 @@ std::vector<CaseResult> Runner::run_shape(const Shape& shape) {
 }
 
 KernelHandle Runner::entry_kernel(const BenchEntry& entry) {
+  if (entry.kernel == "skinny_probe") {
+    if (!probe_) probe_ = std::make_unique<BenchModule>(gpu_, "skinny_probe.cu");
+    return probe_->kernel(entry.kernel);
+  }
   if (options_.defines.empty()) return cache_.kernel(entry.kernel);
   KernelVariant variant = variant_for_entry(entry.kernel);
   for (const Define& d : options_.defines) variant.defines.push_back(d);

@@ -66,6 +66,7 @@ class Runner {
   RunOptions options_;
   std::uint32_t fill_grid_ = 0;
   std::unique_ptr<BenchModule> prep_;
+  std::unique_ptr<BenchModule> probe_;  // skinny_probe.cu, loaded when an entry asks for it
   std::unique_ptr<CublasBaselines> cublas_;
   std::string cublas_error_;  // why the baselines could not be set up, if they could not
   DeviceBuffer workspace_;     // lent to the entries through resources_
