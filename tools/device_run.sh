@@ -3,7 +3,8 @@
 # sanitizers and the benchmark, each step's log written to $OUT (default ./device-out).
 #
 #   tools/device_run.sh [STEP...]     steps: build tests ci info sass startup sanitize bench
-#                                     profile ringdiag ktime ab compilescale compilecontention hostcost multigpu (default: build tests info sass)
+#                                     profile ringdiag ktime ab probe compilescale compilecontention hostcost multigpu
+#                                     (default: build tests info sass)
 #   BENCH_ARGS="--shape 4096x4096 --m 16" tools/device_run.sh build bench
 #   STARTUP_COLD_RUNS=5 tools/device_run.sh build startup     (cold starts to sample, default 2)
 #   PROFILE_ARGS="--shape 7168x16384 --m 1 --entry w8a16_gemm_m16_splitk/4" \
@@ -126,6 +127,9 @@ for s in "${steps[@]}"; do
           echo \"--- defines: \$set\"
           $BUILD/tools/metrale bench --no-host-cost --no-baselines \${AB_ARGS:---shape 28672x4096 --shape 7168x18432 --shape 51200x5120 --m 1,16 --entry w8a16_gemm_m16_streamk.c1,w8a16_gemm_m16_streamk,w8a16_gemm_m16_streamk.c1.s8} \"\${defines[@]}\" 2>&1 | grep -E '^[A-Z].*: N=|^ +[0-9]+ +w8a16|WRONG|ERROR'
         done" ;;
+    probe)  # the skinny probe (tools/metrale/bench/skinny_probe.cu) beside the entries the
+            # plan picks on the small and medium layers up to 8 tokens, with the baselines
+      step probe "$BUILD/tools/metrale" bench --no-host-cost --json "$OUT/probe.json" ${PROBE_ARGS:---shape 576x7168 --shape 1536x7168 --shape 4096x4096 --shape 6144x4096 --shape 10240x5120 --m 1,8 --entry w8a16_gemm_m16,w8a16_gemm_m16_splitk/2,w8a16_gemm_m16_splitk/4,w8a16_gemm_m16_splitk/8,w8a16_gemm_m16_streamk.c1,probe.skinny/cluster,probe.skinny/flagged} ;;
     hostcost)  # the launcher's host cost alone, on a free core and pinned to one
       step hostcost bash -c "for pin in '' 'taskset -c 3'; do echo \"--- \${pin:-not pinned}\"
         \$pin $BUILD/tools/metrale bench --shape 4096x4096 --m 1 --entry w8a16_gemm_m16 --no-baselines --replays 1 --min-bytes 128 2>&1 | grep 'host cost'; done" ;;
