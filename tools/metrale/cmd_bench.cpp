@@ -189,10 +189,7 @@ int cmd_bench(int argc, char** argv) {
   fmt::print(stderr, "metrale bench: measuring the read ceiling\n");
   run.ceiling = bench::measure_read_ceiling(gpu, stream, options.replays);
   run.compiles.push_back({"read_ceiling (bench)", run.ceiling.compile_ms, 0});
-  run.graph_gap_one_cta = bench::measure_graph_gap(gpu, stream, options.replays, 1, 32);
-  run.graph_gap_full =
-      bench::measure_graph_gap(gpu, stream, options.replays, 2 * run.device.sm_count, 256);
-  run.graph_gap_clusters = bench::measure_graph_gap(gpu, stream, options.replays, 144, 128, 8);
+  run.graph_gaps = bench::measure_graph_gaps(gpu, stream, options.replays);
   if (!args.has("no-host-cost")) {
     fmt::print(stderr, "metrale bench: measuring the launcher's host cost\n");
     run.launch_cost = bench::measure_launch_cost(gpu, cache, stream);

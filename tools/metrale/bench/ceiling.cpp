@@ -79,19 +79,24 @@ Ceiling measure_size_ceiling(const CudaBackend& gpu, const Stream& stream, std::
   return time_read_ceiling_kernel(gpu, stream, replays, bytes, copies, copies);
 }
 
-Timing measure_graph_gap(const CudaBackend& gpu, const Stream& stream, std::uint32_t replays,
-                         std::uint32_t grid, std::uint32_t block, std::uint32_t cluster) {
-  ensure(cluster >= 1 && grid % cluster == 0, "graph gap: grid {} is not whole clusters of {}",
-         grid, cluster);
+GraphGaps measure_graph_gaps(const CudaBackend& gpu, const Stream& stream, std::uint32_t replays) {
   BenchModule module(gpu, "empty_launch.cu");
   const KernelHandle kernel = module.kernel("empty_launch_no_args");
   constexpr std::uint32_t kLaunches = 64;
-  return time_graph(stream, kLaunches, replays, [&](std::uint32_t) {
-    KernelLaunch launch(gpu, kernel);
-    launch.grid({grid / cluster, cluster, 1}).block({block, 1, 1});
-    if (cluster > 1) launch.cluster({1, cluster, 1});
-    launch.launch(stream.handle());
-  });
+  // grid / cluster CTAs along x, the cluster along y, as the split-K entry launches.
+  const auto gap = [&](std::uint32_t grid, std::uint32_t block, std::uint32_t cluster) {
+    return time_graph(stream, kLaunches, replays, [&](std::uint32_t) {
+      KernelLaunch launch(gpu, kernel);
+      launch.grid({grid / cluster, cluster, 1}).block({block, 1, 1});
+      if (cluster > 1) launch.cluster({1, cluster, 1});
+      launch.launch(stream.handle());
+    });
+  };
+  GraphGaps g;
+  g.one_cta = gap(1, 32, 1);
+  g.full = gap(2 * static_cast<std::uint32_t>(gpu.info().sm_count), 256, 1);
+  g.clusters = gap(144, 128, 8);
+  return g;
 }
 
 PatternCeiling measure_pattern_ceiling(const CudaBackend& gpu, const Stream& stream,

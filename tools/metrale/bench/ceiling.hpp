@@ -30,13 +30,16 @@ Ceiling measure_read_ceiling(const CudaBackend& gpu, const Stream& stream,
 Ceiling measure_size_ceiling(const CudaBackend& gpu, const Stream& stream, std::uint32_t replays,
                              std::uint64_t bytes, std::uint64_t min_bytes);
 
-// A graph of `launches` empty kernels of `grid` x `block` threads, timed as the entries
-// are: the time per launch is what a graph spends between two dependent kernels that do
-// nothing, the part of every launch no kernel can remove (PDL aside).
-// With `cluster` > 1 the grid is (grid / cluster, cluster) in clusters of (1, cluster),
-// as the split-K entry launches.
-Timing measure_graph_gap(const CudaBackend& gpu, const Stream& stream, std::uint32_t replays,
-                         std::uint32_t grid, std::uint32_t block, std::uint32_t cluster = 1);
+// Graphs of 64 empty kernels, timed as the entries are: the time per launch is what a
+// graph spends between two dependent kernels that do nothing, the part of every launch
+// no kernel can remove (PDL aside). One module serves the three grids.
+struct GraphGaps {
+  Timing one_cta;   // one CTA of 32 threads
+  Timing full;      // 2 CTAs x 256 threads per SM
+  Timing clusters;  // 144 CTAs x 128 threads in clusters of (1, 8): kv_a's split-K grid
+};
+
+GraphGaps measure_graph_gaps(const CudaBackend& gpu, const Stream& stream, std::uint32_t replays);
 
 // The read ceiling of the streaming kernels' weight access pattern on one layer (see
 // read_pattern.cu): n rows x k bytes read as 128-row x `chunk`-byte units by

@@ -133,11 +133,11 @@ void print_report(const BenchRun& run) {
   fmt::print("empty kernels in a graph: {:.2f} us per launch with one CTA (min {:.2f}, max "
              "{:.2f}), {:.2f} us with 2 CTAs x 256 threads per SM (min {:.2f}, max {:.2f}), "
              "{:.2f} us with 144 CTAs x 128 threads in clusters of 8 (min {:.2f}, max {:.2f})\n",
-             run.graph_gap_one_cta.median_us, run.graph_gap_one_cta.min_us,
-             run.graph_gap_one_cta.max_us, run.graph_gap_full.median_us,
-             run.graph_gap_full.min_us, run.graph_gap_full.max_us,
-             run.graph_gap_clusters.median_us, run.graph_gap_clusters.min_us,
-             run.graph_gap_clusters.max_us);
+             run.graph_gaps.one_cta.median_us, run.graph_gaps.one_cta.min_us,
+             run.graph_gaps.one_cta.max_us, run.graph_gaps.full.median_us,
+             run.graph_gaps.full.min_us, run.graph_gaps.full.max_us,
+             run.graph_gaps.clusters.median_us, run.graph_gaps.clusters.min_us,
+             run.graph_gaps.clusters.max_us);
   const LaunchCost& l = run.launch_cost;
   if (l.calls == 0) {
     fmt::print("launcher host cost: not measured (--no-host-cost)\n");
@@ -265,9 +265,9 @@ void write_json(const BenchRun& run, const std::string& path) {
                  "  \"graph_gap\": {{\"one_cta_us\": {}, \"one_cta_replay_us\": {}, "
                  "\"two_ctas_per_sm_us\": {}, \"two_ctas_per_sm_replay_us\": {}, "
                  "\"clusters_of_8_us\": {}, \"clusters_of_8_replay_us\": {}}},\n",
-                 num(run.graph_gap_one_cta.median_us), list(run.graph_gap_one_cta.replay_us),
-                 num(run.graph_gap_full.median_us), list(run.graph_gap_full.replay_us),
-                 num(run.graph_gap_clusters.median_us), list(run.graph_gap_clusters.replay_us));
+                 num(run.graph_gaps.one_cta.median_us), list(run.graph_gaps.one_cta.replay_us),
+                 num(run.graph_gaps.full.median_us), list(run.graph_gaps.full.replay_us),
+                 num(run.graph_gaps.clusters.median_us), list(run.graph_gaps.clusters.replay_us));
   const LaunchCost& l = run.launch_cost;
   fmt::format_to(out,
                  "  \"launch_cost\": {{\"entry\": {}, \"median_ns\": {}, \"min_ns\": {}, "

@@ -94,9 +94,7 @@ struct BenchRun {
   std::uint64_t min_bytes = 0;
   bool baselines = true;
   Ceiling ceiling;
-  Timing graph_gap_one_cta;  // an empty kernel of one CTA per launch (measure_graph_gap)
-  Timing graph_gap_full;     // an empty kernel of 2 CTAs x 256 threads per SM
-  Timing graph_gap_clusters;  // 144 CTAs x 128 threads in clusters of 8 (kv_a's split-K grid)
+  GraphGaps graph_gaps;
   LaunchCost launch_cost;
   std::vector<CompileTime> compiles;
   std::vector<SizeCeiling> size_ceilings;  // one per shape
