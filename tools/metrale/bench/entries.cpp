@@ -121,8 +121,10 @@ constexpr std::array kTuning = {
     BenchEntry{"w8a16_gemm_m16_streamk.s6+pdl", "w8a16_gemm_m16_streamk", 1, nullptr,
                &streamk<2, true, 6>},
     // The skinny probe (a measurement: its kernel is the benchmark's, see above).
-    BenchEntry{"probe.skinny/cluster", "skinny_probe", 1, nullptr, &skinny_probe<false>},
-    BenchEntry{"probe.skinny/flagged", "skinny_probe", 1, nullptr, &skinny_probe<true>},
+    BenchEntry{"probe.skinny/cluster", "skinny_probe", 1, nullptr, &skinny_probe<false>,
+               "skinny_probe.cu"},
+    BenchEntry{"probe.skinny/flagged", "skinny_probe", 1, nullptr, &skinny_probe<true>,
+               "skinny_probe.cu"},
 };
 
 }  // namespace

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -66,7 +67,8 @@ class Runner {
   RunOptions options_;
   std::uint32_t fill_grid_ = 0;
   std::unique_ptr<BenchModule> prep_;
-  std::unique_ptr<BenchModule> probe_;  // skinny_probe.cu, loaded when an entry asks for it
+  // Benchmark sources of the probe entries (BenchEntry::bench_source), loaded when one runs.
+  std::map<std::string, std::unique_ptr<BenchModule>> bench_modules_;
   std::unique_ptr<CublasBaselines> cublas_;
   std::string cublas_error_;  // why the baselines could not be set up, if they could not
   DeviceBuffer workspace_;     // lent to the entries through resources_
