@@ -36,6 +36,12 @@ std::span<const KernelVariant> kernel_variants() {
        true},
       {"w8a16_gemm_m16_streamk", "w8a16_gemm_m16_streamk.cu", {}, {"w8a16_gemm_m16_streamk"}, {},
        true},
+      {"w8a16_gemm_m16_skinny",
+       "w8a16_gemm_m16_skinny.cu",
+       {},
+       {"w8a16_gemm_m16_skinny", "w8a16_gemm_m16_skinny2"},
+       {},
+       true},
       // Likewise one kernel for the contiguous and the strided entry.
       {"w8a16_gemv_batch16",
        "w8a16_gemv_batch16.cu",

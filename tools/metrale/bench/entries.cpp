@@ -4,6 +4,7 @@
 
 #include "metrale/error.hpp"
 #include "metrale/kernel_launch.hpp"
+#include "metrale/w8a16_gemm_m16_skinny.hpp"
 #include "metrale/w8a16_gemm_m16_splitk.hpp"
 #include "metrale/w8a16_gemm_m16_stream.hpp"
 
@@ -40,6 +41,16 @@ void streamk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input, Device
   w8a16_gemm_m16_streamk(gpu, kernel, input, weight, block_scale, output, m, n, k, k, n,
                          resources.workspace, kCtasPerSm * resources.sm_count, s,
                          M16LaunchOptions{kPdl}, kStages);
+}
+
+// The skinny entry on kWarps warps per CTA, in the runner's workspace (the kernel's
+// handle says the blocks per warp).
+template <std::uint32_t kWarps, bool kPdl = false>
+void skinny(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input, DevicePtr weight,
+            DevicePtr block_scale, DevicePtr output, std::uint32_t m, std::uint32_t n,
+            std::uint32_t k, const EntryResources& resources, StreamHandle s) {
+  w8a16_gemm_m16_skinny(gpu, kernel, input, weight, block_scale, output, m, n, k, k, n,
+                        resources.workspace, kWarps, s, M16LaunchOptions{kPdl});
 }
 
 // The benchmark's skinny probe (skinny_probe.cu, not a library entry): one 128-K block
@@ -120,6 +131,12 @@ constexpr std::array kTuning = {
                &streamk<2, true, 5>},
     BenchEntry{"w8a16_gemm_m16_streamk.s6+pdl", "w8a16_gemm_m16_streamk", 1, nullptr,
                &streamk<2, true, 6>},
+    // The skinny entry on 2 and 4 warps per CTA, one or two blocks per warp.
+    BenchEntry{"w8a16_gemm_m16_skinny/2", "w8a16_gemm_m16_skinny", 1, nullptr, &skinny<2>},
+    BenchEntry{"w8a16_gemm_m16_skinny/4", "w8a16_gemm_m16_skinny", 1, nullptr, &skinny<4>},
+    BenchEntry{"w8a16_gemm_m16_skinny2/4", "w8a16_gemm_m16_skinny2", 1, nullptr, &skinny<4>},
+    BenchEntry{"w8a16_gemm_m16_skinny/4+pdl", "w8a16_gemm_m16_skinny", 1, nullptr,
+               &skinny<4, true>},
     // The skinny probe (a measurement: its kernel is the benchmark's, see above).
     BenchEntry{"probe.skinny/cluster", "skinny_probe", 1, nullptr, &skinny_probe<false>,
                "skinny_probe.cu"},
@@ -158,6 +175,14 @@ std::span<const BenchEntry> bench_entries() {
       // faster PDL form on Llama-3-8B down (docs/performance.md, items 33 and 36).
       BenchEntry{"w8a16_gemm_m16_streamk.c1+pdl", "w8a16_gemm_m16_streamk", 1, nullptr,
                  &streamk<1, true>},
+      // The skinny entry on 8 warps per CTA, one (skinny) or two (skinny2) 128-K blocks
+      // per warp (the split column is 1: the chunks follow from K).
+      BenchEntry{"w8a16_gemm_m16_skinny/8", "w8a16_gemm_m16_skinny", 1, nullptr, &skinny<8>},
+      BenchEntry{"w8a16_gemm_m16_skinny2/8", "w8a16_gemm_m16_skinny2", 1, nullptr, &skinny<8>},
+      BenchEntry{"w8a16_gemm_m16_skinny/8+pdl", "w8a16_gemm_m16_skinny", 1, nullptr,
+                 &skinny<8, true>},
+      BenchEntry{"w8a16_gemm_m16_skinny2/8+pdl", "w8a16_gemm_m16_skinny2", 1, nullptr,
+                 &skinny<8, true>},
   };
   return kEntries;
 }

@@ -82,11 +82,12 @@ Runner::Runner(const CudaBackend& gpu, ModuleCache& cache, const Stream& stream,
                const RunOptions& options)
     : gpu_(gpu), cache_(cache), stream_(stream), options_(options) {
   fill_grid_ = static_cast<std::uint32_t>(gpu.info().sm_count) * 8;
-  // The stream-K workspace: up to 4 CTAs per SM and N = 2^20, zeroed once (each launch
-  // leaves it zeroed).
+  // The workspace of stream-K (up to 4 CTAs per SM) and of the skinny entry (64 MiB: its
+  // 8-warp forms on every default shape), zeroed once (each launch leaves it zeroed).
   resources_.sm_count = static_cast<std::uint32_t>(gpu.info().sm_count);
   const std::uint64_t workspace_bytes =
-      w8a16_gemm_m16_streamk_workspace_bytes(1u << 20, 4 * resources_.sm_count);
+      std::max<std::uint64_t>(std::uint64_t{64} << 20, w8a16_gemm_m16_streamk_workspace_bytes(
+                                                           1u << 20, 4 * resources_.sm_count));
   workspace_ = DeviceBuffer(gpu, workspace_bytes);
   gpu.fill_bytes(workspace_.get(), 0, workspace_bytes);
   gpu.synchronize();

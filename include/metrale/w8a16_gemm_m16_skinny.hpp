@@ -1,0 +1,44 @@
+// Skinny entry of the M16 tensor-core GEMM (kernel_sources/w8a16_gemm_m16_skinny.cu), for
+// layers of a few MiB (DeepSeek-V3 q_a, kv_a): every warp requests its one or two 128-K
+// blocks of 16 weight rows at once, a CTA of `warps` warps owns 16 rows and a chunk of K,
+// and the chunks of a row group are added in chunk order through the caller's workspace
+// (flagged 64-bit words). Deterministic (bit-identical from run to run on one device and
+// shape), no atomics, held to the same accuracy budget as the seed's entries.
+//
+// Two kernels of one module: "w8a16_gemm_m16_skinny" (one block per warp) and
+// "w8a16_gemm_m16_skinny2" (two); the launcher takes either handle and the chunking
+// follows from it. Grid: (chunks, ceil(N/16), 1)  Block: (32 x warps, 1, 1). Same
+// operands and guards as w8a16_gemm_m16_strided, plus the workspace and 1 <= warps <= 8.
+#pragma once
+
+#include <cstdint>
+
+#include "metrale/gpu_backend.hpp"
+#include "metrale/w8a16_gemm_m16_splitk.hpp"
+#include "metrale/w8a16_gemm_m16_streamk.hpp"
+
+namespace metrale {
+
+inline constexpr std::uint32_t W8A16_GEMM_M16_SKINNY_MAX_WARPS = 8;
+
+// K chunks (CTAs per 16-row group) for `warps` warps of `warp_blocks` 128-K blocks each.
+std::uint32_t w8a16_gemm_m16_skinny_chunks(std::uint32_t k, std::uint32_t warps,
+                                           std::uint32_t warp_blocks);
+
+// The workspace a launch needs: a slot of 256 words per group and chunk after the first
+// (0 with one chunk). The same workspace as stream-K's (StreamKWorkspace): zeroed once,
+// left zero by every completed launch, one stream at a time.
+std::uint64_t w8a16_gemm_m16_skinny_workspace_bytes(std::uint32_t n, std::uint32_t k,
+                                                    std::uint32_t warps,
+                                                    std::uint32_t warp_blocks);
+
+// `kernel`: the handle of "w8a16_gemm_m16_skinny" or "w8a16_gemm_m16_skinny2" (its name
+// says the blocks per warp). `workspace` may be empty where one chunk covers K.
+void w8a16_gemm_m16_skinny(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input,
+                           DevicePtr weight, DevicePtr block_scale, DevicePtr output,
+                           std::uint32_t m, std::uint32_t n, std::uint32_t k,
+                           std::uint32_t a_row_stride, std::uint32_t c_row_stride,
+                           StreamKWorkspace workspace, std::uint32_t warps, StreamHandle stream,
+                           M16LaunchOptions options = {});
+
+}  // namespace metrale

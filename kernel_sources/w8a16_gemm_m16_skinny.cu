@@ -1,0 +1,265 @@
+// w8a16_gemm_m16_skinny: the tensor-core W8A16 decode GEMM with a 16-row M tile for
+// small layers (a few MiB of weights, e.g. DeepSeek-V3 q_a and kv_a), where the time is
+// the latency of one round of loads rather than a stream.
+//
+//   y[i][j] = bf16_rn( sum_c P_c[i][j] ),  P_c = FP32 partial of the K chunk c
+//
+// Why: the tiled entries give a warp several 128-K blocks one after another, so a small
+// layer waits on a few warps' chains of loads, decodes and MMAs, then on a reduction
+// through a cluster. Here every warp gets at most `warp_blocks` blocks of 16 weight rows
+// x 128 K (one or two), requests them all at once straight into registers (16-byte loads,
+// evict-first, K permuted inside every 64-wide chunk as in w8a16_gemm_m16.cu), and the
+// many warps of every SM overlap one another's decode and MMAs. A CTA of W warps owns 16
+// rows and a chunk of W x warp_blocks K blocks (warp w takes blocks w, w + W, ... of the
+// chunk); the warps' partials are added in warp order through shared memory.
+//
+// The chunks of a row group meet in chunk order (deterministic, no atomics): chunks 1..
+// write their partial, one 64-bit word per output with a flag beside the FP32 bits
+// (st.relaxed.gpu), into their slot of the caller's workspace and leave; chunk 0 loads
+// the words, waits for each flag, adds the values in chunk order, clears the words and
+// stores. A launch that completes leaves the workspace zero. Chunk 0 starts before the
+// other chunks of its group (CTAs start in index order, x fastest) and only it waits, on
+// CTAs that wait on nothing: two CTAs resident at a time suffice. With one chunk no
+// workspace is touched.
+//
+// Launched as a programmatic dependent launch, a CTA requests its weights and scales
+// while the preceding kernel still runs and waits for it before reading activations or
+// touching outputs and workspace.
+//
+// Grid: (chunks, ceil(N/16), 1)  Block: (32 W, 1, 1), W in 1..8; dynamic shared memory
+// W x 16 x 17 floats. chunks = ceil(K / (128 W B)), B = 1 (w8a16_gemm_m16_skinny) or 2 (w8a16_gemm_m16_skinny2) blocks per warp. m in
+// 1..16, K a multiple of 128. Workspace: ceil(N/16) x (chunks - 1) slots of 256 words.
+// Built twice, TOKEN_GROUPS=1 for m <= 8 and 2 for m in 9..16, as w8a16_gemm_m16.cu.
+#include "metrale_device.cuh"
+
+namespace {
+
+constexpr u32 kBlockK = 128;
+constexpr u32 kRedStride = 17;  // padded token row (16 rows) of the reduction buffer
+constexpr u32 kSlotWords = 16 * 16;  // a CTA's partial: 16 tokens x 16 rows
+constexpr u64 kPartialFlag = u64{1} << 32;
+constexpr u32 kMaxChunksInFlight = 8;
+
+#if TOKEN_GROUPS == 1 || TOKEN_GROUPS == 2
+constexpr u32 kTokenGroups = TOKEN_GROUPS;
+#else
+#error "build with TOKEN_GROUPS=1 (m <= 8) or TOKEN_GROUPS=2 (m in 9..16)"
+#endif
+constexpr u32 kTokens = 8 * kTokenGroups;
+
+__device__ __forceinline__ void store_flagged(u64* at, u64 v) {
+  asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" :: "l"(at), "l"(v) : "memory");
+}
+
+__device__ __forceinline__ u64 load_flagged(const u64* at) {
+  u64 v;
+  asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(at) : "memory");
+  return v;
+}
+
+// What one lane holds of one block: rows g and g + 8, 64-K halves h = 0, 1.
+struct WarpBlock {
+  uint4 w[2][2];      // [row g / g+8][half]
+  uint4 x[kTokenGroups][2][2];  // [token group][half][first / second 8 k] of token 8 tg + g
+  float scale;
+};
+
+__device__ __forceinline__ void load_weights(WarpBlock& blk, const Operands& op, u32 row0, u32 b,
+                                             u64 policy, u32 g, u32 t) {
+#pragma unroll
+  for (u32 half = 0; half < 2; ++half) {
+    const u32 row = row0 + g + 8 * half;
+#pragma unroll
+    for (u32 h = 0; h < 2; ++h) {
+      blk.w[half][h] = row < op.n ? load_stream_16(op.weight + static_cast<u64>(row) * op.k +
+                                                       b * kBlockK + 64 * h + 16 * t,
+                                                   policy)
+                                  : make_uint4(0, 0, 0, 0);
+    }
+  }
+  blk.scale = op.block_scale[static_cast<u64>(row0 / kBlockK) * (op.k / kBlockK) + b];
+}
+
+__device__ __forceinline__ void load_activations(WarpBlock& blk, const Operands& op, u32 b, u32 g,
+                                                 u32 t) {
+#pragma unroll
+  for (u32 tg = 0; tg < kTokenGroups; ++tg) {
+    const u32 token = 8 * tg + g;
+#pragma unroll
+    for (u32 h = 0; h < 2; ++h) {
+      if (token < op.m) {
+        const u16* src = op.input + static_cast<u64>(token) * op.a_row_stride + b * kBlockK +
+                         64 * h + 16 * t;
+        blk.x[tg][h][0] = load_shared_ro_16(src);
+        blk.x[tg][h][1] = load_shared_ro_16(src + 8);
+      } else {
+        blk.x[tg][h][0] = blk.x[tg][h][1] = make_uint4(0, 0, 0, 0);
+      }
+    }
+  }
+}
+
+// acc += scale * (this block's partial); one MMA chain per 64-K half.
+__device__ __forceinline__ void block_mma(float (&acc)[kTokenGroups][4], u32 (&nan_bits)[2],
+                                          const WarpBlock& blk) {
+  float part[2][kTokenGroups][4];
+#pragma unroll
+  for (u32 h = 0; h < 2; ++h)
+#pragma unroll
+    for (u32 tg = 0; tg < kTokenGroups; ++tg)
+#pragma unroll
+      for (u32 e = 0; e < 4; ++e) part[h][tg][e] = 0.0f;
+#pragma unroll
+  for (u32 h = 0; h < 2; ++h) {
+    const u32 lo_words[4] = {blk.w[0][h].x, blk.w[0][h].y, blk.w[0][h].z, blk.w[0][h].w};
+    const u32 hi_words[4] = {blk.w[1][h].x, blk.w[1][h].y, blk.w[1][h].z, blk.w[1][h].w};
+#pragma unroll
+    for (u32 q = 0; q < 4; ++q) {
+      u32 a[4];
+      fp8x4_e4m3_to_bf16x2_fast(lo_words[q], a[0], a[2]);  // row g:   slots 0,1 | 2,3
+      fp8x4_e4m3_to_bf16x2_fast(hi_words[q], a[1], a[3]);  // row g+8: slots 0,1 | 2,3
+      nan_bits[0] |= fp8x4_nan_bits(lo_words[q]);
+      nan_bits[1] |= fp8x4_nan_bits(hi_words[q]);
+#pragma unroll
+      for (u32 tg = 0; tg < kTokenGroups; ++tg) {
+        const uint4 xs = blk.x[tg][h][q / 2];
+        const u32 bfrag[2] = {(q % 2 == 0) ? xs.x : xs.z, (q % 2 == 0) ? xs.y : xs.w};
+        mma_m16n8k16_bf16(part[h][tg], a, bfrag);
+      }
+    }
+  }
+#pragma unroll
+  for (u32 tg = 0; tg < kTokenGroups; ++tg)
+#pragma unroll
+    for (u32 e = 0; e < 4; ++e) acc[tg][e] = __fmaf_rn(blk.scale, part[0][tg][e] + part[1][tg][e], acc[tg][e]);
+}
+
+// Chunk 0: sum += the partials of chunks 1..chunks-1 of this output, in chunk order, each
+// waited for, then cleared. Up to kMaxChunksInFlight words are requested before the first
+// is added.
+__device__ __forceinline__ float add_chunks(u64* slots, u32 chunks, float sum) {
+#pragma unroll 1
+  for (u32 c0 = 1; c0 < chunks; c0 += kMaxChunksInFlight) {
+    u64 words[kMaxChunksInFlight];
+#pragma unroll
+    for (u32 j = 0; j < kMaxChunksInFlight; ++j) {
+      if (c0 + j < chunks) words[j] = load_flagged(slots + static_cast<u64>(c0 + j - 1) * kSlotWords);
+    }
+#pragma unroll
+    for (u32 j = 0; j < kMaxChunksInFlight; ++j) {
+      if (c0 + j >= chunks) break;
+      u64* const at = slots + static_cast<u64>(c0 + j - 1) * kSlotWords;
+      while ((words[j] & kPartialFlag) == 0) words[j] = load_flagged(at);
+      sum += __uint_as_float(static_cast<u32>(words[j]));
+      store_flagged(at, 0);
+    }
+  }
+  return sum;
+}
+
+template <u32 kWarpBlocks>
+__device__ __forceinline__ void gemm_skinny(const Operands& op, u64* partials) {
+  extern __shared__ float red[];  // [warp][token][row], token rows padded to kRedStride
+  const u32 warps = blockDim.x / 32;
+  const u32 warp = threadIdx.x / 32;
+  const u32 lane = threadIdx.x % 32;
+  const u32 g = lane / 4;
+  const u32 t = lane % 4;
+  const u32 chunk = blockIdx.x;
+  const u32 chunks = gridDim.x;
+  const u32 row0 = blockIdx.y * 16;
+  const u32 k_blocks = op.k / kBlockK;
+  const u32 first_block = chunk * warps * kWarpBlocks + warp;
+  const u64 policy = l2_evict_first_policy();
+
+  WarpBlock blk[kWarpBlocks];
+#pragma unroll
+  for (u32 j = 0; j < kWarpBlocks; ++j) {
+    const u32 b = first_block + j * warps;
+    if (b < k_blocks) load_weights(blk[j], op, row0, b, policy, g, t);
+  }
+  wait_for_preceding_grid();
+#pragma unroll
+  for (u32 j = 0; j < kWarpBlocks; ++j) {
+    const u32 b = first_block + j * warps;
+    if (b < k_blocks) load_activations(blk[j], op, b, g, t);
+  }
+
+  float acc[kTokenGroups][4];
+#pragma unroll
+  for (u32 tg = 0; tg < kTokenGroups; ++tg)
+#pragma unroll
+    for (u32 e = 0; e < 4; ++e) acc[tg][e] = 0.0f;
+  u32 nan_bits[2] = {0, 0};
+#pragma unroll
+  for (u32 j = 0; j < kWarpBlocks; ++j) {
+    const u32 b = first_block + j * warps;
+    if (b < k_blocks) block_mma(acc, nan_bits, blk[j]);
+  }
+
+  // A NaN weight makes its whole output column NaN, as in the reference: the four lanes
+  // of a quad hold different k of the same rows, so they pool what they saw.
+#pragma unroll
+  for (u32 half = 0; half < 2; ++half) {
+    u32 seen = nan_bits[half];
+    seen |= __shfl_xor_sync(0xFFFFFFFFu, seen, 1);
+    seen |= __shfl_xor_sync(0xFFFFFFFFu, seen, 2);
+    if (seen != 0) {
+#pragma unroll
+      for (u32 tg = 0; tg < kTokenGroups; ++tg) {
+        acc[tg][2 * half] = __int_as_float(0x7FC00000);
+        acc[tg][2 * half + 1] = __int_as_float(0x7FC00000);
+      }
+    }
+  }
+  // C fragment element e: row g + 8 (e / 2), token 8 tg + 2t + (e % 2).
+#pragma unroll
+  for (u32 tg = 0; tg < kTokenGroups; ++tg)
+#pragma unroll
+    for (u32 e = 0; e < 4; ++e) {
+      const u32 token = 8 * tg + 2 * t + (e % 2);
+      red[(warp * kTokens + token) * kRedStride + g + 8 * (e / 2)] = acc[tg][e];
+    }
+  __syncthreads();
+
+  // Thread (token, row): one output of the CTA's partial.
+  const u32 token = threadIdx.x / 16;
+  const u32 row = threadIdx.x % 16;
+  if (threadIdx.x >= 16 * kTokens || token >= op.m) return;
+  float sum = 0.0f;
+  for (u32 w = 0; w < warps; ++w) sum += red[(w * kTokens + token) * kRedStride + row];
+
+  u64* const slots =
+      partials + (static_cast<u64>(blockIdx.y) * (chunks - 1)) * kSlotWords + threadIdx.x;
+  if (chunk != 0) {
+    store_flagged(slots + static_cast<u64>(chunk - 1) * kSlotWords, kPartialFlag | __float_as_uint(sum));
+    return;
+  }
+  if (chunks > 1) sum = add_chunks(slots, chunks, sum);
+  if (row0 + row < op.n) {
+    op.output[static_cast<u64>(token) * op.c_row_stride + row0 + row] = f32_to_bf16_rn(sum);
+  }
+}
+
+}  // namespace
+
+// One kernel per blocks-per-warp count: the registers of a second block would halve the
+// CTAs an SM holds for the one-block form.
+extern "C" __global__ void __launch_bounds__(256)
+w8a16_gemm_m16_skinny(const u16* __restrict__ input, const u8* __restrict__ weight,
+                      const float* __restrict__ block_scale, u16* __restrict__ output, u32 m,
+                      u32 n, u32 k, u32 a_row_stride, u32 c_row_stride, u64* __restrict__ partials) {
+  // The next kernel of the stream may launch once every CTA of this one has started.
+  allow_dependent_grid();
+  gemm_skinny<1>(Operands{input, weight, block_scale, output, m, n, k, a_row_stride, c_row_stride},
+                 partials);
+}
+
+extern "C" __global__ void __launch_bounds__(256)
+w8a16_gemm_m16_skinny2(const u16* __restrict__ input, const u8* __restrict__ weight,
+                       const float* __restrict__ block_scale, u16* __restrict__ output, u32 m,
+                       u32 n, u32 k, u32 a_row_stride, u32 c_row_stride, u64* __restrict__ partials) {
+  allow_dependent_grid();
+  gemm_skinny<2>(Operands{input, weight, block_scale, output, m, n, k, a_row_stride, c_row_stride},
+                 partials);
+}

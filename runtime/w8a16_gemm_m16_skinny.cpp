@@ -1,0 +1,80 @@
+#include "metrale/w8a16_gemm_m16_skinny.hpp"
+
+#include <string_view>
+
+#include "launch_guards.hpp"
+#include "launch_operands.hpp"
+#include "metrale/error.hpp"
+#include "metrale/kernel_launch.hpp"
+
+namespace metrale {
+namespace {
+
+constexpr std::uint64_t kSlotBytes = 256 * 8;
+// The kernel's padded reduction row: 17 floats per token and 16 rows.
+constexpr std::uint32_t kRedStride = 17;
+
+// 1 or 2 blocks per warp, from the handle's entry name.
+std::uint32_t warp_blocks_of(std::string_view fn, const KernelHandle& kernel) {
+  const std::string_view name = kernel.name != nullptr ? kernel.name : "";
+  if (name == "w8a16_gemm_m16_skinny") return 1;
+  if (name == "w8a16_gemm_m16_skinny2") return 2;
+  fail("{}: the handle is of '{}', not of w8a16_gemm_m16_skinny or w8a16_gemm_m16_skinny2", fn,
+       name);
+}
+
+}  // namespace
+
+std::uint32_t w8a16_gemm_m16_skinny_chunks(std::uint32_t k, std::uint32_t warps,
+                                           std::uint32_t warp_blocks) {
+  return div_ceil(k / 128, warps * warp_blocks);
+}
+
+std::uint64_t w8a16_gemm_m16_skinny_workspace_bytes(std::uint32_t n, std::uint32_t k,
+                                                    std::uint32_t warps,
+                                                    std::uint32_t warp_blocks) {
+  const std::uint32_t chunks = w8a16_gemm_m16_skinny_chunks(k, warps, warp_blocks);
+  return std::uint64_t{div_ceil(n, 16)} * (chunks - 1) * kSlotBytes;
+}
+
+void w8a16_gemm_m16_skinny(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input,
+                           DevicePtr weight, DevicePtr block_scale, DevicePtr output,
+                           std::uint32_t m, std::uint32_t n, std::uint32_t k,
+                           std::uint32_t a_row_stride, std::uint32_t c_row_stride,
+                           StreamKWorkspace workspace, std::uint32_t warps, StreamHandle stream,
+                           M16LaunchOptions options) {
+  constexpr std::string_view fn = "w8a16_gemm_m16_skinny";
+  guards::check_m_and_k(fn, m, k);
+  guards::check_strides(fn, n, k, a_row_stride, c_row_stride);
+  ensure(warps >= 1 && warps <= W8A16_GEMM_M16_SKINNY_MAX_WARPS, "{}: warps={} outside 1..={}",
+         fn, warps, W8A16_GEMM_M16_SKINNY_MAX_WARPS);
+  ensure(div_ceil(n, 16) <= 65535, "{}: N={} needs {} row groups, over the grid's 65535", fn, n,
+         div_ceil(n, 16));
+  guards::check_operands(fn, input, weight, block_scale, output, n);
+  const std::uint32_t warp_blocks = warp_blocks_of(fn, kernel);
+  const std::uint32_t chunks = w8a16_gemm_m16_skinny_chunks(k, warps, warp_blocks);
+  const std::uint64_t needed = w8a16_gemm_m16_skinny_workspace_bytes(n, k, warps, warp_blocks);
+  if (needed != 0) {
+    ensure(workspace.ptr.address != 0, "{}: workspace is null, and K={} on {} warps of {} "
+           "blocks takes {} chunks", fn, k, warps, warp_blocks, chunks);
+    ensure(workspace.ptr.address % 16 == 0, "{}: workspace 0x{:x} is not 16-byte aligned", fn,
+           workspace.ptr.address);
+    ensure(workspace.bytes >= needed,
+           "{}: workspace of {} bytes, N={} K={} on {} warps of {} blocks needs {} "
+           "(w8a16_gemm_m16_skinny_workspace_bytes)",
+           fn, workspace.bytes, n, k, warps, warp_blocks, needed);
+  }
+  const std::uint32_t tokens = m <= 8 ? 8 : 16;
+  KernelLaunch launch(gpu, guards::build_for_tokens(fn, kernel, m));
+  launch.grid({chunks, div_ceil(n, 16), 1})
+      .block({32 * warps, 1, 1})
+      .shared_bytes(warps * tokens * kRedStride * 4)
+      .programmatic_dependent(options.programmatic_dependent);
+  push_operands(launch, input, weight, block_scale, output, m, n, k)
+      .arg_u32(a_row_stride)
+      .arg_u32(c_row_stride)
+      .arg_ptr(workspace.ptr)
+      .launch(stream);
+}
+
+}  // namespace metrale
