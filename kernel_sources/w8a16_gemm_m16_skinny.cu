@@ -32,6 +32,10 @@
 // Built twice, TOKEN_GROUPS=1 for m <= 8 and 2 for m in 9..16, as w8a16_gemm_m16.cu.
 #include "metrale_device.cuh"
 
+#ifndef SKINNY_MIN_CTAS
+#define SKINNY_MIN_CTAS 1
+#endif
+
 namespace {
 
 constexpr u32 kBlockK = 128;
@@ -118,8 +122,10 @@ __device__ __forceinline__ void block_mma(float (&acc)[kTokenGroups][4], u32 (&n
       u32 a[4];
       fp8x4_e4m3_to_bf16x2_fast(lo_words[q], a[0], a[2]);  // row g:   slots 0,1 | 2,3
       fp8x4_e4m3_to_bf16x2_fast(hi_words[q], a[1], a[3]);  // row g+8: slots 0,1 | 2,3
+#ifndef SKINNY_DIAG_NO_NAN
       nan_bits[0] |= fp8x4_nan_bits(lo_words[q]);
       nan_bits[1] |= fp8x4_nan_bits(hi_words[q]);
+#endif
 #pragma unroll
       for (u32 tg = 0; tg < kTokenGroups; ++tg) {
         const uint4 xs = blk.x[tg][h][q / 2];
@@ -147,11 +153,13 @@ __device__ __forceinline__ float add_chunks(u64* slots, u32 chunks, float sum) {
     }
 #pragma unroll
     for (u32 j = 0; j < kMaxChunksInFlight; ++j) {
-      if (c0 + j >= chunks) break;
-      u64* const at = slots + static_cast<u64>(c0 + j - 1) * kSlotWords;
-      while ((words[j] & kPartialFlag) == 0) words[j] = load_flagged(at);
-      sum += __uint_as_float(static_cast<u32>(words[j]));
-      store_flagged(at, 0);
+      if (c0 + j < chunks) {
+        u64* const at = slots + static_cast<u64>(c0 + j - 1) * kSlotWords;
+        u64 word = words[j];
+        while ((word & kPartialFlag) == 0) word = load_flagged(at);
+        sum += __uint_as_float(static_cast<u32>(word));
+        store_flagged(at, 0);
+      }
     }
   }
   return sum;
@@ -178,7 +186,9 @@ __device__ __forceinline__ void gemm_skinny(const Operands& op, u64* partials) {
     const u32 b = first_block + j * warps;
     if (b < k_blocks) load_weights(blk[j], op, row0, b, policy, g, t);
   }
+#ifndef SKINNY_DIAG_NO_GRIDDEP
   wait_for_preceding_grid();
+#endif
 #pragma unroll
   for (u32 j = 0; j < kWarpBlocks; ++j) {
     const u32 b = first_block + j * warps;
@@ -222,22 +232,23 @@ __device__ __forceinline__ void gemm_skinny(const Operands& op, u64* partials) {
     }
   __syncthreads();
 
-  // Thread (token, row): one output of the CTA's partial.
-  const u32 token = threadIdx.x / 16;
-  const u32 row = threadIdx.x % 16;
-  if (threadIdx.x >= 16 * kTokens || token >= op.m) return;
-  float sum = 0.0f;
-  for (u32 w = 0; w < warps; ++w) sum += red[(w * kTokens + token) * kRedStride + row];
-
-  u64* const slots =
-      partials + (static_cast<u64>(blockIdx.y) * (chunks - 1)) * kSlotWords + threadIdx.x;
-  if (chunk != 0) {
-    store_flagged(slots + static_cast<u64>(chunk - 1) * kSlotWords, kPartialFlag | __float_as_uint(sum));
-    return;
-  }
-  if (chunks > 1) sum = add_chunks(slots, chunks, sum);
-  if (row0 + row < op.n) {
-    op.output[static_cast<u64>(token) * op.c_row_stride + row0 + row] = f32_to_bf16_rn(sum);
+  // Thread (token, row): outputs of the CTA's partial, token-major.
+  u64* const slots = partials + static_cast<u64>(blockIdx.y) * (chunks - 1) * kSlotWords;
+  for (u32 idx = threadIdx.x; idx < 16 * op.m; idx += blockDim.x) {
+    const u32 token = idx / 16;
+    const u32 row = idx % 16;
+    float sum = 0.0f;
+#pragma unroll 8
+    for (u32 w = 0; w < warps; ++w) sum += red[(w * kTokens + token) * kRedStride + row];
+    if (chunk != 0) {
+      store_flagged(slots + static_cast<u64>(chunk - 1) * kSlotWords + idx,
+                    kPartialFlag | __float_as_uint(sum));
+      continue;
+    }
+    if (chunks > 1) sum = add_chunks(slots + idx, chunks, sum);
+    if (row0 + row < op.n) {
+      op.output[static_cast<u64>(token) * op.c_row_stride + row0 + row] = f32_to_bf16_rn(sum);
+    }
   }
 }
 
@@ -245,17 +256,19 @@ __device__ __forceinline__ void gemm_skinny(const Operands& op, u64* partials) {
 
 // One kernel per blocks-per-warp count: the registers of a second block would halve the
 // CTAs an SM holds for the one-block form.
-extern "C" __global__ void __launch_bounds__(256)
+extern "C" __global__ void __launch_bounds__(256, SKINNY_MIN_CTAS)
 w8a16_gemm_m16_skinny(const u16* __restrict__ input, const u8* __restrict__ weight,
                       const float* __restrict__ block_scale, u16* __restrict__ output, u32 m,
                       u32 n, u32 k, u32 a_row_stride, u32 c_row_stride, u64* __restrict__ partials) {
   // The next kernel of the stream may launch once every CTA of this one has started.
+#ifndef SKINNY_DIAG_NO_GRIDDEP
   allow_dependent_grid();
+#endif
   gemm_skinny<1>(Operands{input, weight, block_scale, output, m, n, k, a_row_stride, c_row_stride},
                  partials);
 }
 
-extern "C" __global__ void __launch_bounds__(256)
+extern "C" __global__ void __launch_bounds__(256, SKINNY_MIN_CTAS)
 w8a16_gemm_m16_skinny2(const u16* __restrict__ input, const u8* __restrict__ weight,
                        const float* __restrict__ block_scale, u16* __restrict__ output, u32 m,
                        u32 n, u32 k, u32 a_row_stride, u32 c_row_stride, u64* __restrict__ partials) {
