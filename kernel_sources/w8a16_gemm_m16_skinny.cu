@@ -141,24 +141,35 @@ __device__ __forceinline__ void block_mma(float (&acc)[kTokenGroups][4], u32 (&n
 }
 
 // Chunk 0: sum += the partials of chunks 1..chunks-1 of this output, in chunk order, each
-// waited for, then cleared. Up to kMaxChunksInFlight words are requested before the first
-// is added.
+// waited for, then cleared. The words of up to kMaxChunksInFlight chunks are polled
+// together, every one still unflagged reloaded in each round: chunk 0 usually gets here
+// first, and the others' words land close together, so polling them one after another
+// would cost a round trip to L2 per chunk.
 __device__ __forceinline__ float add_chunks(u64* slots, u32 chunks, float sum) {
 #pragma unroll 1
   for (u32 c0 = 1; c0 < chunks; c0 += kMaxChunksInFlight) {
     u64 words[kMaxChunksInFlight];
+    u32 pending = 0;
 #pragma unroll
     for (u32 j = 0; j < kMaxChunksInFlight; ++j) {
-      if (c0 + j < chunks) words[j] = load_flagged(slots + static_cast<u64>(c0 + j - 1) * kSlotWords);
+      words[j] = 0;
+      if (c0 + j < chunks) pending |= 1u << j;
+    }
+    while (pending != 0) {
+#pragma unroll
+      for (u32 j = 0; j < kMaxChunksInFlight; ++j) {
+        if (pending & (1u << j)) words[j] = load_flagged(slots + static_cast<u64>(c0 + j - 1) * kSlotWords);
+      }
+#pragma unroll
+      for (u32 j = 0; j < kMaxChunksInFlight; ++j) {
+        if (words[j] & kPartialFlag) pending &= ~(1u << j);
+      }
     }
 #pragma unroll
     for (u32 j = 0; j < kMaxChunksInFlight; ++j) {
       if (c0 + j < chunks) {
-        u64* const at = slots + static_cast<u64>(c0 + j - 1) * kSlotWords;
-        u64 word = words[j];
-        while ((word & kPartialFlag) == 0) word = load_flagged(at);
-        sum += __uint_as_float(static_cast<u32>(word));
-        store_flagged(at, 0);
+        sum += __uint_as_float(static_cast<u32>(words[j]));
+        store_flagged(slots + static_cast<u64>(c0 + j - 1) * kSlotWords, 0);
       }
     }
   }
