@@ -6,11 +6,11 @@
 //
 // Why: the tiled entries give a warp several 128-K blocks one after another, so a small
 // layer waits on a few warps' chains of loads, decodes and MMAs, then on a reduction
-// through a cluster. Here every warp gets at most `warp_blocks` blocks of 16 weight rows
-// x 128 K (one or two), requests them all at once straight into registers (16-byte loads,
+// through a cluster. Here every warp gets one or two blocks of 16 weight rows
+// x 128 K and requests them all at once straight into registers (16-byte loads,
 // evict-first, K permuted inside every 64-wide chunk as in w8a16_gemm_m16.cu), and the
 // many warps of every SM overlap one another's decode and MMAs. A CTA of W warps owns 16
-// rows and a chunk of W x warp_blocks K blocks (warp w takes blocks w, w + W, ... of the
+// rows and a chunk of W x B K blocks (B = 1 or 2) (warp w takes blocks w, w + W, ... of the
 // chunk); the warps' partials are added in warp order through shared memory.
 //
 // The chunks of a row group meet in chunk order (deterministic, no atomics): chunks 1..
@@ -27,14 +27,12 @@
 // touching outputs and workspace.
 //
 // Grid: (chunks, ceil(N/16), 1)  Block: (32 W, 1, 1), W in 1..8; dynamic shared memory
-// W x 16 x 17 floats. chunks = ceil(K / (128 W B)), B = 1 (w8a16_gemm_m16_skinny) or 2 (w8a16_gemm_m16_skinny2) blocks per warp. m in
-// 1..16, K a multiple of 128. Workspace: ceil(N/16) x (chunks - 1) slots of 256 words.
-// Built twice, TOKEN_GROUPS=1 for m <= 8 and 2 for m in 9..16, as w8a16_gemm_m16.cu.
+// W x 8 TOKEN_GROUPS x 17 floats. chunks = ceil(K / (128 W B)), with B = 1
+// (w8a16_gemm_m16_skinny) or 2 (w8a16_gemm_m16_skinny2) blocks per warp. m in 1..16, K a
+// multiple of 128. Workspace: ceil(N/16) x (chunks - 1) slots of 256 words. Built twice,
+// TOKEN_GROUPS=1 for m <= 8 and 2 for m in 9..16, as w8a16_gemm_m16.cu.
 #include "metrale_device.cuh"
 
-#ifndef SKINNY_MIN_CTAS
-#define SKINNY_MIN_CTAS 1
-#endif
 
 namespace {
 
@@ -122,10 +120,8 @@ __device__ __forceinline__ void block_mma(float (&acc)[kTokenGroups][4], u32 (&n
       u32 a[4];
       fp8x4_e4m3_to_bf16x2_fast(lo_words[q], a[0], a[2]);  // row g:   slots 0,1 | 2,3
       fp8x4_e4m3_to_bf16x2_fast(hi_words[q], a[1], a[3]);  // row g+8: slots 0,1 | 2,3
-#ifndef SKINNY_DIAG_NO_NAN
       nan_bits[0] |= fp8x4_nan_bits(lo_words[q]);
       nan_bits[1] |= fp8x4_nan_bits(hi_words[q]);
-#endif
 #pragma unroll
       for (u32 tg = 0; tg < kTokenGroups; ++tg) {
         const uint4 xs = blk.x[tg][h][q / 2];
@@ -197,9 +193,7 @@ __device__ __forceinline__ void gemm_skinny(const Operands& op, u64* partials) {
     const u32 b = first_block + j * warps;
     if (b < k_blocks) load_weights(blk[j], op, row0, b, policy, g, t);
   }
-#ifndef SKINNY_DIAG_NO_GRIDDEP
   wait_for_preceding_grid();
-#endif
 #pragma unroll
   for (u32 j = 0; j < kWarpBlocks; ++j) {
     const u32 b = first_block + j * warps;
@@ -267,19 +261,17 @@ __device__ __forceinline__ void gemm_skinny(const Operands& op, u64* partials) {
 
 // One kernel per blocks-per-warp count: the registers of a second block would halve the
 // CTAs an SM holds for the one-block form.
-extern "C" __global__ void __launch_bounds__(256, SKINNY_MIN_CTAS)
+extern "C" __global__ void __launch_bounds__(256, 1)
 w8a16_gemm_m16_skinny(const u16* __restrict__ input, const u8* __restrict__ weight,
                       const float* __restrict__ block_scale, u16* __restrict__ output, u32 m,
                       u32 n, u32 k, u32 a_row_stride, u32 c_row_stride, u64* __restrict__ partials) {
   // The next kernel of the stream may launch once every CTA of this one has started.
-#ifndef SKINNY_DIAG_NO_GRIDDEP
   allow_dependent_grid();
-#endif
   gemm_skinny<1>(Operands{input, weight, block_scale, output, m, n, k, a_row_stride, c_row_stride},
                  partials);
 }
 
-extern "C" __global__ void __launch_bounds__(256, SKINNY_MIN_CTAS)
+extern "C" __global__ void __launch_bounds__(256, 1)
 w8a16_gemm_m16_skinny2(const u16* __restrict__ input, const u8* __restrict__ weight,
                        const float* __restrict__ block_scale, u16* __restrict__ output, u32 m,
                        u32 n, u32 k, u32 a_row_stride, u32 c_row_stride, u64* __restrict__ partials) {
