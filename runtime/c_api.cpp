@@ -10,6 +10,7 @@
 #include "metrale/kernels.h"
 #include "metrale/w8a16_gemm_m16.hpp"
 #include "metrale/w8a16_gemm_m16_splitk.hpp"
+#include "metrale/w8a16_gemm_m16_skinny.hpp"
 #include "metrale/w8a16_gemm_m16_streamk.hpp"
 #include "metrale/w8a16_gemv_batch16.hpp"
 
@@ -235,6 +236,34 @@ metrale_status metrale_w8a16_gemm_m16_streamk_workspace_bytes(uint32_t n, uint32
   });
 }
 
+metrale_status metrale_w8a16_gemm_m16_skinny(metrale_service* service, uint64_t input,
+                                             uint64_t weight, uint64_t block_scale,
+                                             uint64_t output, uint32_t m, uint32_t n, uint32_t k,
+                                             uint32_t a_row_stride, uint32_t c_row_stride,
+                                             uint64_t workspace, uint64_t workspace_bytes,
+                                             void* stream) noexcept {
+  return launch_entry(service, "metrale_w8a16_gemm_m16_skinny", "w8a16_gemm_m16_skinny",
+                      [&](const GpuBackend& gpu, KernelHandle kernel) {
+                        metrale::w8a16_gemm_m16_skinny(
+                            gpu, kernel, DevicePtr(input), DevicePtr(weight),
+                            DevicePtr(block_scale), DevicePtr(output), m, n, k, a_row_stride,
+                            c_row_stride,
+                            metrale::StreamKWorkspace{DevicePtr(workspace), workspace_bytes},
+                            metrale::W8A16_GEMM_M16_SKINNY_WARPS, stream_handle(stream));
+                      });
+}
+
+metrale_status metrale_w8a16_gemm_m16_skinny_workspace_bytes(uint32_t n, uint32_t k,
+                                                             uint64_t* bytes_out) noexcept {
+  return run([&](metrale_status&) {
+    constexpr std::string_view fn = "metrale_w8a16_gemm_m16_skinny_workspace_bytes";
+    require(bytes_out, fn, "bytes_out");
+    metrale::ensure(k % 128 == 0 && k != 0, "{}: k={} is not a positive multiple of 128", fn, k);
+    *bytes_out = metrale::w8a16_gemm_m16_skinny_workspace_bytes(
+        n, k, metrale::W8A16_GEMM_M16_SKINNY_WARPS, 1);
+  });
+}
+
 metrale_status metrale_plan_m16_gemm(metrale_service* service, uint32_t m, uint32_t n,
                                      uint32_t k, uint32_t* split_out) noexcept {
   return run([&](metrale_status&) {
@@ -267,6 +296,7 @@ metrale_status metrale_plan_m16_gemm_entry(metrale_service* service, uint32_t m,
         {"w8a16_gemm_m16_splitk", "metrale_w8a16_gemm_m16_splitk"},
         {"w8a16_gemm_m16_stream", "metrale_w8a16_gemm_m16_splitk"},
         {"w8a16_gemm_m16_streamk", "metrale_w8a16_gemm_m16_streamk"},
+        {"w8a16_gemm_m16_skinny", "metrale_w8a16_gemm_m16_skinny"},
     };
     const char* name = nullptr;
     for (const Named& e : kNames) {

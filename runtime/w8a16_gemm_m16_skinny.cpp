@@ -27,14 +27,14 @@ std::uint32_t warp_blocks_of(std::string_view fn, const KernelHandle& kernel) {
 
 std::uint32_t w8a16_gemm_m16_skinny_chunks(std::uint32_t k, std::uint32_t warps,
                                            std::uint32_t warp_blocks) {
-  return div_ceil(k / 128, warps * warp_blocks);
+  return warps * warp_blocks == 0 ? 0 : div_ceil(k / 128, warps * warp_blocks);
 }
 
 std::uint64_t w8a16_gemm_m16_skinny_workspace_bytes(std::uint32_t n, std::uint32_t k,
                                                     std::uint32_t warps,
                                                     std::uint32_t warp_blocks) {
   const std::uint32_t chunks = w8a16_gemm_m16_skinny_chunks(k, warps, warp_blocks);
-  return std::uint64_t{div_ceil(n, 16)} * (chunks - 1) * kSlotBytes;
+  return chunks <= 1 ? 0 : std::uint64_t{div_ceil(n, 16)} * (chunks - 1) * kSlotBytes;
 }
 
 void w8a16_gemm_m16_skinny(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input,

@@ -7,6 +7,7 @@
 #include "metrale/error.hpp"
 #include "metrale/kernel_launch.hpp"
 #include "metrale/w8a16_gemm_m16.hpp"
+#include "metrale/w8a16_gemm_m16_skinny.hpp"
 
 namespace metrale {
 
@@ -99,11 +100,32 @@ M16Plan plan_without_pdl(std::uint32_t m, std::uint32_t n, std::uint32_t k,
   return {"w8a16_gemm_m16_splitk", split};
 }
 
+// Measured on an H200 over m = 1..8, 12, 16 against every other entry, with and without
+// PDL, on 10 layers of 2 to 56 MiB (docs/performance.md): the skinny entry on 8 warps
+// took 0.72-0.81x the best other entry's time on DeepSeek-V3 kv_a and q_a up to 8 tokens
+// (0.74-0.94x at 12 and 16), 0.85-0.98x on Llama-3-8B o and 0.75-0.93x on 16384 x 1024
+// and 2048 x 8192 at every m, and 0.88-0.96x on Llama-3-8B qkv (24 MiB) up to 8 tokens;
+// at 12 and 16 tokens one 16 MiB layer (8192 x 2048) lost by 2 and 9 %. With PDL it kept
+// 0.70-0.87x below 16 MiB and 0.87-0.98x on 16 MiB layers with K >= 4096, but lost to
+// stream-K with PDL on 8192 x 2048 (1.05-1.27x) and on Llama-3-8B qkv (1.02-1.09x).
+// Below one full chunk of K (1024) most of its warps would idle: not measured, not picked.
+bool skinny_suits(std::uint32_t m, std::uint32_t n, std::uint32_t k, bool pdl) {
+  const std::uint64_t bytes = std::uint64_t{n} * k;
+  constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
+  if (k < 1024) return false;
+  if (bytes < 16 * kMiB) return true;
+  if (pdl) return bytes <= 16 * kMiB && k >= 4096;
+  return bytes <= 16 * kMiB || (bytes <= 24 * kMiB && m <= 8);
+}
+
 }  // namespace
 
 M16Plan plan_m16_gemm(std::uint32_t m, std::uint32_t n, std::uint32_t k,
                       std::uint32_t sm_count, M16LaunchOptions launch) {
   const std::uint32_t sms = sm_count == 0 ? 132 : sm_count;
+  if (skinny_suits(m, n, k, launch.programmatic_dependent)) {
+    return {"w8a16_gemm_m16_skinny", 1, 0, 0, W8A16_GEMM_M16_SKINNY_WARPS};
+  }
   const M16Plan plan = plan_without_pdl(m, n, k, sms);
   if (!launch.programmatic_dependent) return plan;
   // Measured with every entry's PDL form in one run (bench/results/h200-df65562.json):

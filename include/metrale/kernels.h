@@ -146,6 +146,24 @@ metrale_status metrale_w8a16_gemm_m16_streamk(metrale_service* service, uint64_t
 metrale_status metrale_w8a16_gemm_m16_streamk_workspace_bytes(uint32_t n, uint32_t ctas,
                                                               uint64_t* bytes_out) METRALE_NOEXCEPT;
 
+/* The skinny entry for small layers: a CTA of 8 warps per 16 weight rows and chunk of
+ * 1024 K, each warp one 128-K block, the chunks added in a fixed order through
+ * `workspace` (strided rows as above; deterministic). `workspace` is device memory of
+ * `workspace_bytes`, at least metrale_w8a16_gemm_m16_skinny_workspace_bytes(n, k), 16-byte
+ * aligned, owned by the caller and zeroed once before the first launch, as stream-K's (the
+ * same memory serves both, one stream at a time); it may be 0 where that size is 0
+ * (k <= 1024). */
+metrale_status metrale_w8a16_gemm_m16_skinny(metrale_service* service, uint64_t input,
+                                             uint64_t weight, uint64_t block_scale,
+                                             uint64_t output, uint32_t m, uint32_t n, uint32_t k,
+                                             uint32_t a_row_stride, uint32_t c_row_stride,
+                                             uint64_t workspace, uint64_t workspace_bytes,
+                                             void* stream) METRALE_NOEXCEPT;
+
+/* *bytes_out receives the workspace metrale_w8a16_gemm_m16_skinny needs for n x k. */
+metrale_status metrale_w8a16_gemm_m16_skinny_workspace_bytes(uint32_t n, uint32_t k,
+                                                             uint64_t* bytes_out) METRALE_NOEXCEPT;
+
 /* *split_out receives the split to pass to metrale_w8a16_gemm_m16_splitk, or 1 when an
  * unsplit entry suits the shape better: metrale_w8a16_gemm_m16, or above 8 rows
  * metrale_w8a16_gemm_m16_n64 once ceil(n/64) reaches 1.2 tiles per SM. It is the split
@@ -156,9 +174,9 @@ metrale_status metrale_plan_m16_gemm(metrale_service* service, uint32_t m, uint3
 
 /* The whole plan for a shape on the service's device: *entry_out names the C function to
  * call ("metrale_w8a16_gemm_m16", "metrale_w8a16_gemm_m16_n64",
- * "metrale_w8a16_gemm_m16_splitk" or "metrale_w8a16_gemm_m16_streamk"; a static
- * string), *split_out its split (1 unless split-K) and *ctas_out its CTAs (stream-K
- * only, else 0). Where the C++ plan picks its streaming entry, which has no C function,
+ * "metrale_w8a16_gemm_m16_splitk", "metrale_w8a16_gemm_m16_streamk" or
+ * "metrale_w8a16_gemm_m16_skinny"; a static string), *split_out its split (1 unless
+ * split-K) and *ctas_out its CTAs (stream-K only, else 0). Where the C++ plan picks its streaming entry, which has no C function,
  * the plan names split-K with the same split. */
 metrale_status metrale_plan_m16_gemm_entry(metrale_service* service, uint32_t m, uint32_t n,
                                            uint32_t k, const char** entry_out,

@@ -20,6 +20,8 @@
 namespace metrale {
 
 inline constexpr std::uint32_t W8A16_GEMM_M16_SKINNY_MAX_WARPS = 8;
+// The warps per CTA plan_m16_gemm and the C launcher use.
+inline constexpr std::uint32_t W8A16_GEMM_M16_SKINNY_WARPS = 8;
 
 // K chunks (CTAs per 16-row group) for `warps` warps of `warp_blocks` 128-K blocks each.
 std::uint32_t w8a16_gemm_m16_skinny_chunks(std::uint32_t k, std::uint32_t warps,

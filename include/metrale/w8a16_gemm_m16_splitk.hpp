@@ -40,7 +40,10 @@ void w8a16_gemm_m16_splitk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr
 
 // Which entry and split to run for a shape on a device with `sm_count` SMs (for callers
 // that ask for the automatic choice, e.g. attention projections; the dense FFN keeps
-// METRALE_FFN_M16_TC_NTILE): stream-K (w8a16_gemm_m16_streamk.hpp, on `ctas` CTAs with
+// METRALE_FFN_M16_TC_NTILE): the skinny entry (w8a16_gemm_m16_skinny.hpp, 8 warps per
+// CTA, the caller's workspace) on layers under 16 MiB, on 16 MiB ones and, up to 8 tokens,
+// on those up to 24 MiB, all with K of at least 1024; else stream-K
+// (w8a16_gemm_m16_streamk.hpp, on `ctas` CTAs with
 // `stages` ring stages and the caller's workspace) on two CTAs per SM on layers of 64 MiB
 // and more, on one from 32 MiB at 2 tokens and more (at 1 where the seed's tiles leave
 // SMs idle) and from 20 MiB at 5 tokens and more; else the streaming entry on wide
@@ -51,15 +54,18 @@ void w8a16_gemm_m16_splitk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr
 // power-of-two split that does.
 struct M16Plan {
   // "w8a16_gemm_m16", "w8a16_gemm_m16_n64", "w8a16_gemm_m16_splitk",
-  // "w8a16_gemm_m16_stream" (w8a16_gemm_m16_stream.hpp) or "w8a16_gemm_m16_streamk"
+  // "w8a16_gemm_m16_stream" (w8a16_gemm_m16_stream.hpp), "w8a16_gemm_m16_streamk" or
+  // "w8a16_gemm_m16_skinny" (its one-block-per-warp kernel)
   std::string_view entry;
-  std::uint32_t split;     // 1 for the seed's entries and stream-K
+  std::uint32_t split;     // 1 for the seed's entries, stream-K and skinny
   std::uint32_t ctas = 0;  // stream-K's persistent grid; 0 for the other entries
   std::uint32_t stages = 0;  // stream-K's ring stages; 0: its launcher's default
+  std::uint32_t warps = 0;   // the skinny entry's warps per CTA; 0 for the other entries
 };
 //
 // With `launch.programmatic_dependent` the plan is for callers that launch with
-// programmatic dependent launch (their preceding kernel PDL-aware): from 16 MiB at 4 to 8
+// programmatic dependent launch (their preceding kernel PDL-aware): the skinny entry on
+// layers under 16 MiB and on 16 MiB ones with K of at least 4096; from 16 MiB at 4 to 8
 // tokens stream-K on one CTA per SM replaces the tiled entries; otherwise the seed's
 // contiguous entries, which take no launch options, give way to w8a16_gemm_m16_splitk
 // with a split of 1 (the same kernel code, strided); stream-K keeps its grid.

@@ -7,6 +7,7 @@
 #include "metrale/fill_random.hpp"
 #include "metrale/host_reference.hpp"
 #include "metrale/w8a16_gemm_m16.hpp"
+#include "metrale/w8a16_gemm_m16_skinny.hpp"
 #include "metrale/w8a16_gemm_m16_splitk.hpp"
 #include "metrale/w8a16_gemm_m16_stream.hpp"
 #include "metrale/w8a16_gemv_batch16.hpp"
@@ -21,9 +22,11 @@ std::uint32_t elems(std::size_t n) { return static_cast<std::uint32_t>(n); }
 }  // namespace
 
 GpuContext::GpuContext() {
-  // Room for N up to 2^20 on the largest test grid (33 x 64 CTAs) or 4 CTAs per SM.
-  const std::uint64_t bytes =
-      w8a16_gemm_m16_streamk_workspace_bytes(1u << 20, std::max(4 * sm_count(), 33u * 64));
+  // Room for stream-K with N up to 2^20 on the largest test grid (33 x 64 CTAs) or 4 CTAs
+  // per SM, and for the skinny entry's test forms on the largest test layer.
+  const std::uint64_t bytes = std::max(
+      w8a16_gemm_m16_streamk_workspace_bytes(1u << 20, std::max(4 * sm_count(), 33u * 64)),
+      w8a16_gemm_m16_skinny_workspace_bytes(36864, 18432, 1, 2));
   streamk_buffer = DeviceBuffer(backend, bytes);
   backend.fill_bytes(streamk_buffer.get(), 0, bytes);
   backend.synchronize();
@@ -136,6 +139,18 @@ TcEntry streamk_entry(std::uint32_t ctas_per_sm, std::uint32_t ctas = 0, bool pd
           }};
 }
 
+// The skinny entry on `warps` warps of one (or, `two_blocks`, two) 128-K blocks each.
+TcEntry skinny_entry(std::uint32_t warps, bool two_blocks = false, bool pdl = false) {
+  const char* kernel = two_blocks ? "w8a16_gemm_m16_skinny2" : "w8a16_gemm_m16_skinny";
+  return {fmt::format("{}/{}{}", kernel, warps, pdl ? "+pdl" : ""), true,
+          [kernel, warps, pdl](const Problem& p, StreamHandle s) {
+            w8a16_gemm_m16_skinny(gpu().backend, gpu().cache.kernel(kernel), p.input.get(),
+                                  p.weight.get(), p.scale.get(), p.out.get(), p.m, p.n, p.k,
+                                  p.a_row_stride, p.c_row_stride, gpu().streamk_workspace(), warps,
+                                  s, M16LaunchOptions{pdl});
+          }};
+}
+
 const std::vector<TcEntry>& tc_entries() {
   static const std::vector<TcEntry> entries = {
       {"w8a16_gemm_m16", false,
@@ -183,6 +198,14 @@ const std::vector<TcEntry>& tc_entries() {
       streamk_entry(3, 0, false, 2),
       streamk_entry(0, 33 * 64),
       streamk_entry(2, 0, true),
+      // The skinny entry: the plan's 8 warps, 3 warps (a chunk of 384 K, fewer threads
+      // than outputs), two blocks per warp on 8 and 1 warps, and as a programmatic
+      // dependent launch.
+      skinny_entry(8),
+      skinny_entry(3),
+      skinny_entry(8, true),
+      skinny_entry(1, true),
+      skinny_entry(8, false, true),
   };
   return entries;
 }

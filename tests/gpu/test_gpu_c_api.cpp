@@ -13,6 +13,7 @@
 #include "gpu/gpu_fixture.hpp"
 #include "metrale/kernels.h"
 #include "metrale/w8a16_gemm_m16_splitk.hpp"
+#include "metrale/w8a16_gemm_m16_skinny.hpp"
 #include "metrale/w8a16_gemm_m16_streamk.hpp"
 
 using namespace metrale;
@@ -70,13 +71,48 @@ void compare(const CService& c, Problem& p, const std::function<void()>& c_call,
 TEST_CASE("gpu: the C ABI's planned entries equal the C++ launchers, bit for bit") {
   const CService c;
 
-  // DeepSeek-V3 kv_a at 5 tokens: split-K over 8 CTAs per tile.
+  // DeepSeek-V3 kv_a at 5 tokens: the skinny entry, its chunks of K added through the
+  // caller's workspace, which it leaves zero.
   {
     constexpr std::uint32_t m = 5, n = 576, k = 7168;
     const Plan pl = plan(c, m, n, k);
-    CHECK(pl.entry == "metrale_w8a16_gemm_m16_splitk");
-    CHECK(pl.split == 8);
+    CHECK(pl.entry == "metrale_w8a16_gemm_m16_skinny");
+    CHECK(pl.split == 1);
     Problem p(m, n, k, k, n, 4241);
+    std::uint64_t bytes = 0;
+    REQUIRE(metrale_w8a16_gemm_m16_skinny_workspace_bytes(n, k, &bytes) == METRALE_OK);
+    std::uint64_t workspace = 0;
+    REQUIRE(metrale_alloc(c.svc, bytes, &workspace) == METRALE_OK);
+    const std::vector<std::uint8_t> zeros(bytes, 0);
+    REQUIRE(metrale_upload(c.svc, workspace, zeros.data(), bytes) == METRALE_OK);
+    compare(
+        c, p,
+        [&] {
+          REQUIRE(metrale_w8a16_gemm_m16_skinny(c.svc, p.input.get().address,
+                                                p.weight.get().address, p.scale.get().address,
+                                                p.out.get().address, m, n, k, k, n, workspace,
+                                                bytes, nullptr) == METRALE_OK);
+        },
+        [&] {
+          w8a16_gemm_m16_skinny(gpu().backend, gpu().cache.kernel("w8a16_gemm_m16_skinny"),
+                                p.input.get(), p.weight.get(), p.scale.get(), p.out.get(), m, n,
+                                k, k, n, gpu().streamk_workspace(),
+                                W8A16_GEMM_M16_SKINNY_WARPS, 0);
+        },
+        "C ABI skinny");
+    std::vector<std::uint8_t> left(bytes, 0xFF);
+    REQUIRE(metrale_download(c.svc, left.data(), workspace, bytes) == METRALE_OK);
+    CHECK(std::all_of(left.begin(), left.end(), [](std::uint8_t b) { return b == 0; }));
+    REQUIRE(metrale_free(c.svc, workspace) == METRALE_OK);
+  }
+
+  // A 28 MiB layer at 1 token: split-K over 2 CTAs per tile (128 tiles).
+  {
+    constexpr std::uint32_t m = 1, n = 4096, k = 7168;
+    const Plan pl = plan(c, m, n, k);
+    REQUIRE(pl.entry == "metrale_w8a16_gemm_m16_splitk");
+    CHECK(pl.split == 2);
+    Problem p(m, n, k, k, n, 4243);
     compare(
         c, p,
         [&] {

@@ -22,6 +22,7 @@
 #include "metrale/nvrtc_compiler.hpp"
 #include "metrale/w8a16_gemm_m16.hpp"
 #include "metrale/w8a16_gemm_m16_splitk.hpp"
+#include "metrale/w8a16_gemm_m16_skinny.hpp"
 #include "metrale/w8a16_gemm_m16_streamk.hpp"
 #include "support/fake_backend.hpp"
 
@@ -180,6 +181,9 @@ TEST_CASE("C ABI: every entry refuses a NULL service") {
       {"metrale_w8a16_gemm_m16_streamk",
        metrale_w8a16_gemm_m16_streamk(nullptr, kIn, kW, kS, kOut, 1, 32, 256, 256, 32, kWs,
                                       1 << 20, 8, nullptr)},
+      {"metrale_w8a16_gemm_m16_skinny",
+       metrale_w8a16_gemm_m16_skinny(nullptr, kIn, kW, kS, kOut, 1, 32, 256, 256, 32, kWs,
+                                     1 << 20, nullptr)},
       {"metrale_plan_m16_gemm", metrale_plan_m16_gemm(nullptr, 1, 576, 7168, &tile)},
       {"metrale_plan_m16_gemm_entry",
        metrale_plan_m16_gemm_entry(nullptr, 1, 576, 7168, &target, &tile, &tile)},
@@ -289,7 +293,11 @@ TEST_CASE("C ABI: launchers check their arguments, then refuse to launch without
   expect(metrale_plan_m16_gemm(s, 1, 576, 7168, nullptr), METRALE_ERROR_INVALID_ARGUMENT,
          "metrale_plan_m16_gemm: split_out is NULL");
   CHECK(metrale_plan_m16_gemm(s, 1, 576, 7168, &split) == METRALE_OK);
-  CHECK(split == 8);
+  CHECK(split == 1);  // the skinny entry
+  CHECK(metrale_plan_m16_gemm(s, 1, 576, 512, &split) == METRALE_OK);
+  CHECK(split == 1);
+  CHECK(metrale_plan_m16_gemm(s, 1, 4096, 14336, &split) == METRALE_OK);
+  CHECK(split == 1);
   CHECK(metrale_plan_m16_gemm(s, 16, 28672, 4096, &split) == METRALE_OK);
   CHECK(split == 1);
 
@@ -313,6 +321,34 @@ TEST_CASE("C ABI: launchers check their arguments, then refuse to launch without
                                         bytes, 8, nullptr),
          METRALE_ERROR_NO_DEVICE, "no CUDA device to launch w8a16_gemm_m16_streamk");
 
+  // The skinny entry: its workspace (none where one chunk of 1024 covers K), then the
+  // refused launch.
+  expect(metrale_w8a16_gemm_m16_skinny_workspace_bytes(576, 7168, nullptr),
+         METRALE_ERROR_INVALID_ARGUMENT,
+         "metrale_w8a16_gemm_m16_skinny_workspace_bytes: bytes_out is NULL");
+  expect(metrale_w8a16_gemm_m16_skinny_workspace_bytes(576, 100, &bytes),
+         METRALE_ERROR_INVALID_ARGUMENT, "k=100 is not a positive multiple of 128");
+  CHECK(metrale_w8a16_gemm_m16_skinny_workspace_bytes(576, 1024, &bytes) == METRALE_OK);
+  CHECK(bytes == 0);
+  CHECK(metrale_w8a16_gemm_m16_skinny_workspace_bytes(576, 7168, &bytes) == METRALE_OK);
+  CHECK(bytes == metrale::w8a16_gemm_m16_skinny_workspace_bytes(576, 7168, 8, 1));
+  CHECK(bytes == 36 * 6 * 2048);
+  expect(metrale_w8a16_gemm_m16_skinny(s, kIn, kW, kS, kOut, 4, 576, 7168, 7168, 576, 0, bytes,
+                                       nullptr),
+         METRALE_ERROR_INVALID_ARGUMENT, "w8a16_gemm_m16_skinny: workspace is null");
+  expect(metrale_w8a16_gemm_m16_skinny(s, kIn, kW, kS, kOut, 4, 576, 7168, 7168, 576, kWs,
+                                       bytes - 16, nullptr),
+         METRALE_ERROR_INVALID_ARGUMENT, "w8a16_gemm_m16_skinny_workspace_bytes");
+  expect(metrale_w8a16_gemm_m16_skinny(s, kIn, kW, kS, kOut, 17, 576, 7168, 7168, 576, kWs,
+                                       bytes, nullptr),
+         METRALE_ERROR_INVALID_ARGUMENT, "m=17 outside 1..=16");
+  expect(metrale_w8a16_gemm_m16_skinny(s, kIn, kW, kS, kOut, 4, 576, 1024, 1024, 576, 0, 0,
+                                       nullptr),
+         METRALE_ERROR_NO_DEVICE, "no CUDA device to launch w8a16_gemm_m16_skinny");
+  expect(metrale_w8a16_gemm_m16_skinny(s, kIn, kW, kS, kOut, 4, 576, 7168, 7168, 576, kWs,
+                                       bytes, nullptr),
+         METRALE_ERROR_NO_DEVICE, "no CUDA device to launch w8a16_gemm_m16_skinny");
+
   // The whole plan: the C function to call, its split and its CTAs.
   const char* entry = nullptr;
   uint32_t ctas = 7;
@@ -330,7 +366,9 @@ TEST_CASE("C ABI: launchers check their arguments, then refuse to launch without
     CHECK(split == want_split);
     CHECK(ctas == want_ctas);
   };
-  expect_plan(1, 576, 7168, "metrale_w8a16_gemm_m16_splitk", 8, 0);
+  expect_plan(1, 576, 7168, "metrale_w8a16_gemm_m16_skinny", 1, 0);
+  expect_plan(16, 1536, 7168, "metrale_w8a16_gemm_m16_skinny", 1, 0);
+  expect_plan(1, 576, 512, "metrale_w8a16_gemm_m16", 1, 0);
   expect_plan(16, 51200, 5120, "metrale_w8a16_gemm_m16_streamk", 1, 264);
   // The C++ plan's streaming entry (56 tiles of 128 rows split 4) has no C function.
   CHECK(metrale::plan_m16_gemm(1, 7168, 4096, 132).entry == "w8a16_gemm_m16_stream");

@@ -15,6 +15,7 @@
 #include "metrale/w8a16_gemm_m16.hpp"
 #include "metrale/w8a16_gemm_m16_splitk.hpp"
 #include "metrale/w8a16_gemm_m16_stream.hpp"
+#include "metrale/w8a16_gemm_m16_skinny.hpp"
 #include "metrale/w8a16_gemm_m16_streamk.hpp"
 #include "metrale/w8a16_gemv_batch16.hpp"
 #include "support/fake_backend.hpp"
@@ -409,6 +410,81 @@ TEST_CASE("stream-K launcher: persistent grid, ring, workspace split, guards") {
   CHECK(f.gpu.launches().size() == 2);
 }
 
+TEST_CASE("skinny launcher: chunks of K per 16 rows, its two kernels, workspace, guards") {
+  Fixture f;
+  const KernelHandle one = f.cache.kernel("w8a16_gemm_m16_skinny");
+  const KernelHandle two = f.cache.kernel("w8a16_gemm_m16_skinny2");
+  constexpr DevicePtr kWs(0x50000);
+  // kv_a on 8 warps of one block: 7 chunks of 1024 K, 36 groups of 16 rows, a slot of 256
+  // words for every chunk after the first.
+  CHECK(w8a16_gemm_m16_skinny_chunks(7168, 8, 1) == 7);
+  CHECK(w8a16_gemm_m16_skinny_chunks(7168, 8, 2) == 4);
+  CHECK(w8a16_gemm_m16_skinny_chunks(7168, 3, 1) == 19);
+  const std::uint64_t need = w8a16_gemm_m16_skinny_workspace_bytes(576, 7168, 8, 1);
+  CHECK(need == 36 * 6 * 256 * 8);
+  CHECK(w8a16_gemm_m16_skinny_workspace_bytes(577, 7168, 8, 1) == 37 * 6 * 256 * 8);
+  // One chunk covers K: no workspace at all.
+  CHECK(w8a16_gemm_m16_skinny_workspace_bytes(4096, 1024, 8, 1) == 0);
+  CHECK(w8a16_gemm_m16_skinny_workspace_bytes(4096, 2048, 8, 2) == 0);
+  w8a16_gemm_m16_skinny(f.gpu, one, kIn, kW, kS, kOut, 3, 576, 7168, 7176, 580, {kWs, need}, 8,
+                        0);
+  w8a16_gemm_m16_skinny(f.gpu, two, kIn, kW, kS, kOut, 12, 33, 1024, 1024, 33, {}, 4, 0,
+                        M16LaunchOptions{true});
+  const auto l = f.gpu.launches();
+  REQUIRE(l.size() == 2);
+  CHECK(l[0].function == one.function);
+  CHECK(l[0].config.grid.x == 7);
+  CHECK(l[0].config.grid.y == 36);
+  CHECK(l[0].config.block.x == 256);
+  CHECK(l[0].config.cluster.x == 0);
+  CHECK_FALSE(l[0].config.programmatic_dependent);
+  CHECK(l[0].config.shared_bytes == 8 * 8 * 17 * 4);
+  REQUIRE(l[0].args.size() == 10);
+  CHECK(l[0].u32_arg(7) == 7176);
+  CHECK(l[0].u32_arg(8) == 580);
+  CHECK(l[0].u64_arg(9) == kWs.address);
+  // m = 12: the 16-token build; 4 warps of two blocks cover K = 1024 in one chunk.
+  CHECK(l[1].function == two.function_above8);
+  CHECK(l[1].config.grid.x == 1);
+  CHECK(l[1].config.grid.y == 3);
+  CHECK(l[1].config.block.x == 128);
+  CHECK(l[1].config.shared_bytes == 4 * 16 * 17 * 4);
+  CHECK(l[1].config.programmatic_dependent);
+
+  const auto call = [&](const KernelHandle& h, StreamKWorkspace ws, std::uint32_t warps) {
+    return error_of([&] {
+      w8a16_gemm_m16_skinny(f.gpu, h, kIn, kW, kS, kOut, 4, 576, 7168, 7168, 576, ws, warps, 0);
+    });
+  };
+  CHECK(call(one, {kWs, need}, 0) == "w8a16_gemm_m16_skinny: warps=0 outside 1..=8");
+  CHECK(call(one, {kWs, need}, 9) == "w8a16_gemm_m16_skinny: warps=9 outside 1..=8");
+  CHECK(call(f.cache.kernel("w8a16_gemm_m16_streamk"), {kWs, need}, 8) ==
+        "w8a16_gemm_m16_skinny: the handle is of 'w8a16_gemm_m16_streamk', not of "
+        "w8a16_gemm_m16_skinny or w8a16_gemm_m16_skinny2");
+  CHECK(call(one, {DevicePtr(), need}, 8) ==
+        "w8a16_gemm_m16_skinny: workspace is null, and K=7168 on 8 warps of 1 blocks takes 7 "
+        "chunks");
+  CHECK(call(one, {kWs + 8, need}, 8) ==
+        "w8a16_gemm_m16_skinny: workspace 0x50008 is not 16-byte aligned");
+  CHECK(call(one, {kWs, need - 1}, 8) ==
+        fmt::format("w8a16_gemm_m16_skinny: workspace of {} bytes, N=576 K=7168 on 8 warps of 1 "
+                    "blocks needs {} (w8a16_gemm_m16_skinny_workspace_bytes)",
+                    need - 1, need));
+  CHECK(error_of([&] {
+          w8a16_gemm_m16_skinny(f.gpu, one, kIn, kW, kS, kOut, 17, 576, 7168, 7168, 576,
+                                {kWs, need}, 8, 0);
+        }) == "w8a16_gemm_m16_skinny: m=17 outside 1..=16 (kernel M tile)");
+  CHECK(error_of([&] {
+          w8a16_gemm_m16_skinny(f.gpu, one, kIn, kW, kS, kOut, 1, 1u << 21, 1024, 1024, 1u << 21,
+                                {}, 8, 0);
+        }) == "w8a16_gemm_m16_skinny: N=2097152 needs 131072 row groups, over the grid's 65535");
+  CHECK(error_of([&] {
+          w8a16_gemm_m16_skinny(f.gpu, one, kIn, kW, kS, DevicePtr(), 1, 576, 1024, 1024, 576,
+                                {}, 8, 0);
+        }).starts_with("w8a16_gemm_m16_skinny: "));
+  CHECK(f.gpu.launches().size() == 2);
+}
+
 TEST_CASE("plan_m16_gemm: stream-K, streaming, 64-wide or split tiles where each fills the SMs") {
   const auto plan = [](std::uint32_t n, std::uint32_t k) { return plan_m16_gemm(1, n, k, 132); };
   // 64 MiB and more: stream-K on two CTAs per SM at every m.
@@ -433,8 +509,7 @@ TEST_CASE("plan_m16_gemm: stream-K, streaming, 64-wide or split tiles where each
   // DeepSeek-V3 q_b) and from 20 MiB at 5 (Llama-3-8B qkv); at m = 1 from 32 MiB where the
   // seed's 32-row tiles are fewer than the SMs (Llama-3-8B down: 128); else the tiled
   // entries below.
-  for (const auto& [n, k] : {std::pair{6144u, 4096u}, {4096u, 14336u}, {10240u, 5120u},
-                            {24576u, 1536u}}) {
+  for (const auto& [n, k] : {std::pair{4096u, 14336u}, {10240u, 5120u}, {24576u, 1536u}}) {
     for (const std::uint32_t m : {5u, 8u, 9u, 16u}) {
       const M16Plan p = plan_m16_gemm(m, n, k, 132);
       CHECK(p.entry == "w8a16_gemm_m16_streamk");
@@ -447,31 +522,60 @@ TEST_CASE("plan_m16_gemm: stream-K, streaming, 64-wide or split tiles where each
   }
   CHECK(plan_m16_gemm(1, 4096, 14336, 132).entry == "w8a16_gemm_m16_streamk");
   CHECK(plan_m16_gemm(7, 4096, 14336, 132).ctas == 132u);
-  CHECK(plan_m16_gemm(4, 6144, 4096, 132).entry == "w8a16_gemm_m16_splitk");
-  CHECK(plan_m16_gemm(8, 4096, 4096, 132).entry == "w8a16_gemm_m16_splitk");
-  CHECK(plan_m16_gemm(16, 4096, 4096, 132).entry == "w8a16_gemm_m16_splitk");
+  // Llama-3-8B qkv (24 MiB) above 8 tokens: stream-K from 20 MiB.
+  CHECK(plan_m16_gemm(9, 6144, 4096, 132).entry == "w8a16_gemm_m16_streamk");
+  CHECK(plan_m16_gemm(16, 6144, 4096, 132).ctas == 132u);
   CHECK(plan(24576, 1536).ctas == 0);
   // DeepSeek-V3 q_b at m = 1 (192 streaming tiles, 36 MiB): the seed's entry.
   CHECK(plan(24576, 1536).entry == "w8a16_gemm_m16");
   CHECK(plan(10240, 5120).entry == "w8a16_gemm_m16");
-  // 192, 160 and 128 tiles of 32 rows: split in two.
-  CHECK(plan(6144, 4096).entry == "w8a16_gemm_m16_splitk");
-  CHECK(plan(6144, 4096).split == 2);
-  CHECK(plan(4096, 4096).split == 2);
-  // DeepSeek-V3 q_a (48 tiles): four, keeping two K blocks per warp; kv_a (18): eight.
-  CHECK(plan(1536, 7168).split == 4);
-  CHECK(plan(576, 7168).split == 8);
-  // Too few K blocks to share: no split.
+  // Under one full chunk of K the skinny entry is not picked: 18 tiles with too few K
+  // blocks to share, no split.
+  CHECK(plan(576, 256).entry == "w8a16_gemm_m16");
   CHECK(plan(576, 256).split == 1);
-  // Above 8 tokens under 20 MiB, the 64-wide tile where its tiles cover the SMs.
+  // Above 8 tokens over 16 MiB, the 64-wide tile where its tiles cover the SMs.
   CHECK(plan_m16_gemm(9, 12288, 1536, 132).entry == "w8a16_gemm_m16_n64");
   CHECK(plan_m16_gemm(9, 12288, 2048, 132).entry == "w8a16_gemm_m16_streamk");
-  CHECK(plan_m16_gemm(8, 12288, 1536, 132).entry == "w8a16_gemm_m16");
   // The streaming entry where a split gives 1.5 to 2 of its 128-row CTAs per SM with 8 K
   // blocks each: 56 tiles split 4 at K = 4096; 96 tiles split 2 are too few.
   CHECK(plan(7168, 4096).entry == "w8a16_gemm_m16_stream");
   CHECK(plan(7168, 4096).split == 4);
-  CHECK(plan(12288, 2048).entry == "w8a16_gemm_m16");
+}
+
+TEST_CASE("plan_m16_gemm: the skinny entry on small layers") {
+  const auto skinny = [](std::uint32_t m, std::uint32_t n, std::uint32_t k, bool pdl = false) {
+    const M16Plan p = plan_m16_gemm(m, n, k, 132, M16LaunchOptions{pdl});
+    if (p.entry != "w8a16_gemm_m16_skinny") return false;
+    CHECK(p.warps == W8A16_GEMM_M16_SKINNY_WARPS);
+    CHECK(p.split == 1);
+    CHECK(p.ctas == 0);
+    return true;
+  };
+  for (std::uint32_t m = 1; m <= 16; ++m) {
+    CAPTURE(m);
+    // Under 16 MiB (DeepSeek-V3 kv_a, q_a, 1024 x 2048), and 16 MiB (Llama-3-8B o), with
+    // or without PDL where K >= 4096.
+    for (const auto& [n, k] : {std::pair{576u, 7168u}, {1536u, 7168u}, {1024u, 2048u},
+                              {4096u, 4096u}, {2048u, 8192u}}) {
+      CHECK(skinny(m, n, k));
+      CHECK(skinny(m, n, k, true));
+    }
+    // 16 MiB with K = 1024 or 2048: without PDL only.
+    CHECK(skinny(m, 16384, 1024));
+    CHECK_FALSE(skinny(m, 16384, 1024, true));
+    CHECK(skinny(m, 8192, 2048));
+    CHECK_FALSE(skinny(m, 8192, 2048, true));
+    // Up to 24 MiB (Llama-3-8B qkv) up to 8 tokens, without PDL.
+    CHECK(skinny(m, 6144, 4096) == (m <= 8));
+    CHECK(skinny(m, 12288, 2048) == (m <= 8));
+    CHECK_FALSE(skinny(m, 6144, 4096, true));
+    // Past 24 MiB, and under one chunk of K (1024).
+    CHECK_FALSE(skinny(m, 6272, 4096));
+    CHECK_FALSE(skinny(m, 24576, 1536));
+    CHECK_FALSE(skinny(m, 4096, 14336));
+    CHECK_FALSE(skinny(m, 16384, 896));
+    CHECK_FALSE(skinny(m, 576, 256, true));
+  }
 }
 
 TEST_CASE("plan_m16_gemm with PDL: split-K for the seed's entries, stream-K on its grid") {
@@ -490,6 +594,9 @@ TEST_CASE("plan_m16_gemm with PDL: split-K for the seed's entries, stream-K on i
       CAPTURE(m);
       const M16Plan plain = plan_m16_gemm(m, n, k, 132);
       const M16Plan p = plan_m16_gemm(m, n, k, 132, pdl);
+      // The skinny entry's own PDL bounds are the case above; its larger layers without PDL
+      // are planned below.
+      if (plain.entry == "w8a16_gemm_m16_skinny") continue;
       const bool tiled = plain.entry == "w8a16_gemm_m16" || plain.entry == "w8a16_gemm_m16_n64" ||
                          plain.entry == "w8a16_gemm_m16_splitk";
       if (tiled && std::uint64_t{n} * k >= (std::uint64_t{16} << 20) && m >= 4 && m <= 8) {
@@ -508,17 +615,23 @@ TEST_CASE("plan_m16_gemm with PDL: split-K for the seed's entries, stream-K on i
     }
   }
   // Named cases: Qwen3-32B qkv and DeepSeek-V3 q_b at m = 1, DeepSeek-V3 o at m = 1, and
-  // q_a (split-K either way); and the device's SM count.
+  // the device's SM count.
   CHECK(plan_m16_gemm(1, 10240, 5120, 132, pdl).entry == "w8a16_gemm_m16_splitk");
   CHECK(plan_m16_gemm(1, 24576, 1536, 132, pdl).split == 1);
   CHECK(plan_m16_gemm(1, 7168, 16384, 132, pdl).ctas == 264u);
   CHECK(plan_m16_gemm(1, 7168, 16384, 114, pdl).ctas == 228u);
   CHECK(plan_m16_gemm(1, 4096, 14336, 132, pdl).ctas == 132u);
-  CHECK(plan_m16_gemm(1, 1536, 7168, 132, pdl).split == 4);
-  CHECK(plan_m16_gemm(8, 1536, 7168, 132, pdl).entry == "w8a16_gemm_m16_splitk");
-  CHECK(plan_m16_gemm(6, 4096, 4096, 132, pdl).entry == "w8a16_gemm_m16_streamk");
-  CHECK(plan_m16_gemm(3, 4096, 4096, 132, pdl).entry == "w8a16_gemm_m16_splitk");
-  CHECK(plan_m16_gemm(9, 4096, 4096, 132, pdl).entry == "w8a16_gemm_m16_splitk");
+  // Where the plain plan is skinny and the PDL plan is not: Llama-3-8B qkv (split-K / 2 up
+  // to 3 tokens, stream-K from 4) and a 16 MiB layer with K = 2048 (the seed's grid as
+  // split-K / 1 at 1 token, stream-K from 4).
+  CHECK(plan_m16_gemm(1, 6144, 4096, 132, pdl).entry == "w8a16_gemm_m16_splitk");
+  CHECK(plan_m16_gemm(3, 6144, 4096, 132, pdl).split == 2);
+  CHECK(plan_m16_gemm(4, 6144, 4096, 132, pdl).entry == "w8a16_gemm_m16_streamk");
+  CHECK(plan_m16_gemm(4, 6144, 4096, 132, pdl).ctas == 132u);
+  CHECK(plan_m16_gemm(1, 8192, 2048, 132, pdl).entry == "w8a16_gemm_m16_splitk");
+  CHECK(plan_m16_gemm(1, 8192, 2048, 132, pdl).split == 1);
+  CHECK(plan_m16_gemm(6, 8192, 2048, 132, pdl).entry == "w8a16_gemm_m16_streamk");
+  CHECK(plan_m16_gemm(1, 1536, 7168, 132, pdl).entry == "w8a16_gemm_m16_skinny");
   CHECK(plan_m16_gemm(1, 1536, 7168, 132, M16LaunchOptions{}).entry ==
         plan_m16_gemm(1, 1536, 7168, 132).entry);
 }
