@@ -40,7 +40,13 @@ constexpr u32 kBlockK = 128;
 constexpr u32 kRedStride = 17;  // padded token row (16 rows) of the reduction buffer
 constexpr u32 kSlotWords = 16 * 16;  // a CTA's partial: 16 tokens x 16 rows
 constexpr u64 kPartialFlag = u64{1} << 32;
-constexpr u32 kMaxChunksInFlight = 8;
+#ifndef SKINNY_CHUNKS_IN_FLIGHT
+#define SKINNY_CHUNKS_IN_FLIGHT 8
+#endif
+constexpr u32 kMaxChunksInFlight = SKINNY_CHUNKS_IN_FLIGHT;
+#ifndef SKINNY_MIN_CTAS
+#define SKINNY_MIN_CTAS 1
+#endif
 
 #if TOKEN_GROUPS == 1 || TOKEN_GROUPS == 2
 constexpr u32 kTokenGroups = TOKEN_GROUPS;
@@ -187,29 +193,34 @@ __device__ __forceinline__ void gemm_skinny(const Operands& op, u64* partials) {
   const u32 first_block = chunk * warps * kWarpBlocks + warp;
   const u64 policy = l2_evict_first_policy();
 
-  WarpBlock blk[kWarpBlocks];
-#pragma unroll
-  for (u32 j = 0; j < kWarpBlocks; ++j) {
-    const u32 b = first_block + j * warps;
-    if (b < k_blocks) load_weights(blk[j], op, row0, b, policy, g, t);
-  }
-  wait_for_preceding_grid();
-#pragma unroll
-  for (u32 j = 0; j < kWarpBlocks; ++j) {
-    const u32 b = first_block + j * warps;
-    if (b < k_blocks) load_activations(blk[j], op, b, g, t);
-  }
-
   float acc[kTokenGroups][4];
 #pragma unroll
   for (u32 tg = 0; tg < kTokenGroups; ++tg)
 #pragma unroll
     for (u32 e = 0; e < 4; ++e) acc[tg][e] = 0.0f;
   u32 nan_bits[2] = {0, 0};
+  // One branch around the whole stream (warps past K only arrive at the reduction): with
+  // a predicate on each step instead the compiler holds registers for both paths.
+  if (first_block < k_blocks) {
+    WarpBlock blk[kWarpBlocks];
 #pragma unroll
-  for (u32 j = 0; j < kWarpBlocks; ++j) {
-    const u32 b = first_block + j * warps;
-    if (b < k_blocks) block_mma(acc, nan_bits, blk[j]);
+    for (u32 j = 0; j < kWarpBlocks; ++j) {
+      const u32 b = first_block + j * warps;
+      if (j == 0 || b < k_blocks) load_weights(blk[j], op, row0, b, policy, g, t);
+    }
+    wait_for_preceding_grid();
+#pragma unroll
+    for (u32 j = 0; j < kWarpBlocks; ++j) {
+      const u32 b = first_block + j * warps;
+      if (j == 0 || b < k_blocks) load_activations(blk[j], op, b, g, t);
+    }
+#pragma unroll
+    for (u32 j = 0; j < kWarpBlocks; ++j) {
+      const u32 b = first_block + j * warps;
+      if (j == 0 || b < k_blocks) block_mma(acc, nan_bits, blk[j]);
+    }
+  } else {
+    wait_for_preceding_grid();
   }
 
   // A NaN weight makes its whole output column NaN, as in the reference: the four lanes
@@ -261,7 +272,7 @@ __device__ __forceinline__ void gemm_skinny(const Operands& op, u64* partials) {
 
 // One kernel per blocks-per-warp count: the registers of a second block would halve the
 // CTAs an SM holds for the one-block form.
-extern "C" __global__ void __launch_bounds__(256, 1)
+extern "C" __global__ void __launch_bounds__(256, SKINNY_MIN_CTAS)
 w8a16_gemm_m16_skinny(const u16* __restrict__ input, const u8* __restrict__ weight,
                       const float* __restrict__ block_scale, u16* __restrict__ output, u32 m,
                       u32 n, u32 k, u32 a_row_stride, u32 c_row_stride, u64* __restrict__ partials) {
