@@ -44,6 +44,9 @@ constexpr u64 kPartialFlag = u64{1} << 32;
 #define SKINNY_CHUNKS_IN_FLIGHT 8
 #endif
 constexpr u32 kMaxChunksInFlight = SKINNY_CHUNKS_IN_FLIGHT;
+#ifndef SKINNY_FORM
+#define SKINNY_FORM 0
+#endif
 #ifndef SKINNY_MIN_CTAS
 #define SKINNY_MIN_CTAS 1
 #endif
@@ -199,8 +202,7 @@ __device__ __forceinline__ void gemm_skinny(const Operands& op, u64* partials) {
 #pragma unroll
     for (u32 e = 0; e < 4; ++e) acc[tg][e] = 0.0f;
   u32 nan_bits[2] = {0, 0};
-  // One branch around the whole stream (warps past K only arrive at the reduction): with
-  // a predicate on each step instead the compiler holds registers for both paths.
+#if SKINNY_FORM == 1
   if (first_block < k_blocks) {
     WarpBlock blk[kWarpBlocks];
 #pragma unroll
@@ -222,6 +224,53 @@ __device__ __forceinline__ void gemm_skinny(const Operands& op, u64* partials) {
   } else {
     wait_for_preceding_grid();
   }
+#elif SKINNY_FORM == 2
+  {
+    WarpBlock blk[kWarpBlocks];
+#pragma unroll
+    for (u32 j = 0; j < kWarpBlocks; ++j) {
+      const u32 b = first_block + j * warps;
+      if (b < k_blocks) load_weights(blk[j], op, row0, b, policy, g, t);
+    }
+    wait_for_preceding_grid();
+#pragma unroll
+    for (u32 j = 0; j < kWarpBlocks; ++j) {
+      const u32 b = first_block + j * warps;
+      if (b < k_blocks) load_activations(blk[j], op, b, g, t);
+    }
+#pragma unroll
+    for (u32 j = 0; j < kWarpBlocks; ++j) {
+      const u32 b = first_block + j * warps;
+      if (b < k_blocks) block_mma(acc, nan_bits, blk[j]);
+    }
+  }
+#else
+  // Warps past K skip the stream and only arrive at the reduction. Each step tests the
+  // warp once, not each block: a predicate per block holds registers for both paths.
+  const bool streams = first_block < k_blocks;
+  WarpBlock blk[kWarpBlocks];
+  if (streams) {
+#pragma unroll
+    for (u32 j = 0; j < kWarpBlocks; ++j) {
+      const u32 b = first_block + j * warps;
+      if (j == 0 || b < k_blocks) load_weights(blk[j], op, row0, b, policy, g, t);
+    }
+  }
+  wait_for_preceding_grid();
+  if (streams) {
+#pragma unroll
+    for (u32 j = 0; j < kWarpBlocks; ++j) {
+      const u32 b = first_block + j * warps;
+      if (j == 0 || b < k_blocks) load_activations(blk[j], op, b, g, t);
+    }
+#pragma unroll
+    for (u32 j = 0; j < kWarpBlocks; ++j) {
+      const u32 b = first_block + j * warps;
+      if (j == 0 || b < k_blocks) block_mma(acc, nan_bits, blk[j]);
+    }
+  }
+
+#endif
 
   // A NaN weight makes its whole output column NaN, as in the reference: the four lanes
   // of a quad hold different k of the same rows, so they pool what they saw.
