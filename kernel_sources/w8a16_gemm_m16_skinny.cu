@@ -44,9 +44,12 @@ constexpr u64 kPartialFlag = u64{1} << 32;
 #define SKINNY_CHUNKS_IN_FLIGHT 8
 #endif
 constexpr u32 kMaxChunksInFlight = SKINNY_CHUNKS_IN_FLIGHT;
-#ifndef SKINNY_FORM
-#define SKINNY_FORM 0
+// Independent MMA chains per block (one per 64-K half, added before the scale), as
+// M16_MMA_CHAINS in w8a16_gemm_m16.cu.
+#ifndef SKINNY_MMA_CHAINS
+#define SKINNY_MMA_CHAINS 2
 #endif
+constexpr u32 kMmaChains = SKINNY_MMA_CHAINS;
 #ifndef SKINNY_MIN_CTAS
 #define SKINNY_MIN_CTAS 1
 #endif
@@ -113,9 +116,9 @@ __device__ __forceinline__ void load_activations(WarpBlock& blk, const Operands&
 // acc += scale * (this block's partial); one MMA chain per 64-K half.
 __device__ __forceinline__ void block_mma(float (&acc)[kTokenGroups][4], u32 (&nan_bits)[2],
                                           const WarpBlock& blk) {
-  float part[2][kTokenGroups][4];
+  float part[kMmaChains][kTokenGroups][4];
 #pragma unroll
-  for (u32 h = 0; h < 2; ++h)
+  for (u32 h = 0; h < kMmaChains; ++h)
 #pragma unroll
     for (u32 tg = 0; tg < kTokenGroups; ++tg)
 #pragma unroll
@@ -135,14 +138,15 @@ __device__ __forceinline__ void block_mma(float (&acc)[kTokenGroups][4], u32 (&n
       for (u32 tg = 0; tg < kTokenGroups; ++tg) {
         const uint4 xs = blk.x[tg][h][q / 2];
         const u32 bfrag[2] = {(q % 2 == 0) ? xs.x : xs.z, (q % 2 == 0) ? xs.y : xs.w};
-        mma_m16n8k16_bf16(part[h][tg], a, bfrag);
+        mma_m16n8k16_bf16(part[h % kMmaChains][tg], a, bfrag);
       }
     }
   }
 #pragma unroll
   for (u32 tg = 0; tg < kTokenGroups; ++tg)
 #pragma unroll
-    for (u32 e = 0; e < 4; ++e) acc[tg][e] = __fmaf_rn(blk.scale, part[0][tg][e] + part[1][tg][e], acc[tg][e]);
+    for (u32 e = 0; e < 4; ++e) acc[tg][e] = __fmaf_rn(
+          blk.scale, kMmaChains == 2 ? part[0][tg][e] + part[1][tg][e] : part[0][tg][e], acc[tg][e]);
 }
 
 // Chunk 0: sum += the partials of chunks 1..chunks-1 of this output, in chunk order, each
@@ -202,49 +206,6 @@ __device__ __forceinline__ void gemm_skinny(const Operands& op, u64* partials) {
 #pragma unroll
     for (u32 e = 0; e < 4; ++e) acc[tg][e] = 0.0f;
   u32 nan_bits[2] = {0, 0};
-#if SKINNY_FORM == 1
-  if (first_block < k_blocks) {
-    WarpBlock blk[kWarpBlocks];
-#pragma unroll
-    for (u32 j = 0; j < kWarpBlocks; ++j) {
-      const u32 b = first_block + j * warps;
-      if (j == 0 || b < k_blocks) load_weights(blk[j], op, row0, b, policy, g, t);
-    }
-    wait_for_preceding_grid();
-#pragma unroll
-    for (u32 j = 0; j < kWarpBlocks; ++j) {
-      const u32 b = first_block + j * warps;
-      if (j == 0 || b < k_blocks) load_activations(blk[j], op, b, g, t);
-    }
-#pragma unroll
-    for (u32 j = 0; j < kWarpBlocks; ++j) {
-      const u32 b = first_block + j * warps;
-      if (j == 0 || b < k_blocks) block_mma(acc, nan_bits, blk[j]);
-    }
-  } else {
-    wait_for_preceding_grid();
-  }
-#elif SKINNY_FORM == 2
-  {
-    WarpBlock blk[kWarpBlocks];
-#pragma unroll
-    for (u32 j = 0; j < kWarpBlocks; ++j) {
-      const u32 b = first_block + j * warps;
-      if (b < k_blocks) load_weights(blk[j], op, row0, b, policy, g, t);
-    }
-    wait_for_preceding_grid();
-#pragma unroll
-    for (u32 j = 0; j < kWarpBlocks; ++j) {
-      const u32 b = first_block + j * warps;
-      if (b < k_blocks) load_activations(blk[j], op, b, g, t);
-    }
-#pragma unroll
-    for (u32 j = 0; j < kWarpBlocks; ++j) {
-      const u32 b = first_block + j * warps;
-      if (b < k_blocks) block_mma(acc, nan_bits, blk[j]);
-    }
-  }
-#else
   // Warps past K skip the stream and only arrive at the reduction. Each step tests the
   // warp once, not each block: a predicate per block holds registers for both paths.
   const bool streams = first_block < k_blocks;
@@ -270,7 +231,6 @@ __device__ __forceinline__ void gemm_skinny(const Operands& op, u64* partials) {
     }
   }
 
-#endif
 
   // A NaN weight makes its whole output column NaN, as in the reference: the four lanes
   // of a quad hold different k of the same rows, so they pool what they saw.
