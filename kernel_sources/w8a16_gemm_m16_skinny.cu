@@ -30,9 +30,11 @@
 // W x 8 TOKEN_GROUPS x 17 floats. chunks = ceil(K / (128 W B)), with B = 1
 // (w8a16_gemm_m16_skinny) or 2 (w8a16_gemm_m16_skinny2) blocks per warp. m in 1..16, K a
 // multiple of 128. Workspace: ceil(N/16) x (chunks - 1) slots of 256 words. Built twice,
-// TOKEN_GROUPS=1 for m <= 8 and 2 for m in 9..16, as w8a16_gemm_m16.cu.
+// TOKEN_GROUPS=1 for m <= 8 and 2 for m in 9..16, as w8a16_gemm_m16.cu. Tuning defines
+// (for `metrale bench --define`; docs/performance.md has what they measured):
+// SKINNY_MMA_CHAINS, SKINNY_MIN_CTAS (the one-block kernel's launch-bounds minimum, which
+// caps its registers) and SKINNY_CHUNKS_IN_FLIGHT (the words chunk 0 polls together).
 #include "metrale_device.cuh"
-
 
 namespace {
 
@@ -45,9 +47,15 @@ constexpr u64 kPartialFlag = u64{1} << 32;
 #endif
 constexpr u32 kMaxChunksInFlight = SKINNY_CHUNKS_IN_FLIGHT;
 // Independent MMA chains per block (one per 64-K half, added before the scale), as
-// M16_MMA_CHAINS in w8a16_gemm_m16.cu.
+// M16_MMA_CHAINS in w8a16_gemm_m16.cu. Measured on an H200 (docs/performance.md): one
+// chain took 0.95-0.99x the time of two at 12 and 16 tokens on four small layers, and up
+// to 8 tokens 0.98-0.99x except on kv_a (1.01-1.04x), hence 2 for TOKEN_GROUPS=1 only.
 #ifndef SKINNY_MMA_CHAINS
+#if TOKEN_GROUPS == 1
 #define SKINNY_MMA_CHAINS 2
+#else
+#define SKINNY_MMA_CHAINS 1
+#endif
 #endif
 constexpr u32 kMmaChains = SKINNY_MMA_CHAINS;
 #ifndef SKINNY_MIN_CTAS
@@ -230,7 +238,6 @@ __device__ __forceinline__ void gemm_skinny(const Operands& op, u64* partials) {
       if (j == 0 || b < k_blocks) block_mma(acc, nan_bits, blk[j]);
     }
   }
-
 
   // A NaN weight makes its whole output column NaN, as in the reference: the four lanes
   // of a quad hold different k of the same rows, so they pool what they saw.
