@@ -109,13 +109,17 @@ M16Plan plan_without_pdl(std::uint32_t m, std::uint32_t n, std::uint32_t k,
 // 0.70-0.87x below 16 MiB and 0.87-0.98x on 16 MiB layers with K >= 4096, but lost to
 // stream-K with PDL on 8192 x 2048 (1.05-1.27x) and on Llama-3-8B qkv (1.02-1.09x).
 // Below one full chunk of K (1024) most of its warps would idle: not measured, not picked.
+// At one token without PDL it also led on the layers of 32-64 MiB with K >= 4096 in the
+// record at ec9d6d2 (Llama-3-8B down 19.48 us against 21.03 for stream-K, Qwen3-32B qkv
+// 17.31 against 18.44), not on DeepSeek-V3 q_b (K = 1536: 14.46 against 14.21).
 bool skinny_suits(std::uint32_t m, std::uint32_t n, std::uint32_t k, bool pdl) {
   const std::uint64_t bytes = std::uint64_t{n} * k;
   constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
   if (k < 1024) return false;
   if (bytes < 16 * kMiB) return true;
   if (pdl) return bytes <= 16 * kMiB && k >= 4096;
-  return bytes <= 16 * kMiB || (bytes <= 24 * kMiB && m <= 8);
+  return bytes <= 16 * kMiB || (bytes <= 24 * kMiB && m <= 8) ||
+         (bytes >= 32 * kMiB && bytes < 64 * kMiB && k >= 4096 && m == 1);
 }
 
 }  // namespace

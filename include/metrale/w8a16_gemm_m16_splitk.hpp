@@ -41,8 +41,9 @@ void w8a16_gemm_m16_splitk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr
 // Which entry and split to run for a shape on a device with `sm_count` SMs (for callers
 // that ask for the automatic choice, e.g. attention projections; the dense FFN keeps
 // METRALE_FFN_M16_TC_NTILE): the skinny entry (w8a16_gemm_m16_skinny.hpp, 8 warps per
-// CTA, the caller's workspace) on layers under 16 MiB, on 16 MiB ones and, up to 8 tokens,
-// on those up to 24 MiB, all with K of at least 1024; else stream-K
+// CTA, the caller's workspace) on layers under 16 MiB, on 16 MiB ones, up to 8 tokens on
+// those up to 24 MiB and at one token on those of 32-64 MiB with K of at least 4096, all
+// with K of at least 1024; else stream-K
 // (w8a16_gemm_m16_streamk.hpp, on `ctas` CTAs with
 // `stages` ring stages and the caller's workspace) on two CTAs per SM on layers of 64 MiB
 // and more, on one from 32 MiB at 2 tokens and more (at 1 where the seed's tiles leave
