@@ -53,37 +53,6 @@ void skinny(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input, DeviceP
                         resources.workspace, kWarps, s, M16LaunchOptions{kPdl});
 }
 
-// The benchmark's skinny probe (skinny_probe.cu, not a library entry): one 128-K block
-// per warp, 8 warps per 16-row group and 1024-K chunk, the chunks added through a cluster
-// or, kFlagged, through flagged words in the runner's workspace (left zero).
-template <bool kFlagged>
-void skinny_probe(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input, DevicePtr weight,
-                  DevicePtr block_scale, DevicePtr output, std::uint32_t m, std::uint32_t n,
-                  std::uint32_t k, const EntryResources& resources, StreamHandle s) {
-  ensure(m >= 1 && m <= 8 && n % 16 == 0 && k % 1024 == 0 && k <= 8192,
-         "skinny probe: needs m in 1..8 (got {}), N a multiple of 16 (got {}) and K a "
-         "multiple of 1024 up to 8192 (got {})",
-         m, n, k);
-  const std::uint32_t chunks = k / 1024;
-  const std::uint64_t bytes = std::uint64_t{n / 16} * chunks * 128 * 8;
-  ensure(!kFlagged || bytes <= resources.workspace.bytes,
-         "skinny probe: {} bytes of flagged partials, the workspace has {}", bytes,
-         resources.workspace.bytes);
-  KernelLaunch launch(gpu, kernel);
-  launch.grid({chunks, n / 16, 1}).block({256, 1, 1});
-  if (!kFlagged) launch.cluster({chunks, 1, 1});
-  launch.arg_ptr(input)
-      .arg_ptr(weight)
-      .arg_ptr(block_scale)
-      .arg_ptr(output)
-      .arg_u32(m)
-      .arg_u32(n)
-      .arg_u32(k)
-      .arg_ptr(resources.workspace.ptr)
-      .arg_u32(kFlagged ? 1 : 0)
-      .launch(s);
-}
-
 // Tuning points of the streaming entry, timed only when --entry names them:
 // ".rR" fixes the tile rows, ".sS" the ring stages, ".cC" the CTAs per SM of stream-K.
 constexpr std::array kTuning = {
@@ -137,11 +106,6 @@ constexpr std::array kTuning = {
     BenchEntry{"w8a16_gemm_m16_skinny2/4", "w8a16_gemm_m16_skinny2", 1, nullptr, &skinny<4>},
     BenchEntry{"w8a16_gemm_m16_skinny/4+pdl", "w8a16_gemm_m16_skinny", 1, nullptr,
                &skinny<4, true>},
-    // The skinny probe (a measurement: its kernel is the benchmark's, see above).
-    BenchEntry{"probe.skinny/cluster", "skinny_probe", 1, nullptr, &skinny_probe<false>,
-               "skinny_probe.cu"},
-    BenchEntry{"probe.skinny/flagged", "skinny_probe", 1, nullptr, &skinny_probe<true>,
-               "skinny_probe.cu"},
 };
 
 }  // namespace

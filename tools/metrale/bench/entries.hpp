@@ -32,9 +32,6 @@ struct BenchEntry {
   std::uint32_t split;        // K split (1 for the seed's entries)
   ContiguousM16Gemm launch;   // its runtime launcher, contiguous operands
   ResourcedM16Gemm launch_with = nullptr;  // used instead of `launch` where set
-  // A benchmark source (e.g. "skinny_probe.cu") whose module holds `kernel`, for a probe
-  // that is not a library entry; empty: the library's module cache.
-  std::string_view bench_source{};
 };
 
 // Every tensor-core entry, in table order (the default of --entry).

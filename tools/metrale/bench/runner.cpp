@@ -209,11 +209,6 @@ std::vector<CaseResult> Runner::run_shape(const Shape& shape) {
 }
 
 KernelHandle Runner::entry_kernel(const BenchEntry& entry) {
-  if (!entry.bench_source.empty()) {
-    std::unique_ptr<BenchModule>& module = bench_modules_[std::string(entry.bench_source)];
-    if (!module) module = std::make_unique<BenchModule>(gpu_, entry.bench_source);
-    return module->kernel(entry.kernel);
-  }
   if (options_.defines.empty()) return cache_.kernel(entry.kernel);
   KernelVariant variant = variant_for_entry(entry.kernel);
   for (const Define& d : options_.defines) variant.defines.push_back(d);

@@ -3,7 +3,6 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -67,8 +66,6 @@ class Runner {
   RunOptions options_;
   std::uint32_t fill_grid_ = 0;
   std::unique_ptr<BenchModule> prep_;
-  // Benchmark sources of the probe entries (BenchEntry::bench_source), loaded when one runs.
-  std::map<std::string, std::unique_ptr<BenchModule>> bench_modules_;
   std::unique_ptr<CublasBaselines> cublas_;
   std::string cublas_error_;  // why the baselines could not be set up, if they could not
   DeviceBuffer workspace_;     // lent to the entries through resources_
