@@ -26,7 +26,7 @@
 // while the preceding kernel still runs and waits for it before reading activations or
 // touching outputs and workspace.
 //
-// Grid: (chunks, ceil(N/16), 1)  Block: (32 W, 1, 1), W in 1..8; dynamic shared memory
+// Grid: (chunks, ceil(N/16), 1)  Block: (32 W, 1, 1), W in 1..16; dynamic shared memory
 // W x 8 TOKEN_GROUPS x 17 floats. chunks = ceil(K / (128 W B)), with B = 1
 // (w8a16_gemm_m16_skinny) or 2 (w8a16_gemm_m16_skinny2) blocks per warp. m in 1..16, K a
 // multiple of 128. Workspace: ceil(N/16) x (chunks - 1) slots of 256 words. Built twice,
@@ -288,7 +288,7 @@ __device__ __forceinline__ void gemm_skinny(const Operands& op, u64* partials) {
 
 // One kernel per blocks-per-warp count: the registers of a second block would halve the
 // CTAs an SM holds for the one-block form.
-extern "C" __global__ void __launch_bounds__(256, SKINNY_MIN_CTAS)
+extern "C" __global__ void __launch_bounds__(512, SKINNY_MIN_CTAS)
 w8a16_gemm_m16_skinny(const u16* __restrict__ input, const u8* __restrict__ weight,
                       const float* __restrict__ block_scale, u16* __restrict__ output, u32 m,
                       u32 n, u32 k, u32 a_row_stride, u32 c_row_stride, u64* __restrict__ partials) {
@@ -298,7 +298,7 @@ w8a16_gemm_m16_skinny(const u16* __restrict__ input, const u8* __restrict__ weig
                  partials);
 }
 
-extern "C" __global__ void __launch_bounds__(256, 1)
+extern "C" __global__ void __launch_bounds__(512, 1)
 w8a16_gemm_m16_skinny2(const u16* __restrict__ input, const u8* __restrict__ weight,
                        const float* __restrict__ block_scale, u16* __restrict__ output, u32 m,
                        u32 n, u32 k, u32 a_row_stride, u32 c_row_stride, u64* __restrict__ partials) {

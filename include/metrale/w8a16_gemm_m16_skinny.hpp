@@ -8,7 +8,7 @@
 // Two kernels of one module: "w8a16_gemm_m16_skinny" (one block per warp) and
 // "w8a16_gemm_m16_skinny2" (two); the launcher takes either handle and the chunking
 // follows from it. Grid: (chunks, ceil(N/16), 1)  Block: (32 x warps, 1, 1). Same
-// operands and guards as w8a16_gemm_m16_strided, plus the workspace and 1 <= warps <= 8.
+// operands and guards as w8a16_gemm_m16_strided, plus the workspace and 1 <= warps <= 16.
 #pragma once
 
 #include <cstdint>
@@ -19,7 +19,7 @@
 
 namespace metrale {
 
-inline constexpr std::uint32_t W8A16_GEMM_M16_SKINNY_MAX_WARPS = 8;
+inline constexpr std::uint32_t W8A16_GEMM_M16_SKINNY_MAX_WARPS = 16;
 // The warps per CTA plan_m16_gemm and the C launcher use.
 inline constexpr std::uint32_t W8A16_GEMM_M16_SKINNY_WARPS = 8;
 

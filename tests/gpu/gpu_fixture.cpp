@@ -199,9 +199,11 @@ const std::vector<TcEntry>& tc_entries() {
       streamk_entry(0, 33 * 64),
       streamk_entry(2, 0, true),
       // The skinny entry: the plan's 8 warps, 3 warps (a chunk of 384 K, fewer threads
-      // than outputs), two blocks per warp on 8 and 1 warps, and as a programmatic
-      // dependent launch.
+      // than outputs), 16 warps, two blocks per warp on 8, 16 and 1 warps, and as a
+      // programmatic dependent launch.
       skinny_entry(8),
+      skinny_entry(16),
+      skinny_entry(16, true),
       skinny_entry(3),
       skinny_entry(8, true),
       skinny_entry(1, true),

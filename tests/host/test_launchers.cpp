@@ -456,8 +456,8 @@ TEST_CASE("skinny launcher: chunks of K per 16 rows, its two kernels, workspace,
       w8a16_gemm_m16_skinny(f.gpu, h, kIn, kW, kS, kOut, 4, 576, 7168, 7168, 576, ws, warps, 0);
     });
   };
-  CHECK(call(one, {kWs, need}, 0) == "w8a16_gemm_m16_skinny: warps=0 outside 1..=8");
-  CHECK(call(one, {kWs, need}, 9) == "w8a16_gemm_m16_skinny: warps=9 outside 1..=8");
+  CHECK(call(one, {kWs, need}, 0) == "w8a16_gemm_m16_skinny: warps=0 outside 1..=16");
+  CHECK(call(one, {kWs, need}, 17) == "w8a16_gemm_m16_skinny: warps=17 outside 1..=16");
   CHECK(call(f.cache.kernel("w8a16_gemm_m16_streamk"), {kWs, need}, 8) ==
         "w8a16_gemm_m16_skinny: the handle is of 'w8a16_gemm_m16_streamk', not of "
         "w8a16_gemm_m16_skinny or w8a16_gemm_m16_skinny2");

@@ -100,7 +100,11 @@ constexpr std::array kTuning = {
                &streamk<2, true, 5>},
     BenchEntry{"w8a16_gemm_m16_streamk.s6+pdl", "w8a16_gemm_m16_streamk", 1, nullptr,
                &streamk<2, true, 6>},
-    // The skinny entry on 2 and 4 warps per CTA, one or two blocks per warp.
+    // The skinny entry on 2, 4 and 16 warps per CTA, one or two blocks per warp.
+    BenchEntry{"w8a16_gemm_m16_skinny/16", "w8a16_gemm_m16_skinny", 1, nullptr, &skinny<16>},
+    BenchEntry{"w8a16_gemm_m16_skinny2/16", "w8a16_gemm_m16_skinny2", 1, nullptr, &skinny<16>},
+    BenchEntry{"w8a16_gemm_m16_skinny/16+pdl", "w8a16_gemm_m16_skinny", 1, nullptr,
+               &skinny<16, true>},
     BenchEntry{"w8a16_gemm_m16_skinny/2", "w8a16_gemm_m16_skinny", 1, nullptr, &skinny<2>},
     BenchEntry{"w8a16_gemm_m16_skinny/4", "w8a16_gemm_m16_skinny", 1, nullptr, &skinny<4>},
     BenchEntry{"w8a16_gemm_m16_skinny2/4", "w8a16_gemm_m16_skinny2", 1, nullptr, &skinny<4>},
