@@ -215,10 +215,8 @@ metrale_status metrale_w8a16_gemm_m16_streamk(metrale_service* service, uint64_t
                                               uint32_t ctas, void* stream) noexcept {
   return launch_entry(
       service, "metrale_w8a16_gemm_m16_streamk", "w8a16_gemm_m16_streamk",
-      [&](const GpuBackend& gpu, KernelHandle kernel) {
+      [&](const GpuBackend& gpu, KernelHandle kernel, metrale::KernelService& svc) {
         // The ring depth the C++ plan gives this grid on this device.
-        metrale::KernelService& svc =
-            metrale::capi::service(service, "metrale_w8a16_gemm_m16_streamk");
         const std::uint32_t stages = metrale::streamk_plan_stages(m, ctas, device_sm_count(svc));
         metrale::w8a16_gemm_m16_streamk(
             gpu, kernel, DevicePtr(input), DevicePtr(weight), DevicePtr(block_scale),

@@ -7,6 +7,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 
 #include "metrale/error.hpp"
@@ -97,7 +98,8 @@ class TrackedGpu final : public GpuBackend {
 };
 
 // The common shape of a launcher entry: resolve `entry` (compiling on first use), then
-// run `launch(gpu, kernel)` with the launch stage tracked.
+// run `launch(gpu, kernel)` with the launch stage tracked; a launcher that also needs the
+// service (its device, for a plan) takes it as a third argument.
 template <typename Launch>
 metrale_status launch_entry(metrale_service* handle, std::string_view fn, std::string_view entry,
                             Launch&& launch) noexcept {
@@ -107,7 +109,11 @@ metrale_status launch_entry(metrale_service* handle, std::string_view fn, std::s
     const KernelHandle kernel = svc.kernel(entry);
     phase = METRALE_ERROR_INVALID_ARGUMENT;
     const TrackedGpu gpu(svc.gpu(), svc.compile_only(), phase);
-    launch(gpu, kernel);
+    if constexpr (std::is_invocable_v<Launch&, const TrackedGpu&, KernelHandle, KernelService&>) {
+      launch(gpu, kernel, svc);
+    } else {
+      launch(gpu, kernel);
+    }
   });
 }
 
