@@ -23,6 +23,11 @@ std::uint32_t warp_blocks_of(std::string_view fn, const KernelHandle& kernel) {
        name);
 }
 
+// A slot per 16-row group and chunk after the first.
+std::uint64_t slots_bytes(std::uint32_t n, std::uint32_t chunks) {
+  return chunks <= 1 ? 0 : std::uint64_t{div_ceil(n, 16)} * (chunks - 1) * kSlotBytes;
+}
+
 }  // namespace
 
 std::uint32_t w8a16_gemm_m16_skinny_chunks(std::uint32_t k, std::uint32_t warps,
@@ -33,8 +38,7 @@ std::uint32_t w8a16_gemm_m16_skinny_chunks(std::uint32_t k, std::uint32_t warps,
 std::uint64_t w8a16_gemm_m16_skinny_workspace_bytes(std::uint32_t n, std::uint32_t k,
                                                     std::uint32_t warps,
                                                     std::uint32_t warp_blocks) {
-  const std::uint32_t chunks = w8a16_gemm_m16_skinny_chunks(k, warps, warp_blocks);
-  return chunks <= 1 ? 0 : std::uint64_t{div_ceil(n, 16)} * (chunks - 1) * kSlotBytes;
+  return slots_bytes(n, w8a16_gemm_m16_skinny_chunks(k, warps, warp_blocks));
 }
 
 void w8a16_gemm_m16_skinny(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input,
@@ -53,7 +57,7 @@ void w8a16_gemm_m16_skinny(const GpuBackend& gpu, KernelHandle kernel, DevicePtr
   guards::check_operands(fn, input, weight, block_scale, output, n);
   const std::uint32_t warp_blocks = warp_blocks_of(fn, kernel);
   const std::uint32_t chunks = w8a16_gemm_m16_skinny_chunks(k, warps, warp_blocks);
-  const std::uint64_t needed = w8a16_gemm_m16_skinny_workspace_bytes(n, k, warps, warp_blocks);
+  const std::uint64_t needed = slots_bytes(n, chunks);
   if (needed != 0) {
     ensure(workspace.ptr.address != 0, "{}: workspace is null, and K={} on {} warps of {} "
            "blocks takes {} chunks", fn, k, warps, warp_blocks, chunks);

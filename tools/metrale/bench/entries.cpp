@@ -53,8 +53,9 @@ void skinny(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input, DeviceP
                         resources.workspace, kWarps, s, M16LaunchOptions{kPdl});
 }
 
-// Tuning points of the streaming entry, timed only when --entry names them:
-// ".rR" fixes the tile rows, ".sS" the ring stages, ".cC" the CTAs per SM of stream-K.
+// Tuning points, timed only when --entry names them: ".rR" fixes the streaming entry's
+// tile rows, ".sS" the ring stages, ".cC" the CTAs per SM of stream-K; "/W" the skinny
+// entry's warps per CTA.
 constexpr std::array kTuning = {
     // The seed's grid on the strided kernel, without a cluster or PDL.
     BenchEntry{"w8a16_gemm_m16_splitk/1", "w8a16_gemm_m16_splitk", 1, &splitk<1>},

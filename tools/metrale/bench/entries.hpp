@@ -37,8 +37,8 @@ struct BenchEntry {
 // Every tensor-core entry, in table order (the default of --entry).
 std::span<const BenchEntry> bench_entries();
 
-// Tuning points of the streaming entry (fixed tile rows / ring stages): timed only when
-// --entry names them.
+// Tuning points (the streaming entries' tile rows, ring stages and CTAs per SM; the skinny
+// entry's other warp counts): timed only when --entry names them.
 std::span<const BenchEntry> tuning_entries();
 
 // "a,b" -> those entries in the given order; throws Error naming the known ones.
