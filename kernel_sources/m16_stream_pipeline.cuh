@@ -259,24 +259,4 @@ __device__ __forceinline__ void compute_block(float (&acc)[kTokenGroups][4], u32
     }
 }
 
-// A NaN weight makes its whole output column NaN, as in the reference: the four lanes
-// of a quad hold different k of the same rows, so they pool what they saw.
-template <u32 kTokenGroups>
-__device__ __forceinline__ void poison_nan_columns(float (&acc)[kTokenGroups][4],
-                                                   const u32 (&nan_bits)[2]) {
-#pragma unroll
-  for (u32 half = 0; half < 2; ++half) {
-    u32 seen = nan_bits[half] & 0x80808080u;
-    seen |= __shfl_xor_sync(0xFFFFFFFFu, seen, 1);
-    seen |= __shfl_xor_sync(0xFFFFFFFFu, seen, 2);
-    if (seen != 0) {
-#pragma unroll
-      for (u32 tg = 0; tg < kTokenGroups; ++tg) {
-        acc[tg][2 * half] = __int_as_float(0x7FC00000);
-        acc[tg][2 * half + 1] = __int_as_float(0x7FC00000);
-      }
-    }
-  }
-}
-
 }  // namespace

@@ -116,6 +116,64 @@ __device__ __forceinline__ u32 fp8x4_nan_bits(u32 w) {
   return ((w & 0x7F7F7F7Fu) + 0x01010101u) & 0x80808080u;
 }
 
+// D = A * B + C for one m16n8k16 tile, BF16 inputs, FP32 accumulators.
+__device__ __forceinline__ void mma_m16n8k16_bf16(float (&d)[4], const u32 (&a)[4],
+                                                  const u32 (&b)[2]) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+      "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+// One 64-K half of a 16-row block in registers, the weights as the MMA's A operand and
+// the tokens as B (n = 8 per token group): lo / hi are this lane's 16 weight bytes of rows
+// g and g + 8, K permuted inside the 64-wide chunk so that word q holds the A fragment's
+// k of MMA q; x[tg] are the lane's two 16-byte activation pieces of token 8 tg + g at the
+// same k. Four MMAs per token group onto part, and the NaN codes seen into nan_bits.
+template <u32 kTokenGroups>
+__device__ __forceinline__ void mma_half_block(float (&part)[kTokenGroups][4], u32 (&nan_bits)[2],
+                                               uint4 lo, uint4 hi,
+                                               const uint4 (&x)[kTokenGroups][2]) {
+  const u32 lo_words[4] = {lo.x, lo.y, lo.z, lo.w};
+  const u32 hi_words[4] = {hi.x, hi.y, hi.z, hi.w};
+#pragma unroll
+  for (u32 q = 0; q < 4; ++q) {
+    u32 a[4];
+    fp8x4_e4m3_to_bf16x2_fast(lo_words[q], a[0], a[2]);  // row g:   slots 0,1 | 2,3
+    fp8x4_e4m3_to_bf16x2_fast(hi_words[q], a[1], a[3]);  // row g+8: slots 0,1 | 2,3
+    nan_bits[0] |= fp8x4_nan_bits(lo_words[q]);
+    nan_bits[1] |= fp8x4_nan_bits(hi_words[q]);
+#pragma unroll
+    for (u32 tg = 0; tg < kTokenGroups; ++tg) {
+      const uint4 xs = x[tg][q / 2];
+      const u32 bfrag[2] = {(q % 2 == 0) ? xs.x : xs.z, (q % 2 == 0) ? xs.y : xs.w};
+      mma_m16n8k16_bf16(part[tg], a, bfrag);
+    }
+  }
+}
+
+// A NaN weight makes its whole output column NaN, as in the reference: the four lanes
+// of a quad hold different k of the same rows, so they pool what they saw. nan_bits: per
+// half (rows g, g + 8), bit 7 of a byte set where a NaN code was seen (fp8x4_nan_bits).
+template <u32 kTokenGroups>
+__device__ __forceinline__ void poison_nan_columns(float (&acc)[kTokenGroups][4],
+                                                   const u32 (&nan_bits)[2]) {
+#pragma unroll
+  for (u32 half = 0; half < 2; ++half) {
+    u32 seen = nan_bits[half] & 0x80808080u;
+    seen |= __shfl_xor_sync(0xFFFFFFFFu, seen, 1);
+    seen |= __shfl_xor_sync(0xFFFFFFFFu, seen, 2);
+    if (seen != 0) {
+#pragma unroll
+      for (u32 tg = 0; tg < kTokenGroups; ++tg) {
+        acc[tg][2 * half] = __int_as_float(0x7FC00000);
+        acc[tg][2 * half + 1] = __int_as_float(0x7FC00000);
+      }
+    }
+  }
+}
+
 // An L2 policy that evicts first what is loaded with it: for weights, read exactly once,
 // so that the activations every CTA re-reads stay in L2.
 __device__ __forceinline__ u64 l2_evict_first_policy() {
@@ -150,16 +208,6 @@ __device__ __forceinline__ u32 shared_address(const void* p) {
       : "=r"(a)
       : "l"(generic));
   return a;
-}
-
-// D = A * B + C for one m16n8k16 tile, BF16 inputs, FP32 accumulators.
-__device__ __forceinline__ void mma_m16n8k16_bf16(float (&d)[4], const u32 (&a)[4],
-                                                  const u32 (&b)[2]) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
-      "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
 
 // Thread-block clusters (sm_90): this CTA's rank and the cluster's size (1 when the

@@ -195,26 +195,8 @@ __device__ __forceinline__ void block_mma(float (&part)[kMmaChains][kRowGroups][
     }
 #pragma unroll
     for (u32 r = 0; r < kRowGroups; ++r) {
-      const uint4 lo = bw.w[r][0][h];
-      const uint4 hi = bw.w[r][1][h];
-      const u32 lo_words[4] = {lo.x, lo.y, lo.z, lo.w};
-      const u32 hi_words[4] = {hi.x, hi.y, hi.z, hi.w};
-#pragma unroll
-      for (u32 q = 0; q < 4; ++q) {
-        u32 a[4];
-        fp8x4_e4m3_to_bf16x2_fast(lo_words[q], a[0], a[2]);  // row g:   slots 0,1 | 2,3
-        fp8x4_e4m3_to_bf16x2_fast(hi_words[q], a[1], a[3]);  // row g+8: slots 0,1 | 2,3
-        nan_bits[r][0] |= fp8x4_nan_bits(lo_words[q]);
-        nan_bits[r][1] |= fp8x4_nan_bits(hi_words[q]);
-#pragma unroll
-        for (u32 tg = 0; tg < kTokenGroups; ++tg) {
-          const uint4 xs = x[tg][q / 2];
-          u32 bfrag[2];
-          bfrag[0] = (q % 2 == 0) ? xs.x : xs.z;
-          bfrag[1] = (q % 2 == 0) ? xs.y : xs.w;
-          mma_m16n8k16_bf16(part[h % kMmaChains][r][tg], a, bfrag);
-        }
-      }
+      mma_half_block<kTokenGroups>(part[h % kMmaChains][r], nan_bits[r], bw.w[r][0][h],
+                                   bw.w[r][1][h], x);
     }
   }
 }
@@ -331,23 +313,8 @@ __device__ __forceinline__ void gemm_m16(const Operands& op, unsigned char* smem
   }
   asm volatile("cp.async.wait_all;" ::: "memory");
 
-  // A NaN weight makes its whole output column NaN, as in the reference: the four lanes
-  // of a quad hold different k of the same rows, so they pool what they saw.
 #pragma unroll
-  for (u32 r = 0; r < kRowGroups; ++r)
-#pragma unroll
-    for (u32 half = 0; half < 2; ++half) {
-      u32 seen = nan_bits[r][half];
-      seen |= __shfl_xor_sync(0xFFFFFFFFu, seen, 1);
-      seen |= __shfl_xor_sync(0xFFFFFFFFu, seen, 2);
-      if (seen != 0) {
-#pragma unroll
-        for (u32 tg = 0; tg < kTokenGroups; ++tg) {
-          acc[r][tg][2 * half] = __int_as_float(0x7FC00000);
-          acc[r][tg][2 * half + 1] = __int_as_float(0x7FC00000);
-        }
-      }
-    }
+  for (u32 r = 0; r < kRowGroups; ++r) poison_nan_columns<kTokenGroups>(acc[r], nan_bits[r]);
   __syncthreads();  // the rings are dead: the reduction buffers reuse their memory
 
   // red[warp][row][token]: C fragment element e is row g + 8*(e/2), token 2t + (e%2).

@@ -82,7 +82,7 @@ __device__ __forceinline__ u64 load_flagged(const u64* at) {
 // What one lane holds of one block: rows g and g + 8, 64-K halves h = 0, 1.
 struct WarpBlock {
   uint4 w[2][2];      // [row g / g+8][half]
-  uint4 x[kTokenGroups][2][2];  // [token group][half][first / second 8 k] of token 8 tg + g
+  uint4 x[2][kTokenGroups][2];  // [half][token group][first / second 8 k] of token 8 tg + g
   float scale;
 };
 
@@ -112,10 +112,10 @@ __device__ __forceinline__ void load_activations(WarpBlock& blk, const Operands&
       if (token < op.m) {
         const u16* src = op.input + static_cast<u64>(token) * op.a_row_stride + b * kBlockK +
                          64 * h + 16 * t;
-        blk.x[tg][h][0] = load_shared_ro_16(src);
-        blk.x[tg][h][1] = load_shared_ro_16(src + 8);
+        blk.x[h][tg][0] = load_shared_ro_16(src);
+        blk.x[h][tg][1] = load_shared_ro_16(src + 8);
       } else {
-        blk.x[tg][h][0] = blk.x[tg][h][1] = make_uint4(0, 0, 0, 0);
+        blk.x[h][tg][0] = blk.x[h][tg][1] = make_uint4(0, 0, 0, 0);
       }
     }
   }
@@ -133,22 +133,7 @@ __device__ __forceinline__ void block_mma(float (&acc)[kTokenGroups][4], u32 (&n
       for (u32 e = 0; e < 4; ++e) part[h][tg][e] = 0.0f;
 #pragma unroll
   for (u32 h = 0; h < 2; ++h) {
-    const u32 lo_words[4] = {blk.w[0][h].x, blk.w[0][h].y, blk.w[0][h].z, blk.w[0][h].w};
-    const u32 hi_words[4] = {blk.w[1][h].x, blk.w[1][h].y, blk.w[1][h].z, blk.w[1][h].w};
-#pragma unroll
-    for (u32 q = 0; q < 4; ++q) {
-      u32 a[4];
-      fp8x4_e4m3_to_bf16x2_fast(lo_words[q], a[0], a[2]);  // row g:   slots 0,1 | 2,3
-      fp8x4_e4m3_to_bf16x2_fast(hi_words[q], a[1], a[3]);  // row g+8: slots 0,1 | 2,3
-      nan_bits[0] |= fp8x4_nan_bits(lo_words[q]);
-      nan_bits[1] |= fp8x4_nan_bits(hi_words[q]);
-#pragma unroll
-      for (u32 tg = 0; tg < kTokenGroups; ++tg) {
-        const uint4 xs = blk.x[tg][h][q / 2];
-        const u32 bfrag[2] = {(q % 2 == 0) ? xs.x : xs.z, (q % 2 == 0) ? xs.y : xs.w};
-        mma_m16n8k16_bf16(part[h % kMmaChains][tg], a, bfrag);
-      }
-    }
+    mma_half_block<kTokenGroups>(part[h % kMmaChains], nan_bits, blk.w[0][h], blk.w[1][h], blk.x[h]);
   }
 #pragma unroll
   for (u32 tg = 0; tg < kTokenGroups; ++tg)
@@ -193,6 +178,70 @@ __device__ __forceinline__ float add_chunks(u64* slots, u32 chunks, float sum) {
   return sum;
 }
 
+// The warp's blocks all at once (B = kWarpBlocks).
+template <u32 kWarpBlocks>
+__device__ __forceinline__ void stream_at_once(float (&acc)[kTokenGroups][4], u32 (&nan_bits)[2],
+                                               const Operands& op, u32 row0, u32 first,
+                                               u32 count, u32 stride, u64 policy, u32 g, u32 t) {
+  // Warps past K skip the stream and only arrive at the reduction. Each step tests the
+  // warp once, not each block: a predicate per block holds registers for both paths.
+  WarpBlock blk[kWarpBlocks];
+  if (count > 0) {
+#pragma unroll
+    for (u32 j = 0; j < kWarpBlocks; ++j) {
+      if (j == 0 || j < count) load_weights(blk[j], op, row0, first + j * stride, policy, g, t);
+    }
+  }
+  wait_for_preceding_grid();
+  if (count > 0) {
+#pragma unroll
+    for (u32 j = 0; j < kWarpBlocks; ++j) {
+      if (j == 0 || j < count) load_activations(blk[j], op, first + j * stride, g, t);
+    }
+#pragma unroll
+    for (u32 j = 0; j < kWarpBlocks; ++j) {
+      if (j == 0 || j < count) block_mma(acc, nan_bits, blk[j]);
+    }
+  }
+}
+
+// The deep form: a warp takes its B blocks one after another and keeps kDeepBuffers of
+// them in flight; the weights of block j + kDeepBuffers are requested as soon as block
+// j's MMAs have read its registers. For layers of tens of MiB and more, where one block
+// per warp leaves an SM waiting between CTAs and hands most partials through L2.
+#ifndef SKINNY_DEEP_BUFFERS
+#define SKINNY_DEEP_BUFFERS 2
+#endif
+constexpr u32 kDeepBuffers = SKINNY_DEEP_BUFFERS;
+
+__device__ __forceinline__ void stream_deep(float (&acc)[kTokenGroups][4], u32 (&nan_bits)[2],
+                                            const Operands& op, u32 row0, u32 first, u32 count,
+                                            u32 stride, u64 policy, u32 g, u32 t) {
+  WarpBlock buf[kDeepBuffers];
+#pragma unroll
+  for (u32 s = 0; s < kDeepBuffers; ++s) {
+    if (s < count) load_weights(buf[s], op, row0, first + s * stride, policy, g, t);
+  }
+  wait_for_preceding_grid();
+#pragma unroll 1
+  for (u32 j0 = 0; j0 < count; j0 += kDeepBuffers) {
+#pragma unroll
+    for (u32 s = 0; s < kDeepBuffers; ++s) {
+      const u32 j = j0 + s;
+      if (j < count) {
+        const u32 b = first + j * stride;
+        load_activations(buf[s], op, b, g, t);
+        block_mma(acc, nan_bits, buf[s]);
+        if (j + kDeepBuffers < count) {
+          load_weights(buf[s], op, row0, b + kDeepBuffers * stride, policy, g, t);
+        }
+      }
+    }
+  }
+}
+
+// kWarpBlocks = B blocks per warp requested at once, or 0: the deep form, with B from the
+// grid, ceil(K blocks / (chunks x W)).
 template <u32 kWarpBlocks>
 __device__ __forceinline__ void gemm_skinny(const Operands& op, u64* partials) {
   extern __shared__ float red[];  // [warp][token][row], token rows padded to kRedStride
@@ -205,7 +254,13 @@ __device__ __forceinline__ void gemm_skinny(const Operands& op, u64* partials) {
   const u32 chunks = gridDim.x;
   const u32 row0 = blockIdx.y * 16;
   const u32 k_blocks = op.k / kBlockK;
-  const u32 first_block = chunk * warps * kWarpBlocks + warp;
+  const u32 warp_blocks =
+      kWarpBlocks != 0 ? kWarpBlocks : (k_blocks + chunks * warps - 1) / (chunks * warps);
+  // Warp w takes blocks first, first + W, ... of its chunk: at each step the CTA reads W
+  // adjacent 128-byte pieces of each of its 16 rows.
+  const u32 first = chunk * warps * warp_blocks + warp;
+  const u32 count =
+      first < k_blocks ? min(warp_blocks, (k_blocks - first + warps - 1) / warps) : 0;
   const u64 policy = l2_evict_first_policy();
 
   float acc[kTokenGroups][4];
@@ -214,46 +269,13 @@ __device__ __forceinline__ void gemm_skinny(const Operands& op, u64* partials) {
 #pragma unroll
     for (u32 e = 0; e < 4; ++e) acc[tg][e] = 0.0f;
   u32 nan_bits[2] = {0, 0};
-  // Warps past K skip the stream and only arrive at the reduction. Each step tests the
-  // warp once, not each block: a predicate per block holds registers for both paths.
-  const bool streams = first_block < k_blocks;
-  WarpBlock blk[kWarpBlocks];
-  if (streams) {
-#pragma unroll
-    for (u32 j = 0; j < kWarpBlocks; ++j) {
-      const u32 b = first_block + j * warps;
-      if (j == 0 || b < k_blocks) load_weights(blk[j], op, row0, b, policy, g, t);
-    }
+  if constexpr (kWarpBlocks == 0) {
+    stream_deep(acc, nan_bits, op, row0, first, count, warps, policy, g, t);
+  } else {
+    stream_at_once<kWarpBlocks>(acc, nan_bits, op, row0, first, count, warps, policy, g, t);
   }
-  wait_for_preceding_grid();
-  if (streams) {
-#pragma unroll
-    for (u32 j = 0; j < kWarpBlocks; ++j) {
-      const u32 b = first_block + j * warps;
-      if (j == 0 || b < k_blocks) load_activations(blk[j], op, b, g, t);
-    }
-#pragma unroll
-    for (u32 j = 0; j < kWarpBlocks; ++j) {
-      const u32 b = first_block + j * warps;
-      if (j == 0 || b < k_blocks) block_mma(acc, nan_bits, blk[j]);
-    }
-  }
+  poison_nan_columns<kTokenGroups>(acc, nan_bits);
 
-  // A NaN weight makes its whole output column NaN, as in the reference: the four lanes
-  // of a quad hold different k of the same rows, so they pool what they saw.
-#pragma unroll
-  for (u32 half = 0; half < 2; ++half) {
-    u32 seen = nan_bits[half];
-    seen |= __shfl_xor_sync(0xFFFFFFFFu, seen, 1);
-    seen |= __shfl_xor_sync(0xFFFFFFFFu, seen, 2);
-    if (seen != 0) {
-#pragma unroll
-      for (u32 tg = 0; tg < kTokenGroups; ++tg) {
-        acc[tg][2 * half] = __int_as_float(0x7FC00000);
-        acc[tg][2 * half + 1] = __int_as_float(0x7FC00000);
-      }
-    }
-  }
   // C fragment element e: row g + 8 (e / 2), token 8 tg + 2t + (e % 2).
 #pragma unroll
   for (u32 tg = 0; tg < kTokenGroups; ++tg)
@@ -286,23 +308,20 @@ __device__ __forceinline__ void gemm_skinny(const Operands& op, u64* partials) {
 
 }  // namespace
 
-// One kernel per blocks-per-warp count: the registers of a second block would halve the
+// One kernel per blocks-per-warp form: the registers of a second block would halve the
 // CTAs an SM holds for the one-block form.
-extern "C" __global__ void __launch_bounds__(512, SKINNY_MIN_CTAS)
-w8a16_gemm_m16_skinny(const u16* __restrict__ input, const u8* __restrict__ weight,
-                      const float* __restrict__ block_scale, u16* __restrict__ output, u32 m,
-                      u32 n, u32 k, u32 a_row_stride, u32 c_row_stride, u64* __restrict__ partials) {
-  // The next kernel of the stream may launch once every CTA of this one has started.
-  allow_dependent_grid();
-  gemm_skinny<1>(Operands{input, weight, block_scale, output, m, n, k, a_row_stride, c_row_stride},
-                 partials);
-}
+#define SKINNY_KERNEL(name, warp_blocks, min_ctas)                                              \
+  extern "C" __global__ void __launch_bounds__(512, min_ctas)                                   \
+  name(const u16* __restrict__ input, const u8* __restrict__ weight,                            \
+       const float* __restrict__ block_scale, u16* __restrict__ output, u32 m, u32 n, u32 k,    \
+       u32 a_row_stride, u32 c_row_stride, u64* __restrict__ partials) {                        \
+    /* The next kernel of the stream may launch once every CTA of this one has started. */     \
+    allow_dependent_grid();                                                                     \
+    gemm_skinny<warp_blocks>(                                                                   \
+        Operands{input, weight, block_scale, output, m, n, k, a_row_stride, c_row_stride},      \
+        partials);                                                                              \
+  }
 
-extern "C" __global__ void __launch_bounds__(512, 1)
-w8a16_gemm_m16_skinny2(const u16* __restrict__ input, const u8* __restrict__ weight,
-                       const float* __restrict__ block_scale, u16* __restrict__ output, u32 m,
-                       u32 n, u32 k, u32 a_row_stride, u32 c_row_stride, u64* __restrict__ partials) {
-  allow_dependent_grid();
-  gemm_skinny<2>(Operands{input, weight, block_scale, output, m, n, k, a_row_stride, c_row_stride},
-                 partials);
-}
+SKINNY_KERNEL(w8a16_gemm_m16_skinny, 1, SKINNY_MIN_CTAS)
+SKINNY_KERNEL(w8a16_gemm_m16_skinny2, 2, 1)
+SKINNY_KERNEL(w8a16_gemm_m16_skinny_deep, 0, 1)

@@ -14,11 +14,21 @@ constexpr std::uint64_t kSlotBytes = 256 * 8;
 // The kernel's padded reduction row: 17 floats per token and 16 rows.
 constexpr std::uint32_t kRedStride = 17;
 
+constexpr std::string_view kDeep = "w8a16_gemm_m16_skinny_deep";
+
+std::string_view name_of(const KernelHandle& kernel) {
+  return kernel.name != nullptr ? kernel.name : "";
+}
+
 // 1 or 2 blocks per warp, from the handle's entry name.
 std::uint32_t warp_blocks_of(std::string_view fn, const KernelHandle& kernel) {
-  const std::string_view name = kernel.name != nullptr ? kernel.name : "";
+  const std::string_view name = name_of(kernel);
   if (name == "w8a16_gemm_m16_skinny") return 1;
   if (name == "w8a16_gemm_m16_skinny2") return 2;
+  if (name == kDeep) {
+    fail("{}: the handle is of {}, whose blocks per warp the caller gives: launch it with "
+         "w8a16_gemm_m16_skinny_deep", fn, kDeep);
+  }
   fail("{}: the handle is of '{}', not of w8a16_gemm_m16_skinny or w8a16_gemm_m16_skinny2", fn,
        name);
 }
@@ -41,13 +51,13 @@ std::uint64_t w8a16_gemm_m16_skinny_workspace_bytes(std::uint32_t n, std::uint32
   return slots_bytes(n, w8a16_gemm_m16_skinny_chunks(k, warps, warp_blocks));
 }
 
-void w8a16_gemm_m16_skinny(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input,
-                           DevicePtr weight, DevicePtr block_scale, DevicePtr output,
-                           std::uint32_t m, std::uint32_t n, std::uint32_t k,
-                           std::uint32_t a_row_stride, std::uint32_t c_row_stride,
-                           StreamKWorkspace workspace, std::uint32_t warps, StreamHandle stream,
-                           M16LaunchOptions options) {
-  constexpr std::string_view fn = "w8a16_gemm_m16_skinny";
+namespace {
+
+void launch_skinny(std::string_view fn, const GpuBackend& gpu, KernelHandle kernel,
+                   DevicePtr input, DevicePtr weight, DevicePtr block_scale, DevicePtr output,
+                   std::uint32_t m, std::uint32_t n, std::uint32_t k, std::uint32_t a_row_stride,
+                   std::uint32_t c_row_stride, StreamKWorkspace workspace, std::uint32_t warps,
+                   std::uint32_t warp_blocks, StreamHandle stream, M16LaunchOptions options) {
   guards::check_m_and_k(fn, m, k);
   guards::check_strides(fn, n, k, a_row_stride, c_row_stride);
   ensure(warps >= 1 && warps <= W8A16_GEMM_M16_SKINNY_MAX_WARPS, "{}: warps={} outside 1..={}",
@@ -55,7 +65,6 @@ void w8a16_gemm_m16_skinny(const GpuBackend& gpu, KernelHandle kernel, DevicePtr
   ensure(div_ceil(n, 16) <= 65535, "{}: N={} needs {} row groups, over the grid's 65535", fn, n,
          div_ceil(n, 16));
   guards::check_operands(fn, input, weight, block_scale, output, n);
-  const std::uint32_t warp_blocks = warp_blocks_of(fn, kernel);
   const std::uint32_t chunks = w8a16_gemm_m16_skinny_chunks(k, warps, warp_blocks);
   const std::uint64_t needed = slots_bytes(n, chunks);
   if (needed != 0) {
@@ -79,6 +88,37 @@ void w8a16_gemm_m16_skinny(const GpuBackend& gpu, KernelHandle kernel, DevicePtr
       .arg_u32(c_row_stride)
       .arg_ptr(workspace.ptr)
       .launch(stream);
+}
+
+}  // namespace
+
+void w8a16_gemm_m16_skinny(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input,
+                           DevicePtr weight, DevicePtr block_scale, DevicePtr output,
+                           std::uint32_t m, std::uint32_t n, std::uint32_t k,
+                           std::uint32_t a_row_stride, std::uint32_t c_row_stride,
+                           StreamKWorkspace workspace, std::uint32_t warps, StreamHandle stream,
+                           M16LaunchOptions options) {
+  constexpr std::string_view fn = "w8a16_gemm_m16_skinny";
+  const std::uint32_t warp_blocks = warp_blocks_of(fn, kernel);
+  launch_skinny(fn, gpu, kernel, input, weight, block_scale, output, m, n, k, a_row_stride,
+                c_row_stride, workspace, warps, warp_blocks, stream, options);
+}
+
+void w8a16_gemm_m16_skinny_deep(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input,
+                                DevicePtr weight, DevicePtr block_scale, DevicePtr output,
+                                std::uint32_t m, std::uint32_t n, std::uint32_t k,
+                                std::uint32_t a_row_stride, std::uint32_t c_row_stride,
+                                StreamKWorkspace workspace, std::uint32_t warps,
+                                std::uint32_t warp_blocks, StreamHandle stream,
+                                M16LaunchOptions options) {
+  constexpr std::string_view fn = "w8a16_gemm_m16_skinny_deep";
+  ensure(name_of(kernel) == kDeep, "{}: the handle is of '{}', not of {}", fn, name_of(kernel),
+         kDeep);
+  ensure(warp_blocks >= 1 && warp_blocks <= W8A16_GEMM_M16_SKINNY_DEEP_MAX_WARP_BLOCKS,
+         "{}: warp_blocks={} outside 1..={}", fn, warp_blocks,
+         W8A16_GEMM_M16_SKINNY_DEEP_MAX_WARP_BLOCKS);
+  launch_skinny(fn, gpu, kernel, input, weight, block_scale, output, m, n, k, a_row_stride,
+                c_row_stride, workspace, warps, warp_blocks, stream, options);
 }
 
 }  // namespace metrale

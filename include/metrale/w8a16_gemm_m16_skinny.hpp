@@ -5,9 +5,11 @@
 // (flagged 64-bit words). Deterministic (bit-identical from run to run on one device and
 // shape), no atomics, held to the same accuracy budget as the seed's entries.
 //
-// Two kernels of one module: "w8a16_gemm_m16_skinny" (one block per warp) and
-// "w8a16_gemm_m16_skinny2" (two); the launcher takes either handle and the chunking
-// follows from it. Grid: (chunks, ceil(N/16), 1)  Block: (32 x warps, 1, 1). Same
+// Three kernels of one module: "w8a16_gemm_m16_skinny" (one block per warp),
+// "w8a16_gemm_m16_skinny2" (two), both requested at once, and "w8a16_gemm_m16_skinny_deep"
+// (B blocks per warp, the caller's, taken one after another with the next ones in flight:
+// for layers of tens of MiB). w8a16_gemm_m16_skinny takes either of the first two handles
+// and the chunking follows from it; w8a16_gemm_m16_skinny_deep the third. Grid: (chunks, ceil(N/16), 1)  Block: (32 x warps, 1, 1). Same
 // operands and guards as w8a16_gemm_m16_strided, plus the workspace and 1 <= warps <= 16.
 #pragma once
 
@@ -22,6 +24,10 @@ namespace metrale {
 inline constexpr std::uint32_t W8A16_GEMM_M16_SKINNY_MAX_WARPS = 16;
 // The warps per CTA plan_m16_gemm and the C launcher use.
 inline constexpr std::uint32_t W8A16_GEMM_M16_SKINNY_WARPS = 8;
+
+// The most blocks per warp the deep kernel takes (a bound on a launch's CTA, not the
+// kernel's: its loop takes any count).
+inline constexpr std::uint32_t W8A16_GEMM_M16_SKINNY_DEEP_MAX_WARP_BLOCKS = 64;
 
 // K chunks (CTAs per 16-row group) for `warps` warps of `warp_blocks` 128-K blocks each.
 std::uint32_t w8a16_gemm_m16_skinny_chunks(std::uint32_t k, std::uint32_t warps,
@@ -42,5 +48,16 @@ void w8a16_gemm_m16_skinny(const GpuBackend& gpu, KernelHandle kernel, DevicePtr
                            std::uint32_t a_row_stride, std::uint32_t c_row_stride,
                            StreamKWorkspace workspace, std::uint32_t warps, StreamHandle stream,
                            M16LaunchOptions options = {});
+
+// `kernel`: the handle of "w8a16_gemm_m16_skinny_deep"; 1 <= warp_blocks <= 64. Chunks
+// and workspace as w8a16_gemm_m16_skinny_chunks / _workspace_bytes(n, k, warps,
+// warp_blocks).
+void w8a16_gemm_m16_skinny_deep(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input,
+                                DevicePtr weight, DevicePtr block_scale, DevicePtr output,
+                                std::uint32_t m, std::uint32_t n, std::uint32_t k,
+                                std::uint32_t a_row_stride, std::uint32_t c_row_stride,
+                                StreamKWorkspace workspace, std::uint32_t warps,
+                                std::uint32_t warp_blocks, StreamHandle stream,
+                                M16LaunchOptions options = {});
 
 }  // namespace metrale

@@ -151,6 +151,19 @@ TcEntry skinny_entry(std::uint32_t warps, bool two_blocks = false, bool pdl = fa
           }};
 }
 
+// The deep skinny kernel on `warps` warps of `warp_blocks` blocks each.
+TcEntry skinny_deep_entry(std::uint32_t warps, std::uint32_t warp_blocks, bool pdl = false) {
+  return {fmt::format("w8a16_gemm_m16_skinny_deep/{}x{}{}", warps, warp_blocks, pdl ? "+pdl" : ""),
+          true, [warps, warp_blocks, pdl](const Problem& p, StreamHandle s) {
+            w8a16_gemm_m16_skinny_deep(gpu().backend,
+                                       gpu().cache.kernel("w8a16_gemm_m16_skinny_deep"),
+                                       p.input.get(), p.weight.get(), p.scale.get(), p.out.get(),
+                                       p.m, p.n, p.k, p.a_row_stride, p.c_row_stride,
+                                       gpu().streamk_workspace(), warps, warp_blocks, s,
+                                       M16LaunchOptions{pdl});
+          }};
+}
+
 const std::vector<TcEntry>& tc_entries() {
   static const std::vector<TcEntry> entries = {
       {"w8a16_gemm_m16", false,
@@ -208,6 +221,13 @@ const std::vector<TcEntry>& tc_entries() {
       skinny_entry(8, true),
       skinny_entry(1, true),
       skinny_entry(8, false, true),
+      // The deep kernel: 8 warps of 4 blocks; 3 warps of 5 and 2 of 7 (a warp's blocks end
+      // inside its buffers' round, chunks end inside a warp's); as a programmatic
+      // dependent launch.
+      skinny_deep_entry(8, 4),
+      skinny_deep_entry(3, 5),
+      skinny_deep_entry(2, 7),
+      skinny_deep_entry(8, 2, true),
   };
   return entries;
 }

@@ -485,6 +485,56 @@ TEST_CASE("skinny launcher: chunks of K per 16 rows, its two kernels, workspace,
   CHECK(f.gpu.launches().size() == 2);
 }
 
+TEST_CASE("skinny deep launcher: the caller's blocks per warp, its own handle, guards") {
+  Fixture f;
+  const KernelHandle deep = f.cache.kernel("w8a16_gemm_m16_skinny_deep");
+  constexpr DevicePtr kWs(0x50000);
+  // Llama-3-8B gate_up on 8 warps of 4 blocks: one chunk of 4096 K, no workspace.
+  CHECK(w8a16_gemm_m16_skinny_workspace_bytes(28672, 4096, 8, 4) == 0);
+  w8a16_gemm_m16_skinny_deep(f.gpu, deep, kIn, kW, kS, kOut, 1, 28672, 4096, 4096, 28672, {}, 8,
+                             4, 0);
+  // DeepSeek-V3 down on 8 warps of 8 blocks: 3 chunks of 8192 K.
+  const std::uint64_t need = w8a16_gemm_m16_skinny_workspace_bytes(7168, 18432, 8, 8);
+  CHECK(need == 448 * 2 * 256 * 8);
+  w8a16_gemm_m16_skinny_deep(f.gpu, deep, kIn, kW, kS, kOut, 16, 7168, 18432, 18432, 7168,
+                             {kWs, need}, 8, 8, 0, M16LaunchOptions{true});
+  const auto l = f.gpu.launches();
+  REQUIRE(l.size() == 2);
+  CHECK(l[0].function == deep.function);
+  CHECK(l[0].config.grid.x == 1);
+  CHECK(l[0].config.grid.y == 1792);
+  CHECK(l[0].config.block.x == 256);
+  CHECK_FALSE(l[0].config.programmatic_dependent);
+  CHECK(l[1].function == deep.function_above8);
+  CHECK(l[1].config.grid.x == 3);
+  CHECK(l[1].config.grid.y == 448);
+  CHECK(l[1].config.programmatic_dependent);
+  CHECK(l[1].u64_arg(9) == kWs.address);
+
+  const auto call = [&](const KernelHandle& h, std::uint32_t warp_blocks) {
+    return error_of([&] {
+      w8a16_gemm_m16_skinny_deep(f.gpu, h, kIn, kW, kS, kOut, 4, 7168, 18432, 18432, 7168,
+                                 {kWs, need}, 8, warp_blocks, 0);
+    });
+  };
+  CHECK(call(deep, 0) == "w8a16_gemm_m16_skinny_deep: warp_blocks=0 outside 1..=64");
+  CHECK(call(deep, 65) == "w8a16_gemm_m16_skinny_deep: warp_blocks=65 outside 1..=64");
+  CHECK(call(f.cache.kernel("w8a16_gemm_m16_skinny"), 8) ==
+        "w8a16_gemm_m16_skinny_deep: the handle is of 'w8a16_gemm_m16_skinny', not of "
+        "w8a16_gemm_m16_skinny_deep");
+  CHECK(call(deep, 4) ==
+        fmt::format("w8a16_gemm_m16_skinny_deep: workspace of {} bytes, N=7168 K=18432 on 8 "
+                    "warps of 4 blocks needs {} (w8a16_gemm_m16_skinny_workspace_bytes)",
+                    need, w8a16_gemm_m16_skinny_workspace_bytes(7168, 18432, 8, 4)));
+  // The other launcher does not guess the deep kernel's blocks per warp.
+  CHECK(error_of([&] {
+          w8a16_gemm_m16_skinny(f.gpu, deep, kIn, kW, kS, kOut, 4, 7168, 18432, 18432, 7168,
+                                {kWs, need}, 8, 0);
+        }) == "w8a16_gemm_m16_skinny: the handle is of w8a16_gemm_m16_skinny_deep, whose blocks "
+              "per warp the caller gives: launch it with w8a16_gemm_m16_skinny_deep");
+  CHECK(f.gpu.launches().size() == 2);
+}
+
 TEST_CASE("plan_m16_gemm: stream-K, streaming, 64-wide or split tiles where each fills the SMs") {
   const auto plan = [](std::uint32_t n, std::uint32_t k) { return plan_m16_gemm(1, n, k, 132); };
   // 64 MiB and more: stream-K on two CTAs per SM at every m.
