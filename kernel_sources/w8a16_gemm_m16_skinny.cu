@@ -178,29 +178,34 @@ __device__ __forceinline__ float add_chunks(u64* slots, u32 chunks, float sum) {
   return sum;
 }
 
-// The warp's blocks all at once (B = kWarpBlocks).
+// The warp's blocks all at once (B = kWarpBlocks): blocks first + j stride below K.
 template <u32 kWarpBlocks>
 __device__ __forceinline__ void stream_at_once(float (&acc)[kTokenGroups][4], u32 (&nan_bits)[2],
                                                const Operands& op, u32 row0, u32 first,
-                                               u32 count, u32 stride, u64 policy, u32 g, u32 t) {
+                                               u32 k_blocks, u32 stride, u64 policy, u32 g,
+                                               u32 t) {
   // Warps past K skip the stream and only arrive at the reduction. Each step tests the
   // warp once, not each block: a predicate per block holds registers for both paths.
+  const bool streams = first < k_blocks;
   WarpBlock blk[kWarpBlocks];
-  if (count > 0) {
+  if (streams) {
 #pragma unroll
     for (u32 j = 0; j < kWarpBlocks; ++j) {
-      if (j == 0 || j < count) load_weights(blk[j], op, row0, first + j * stride, policy, g, t);
+      const u32 b = first + j * stride;
+      if (j == 0 || b < k_blocks) load_weights(blk[j], op, row0, b, policy, g, t);
     }
   }
   wait_for_preceding_grid();
-  if (count > 0) {
+  if (streams) {
 #pragma unroll
     for (u32 j = 0; j < kWarpBlocks; ++j) {
-      if (j == 0 || j < count) load_activations(blk[j], op, first + j * stride, g, t);
+      const u32 b = first + j * stride;
+      if (j == 0 || b < k_blocks) load_activations(blk[j], op, b, g, t);
     }
 #pragma unroll
     for (u32 j = 0; j < kWarpBlocks; ++j) {
-      if (j == 0 || j < count) block_mma(acc, nan_bits, blk[j]);
+      const u32 b = first + j * stride;
+      if (j == 0 || b < k_blocks) block_mma(acc, nan_bits, blk[j]);
     }
   }
 }
@@ -215,8 +220,12 @@ __device__ __forceinline__ void stream_at_once(float (&acc)[kTokenGroups][4], u3
 constexpr u32 kDeepBuffers = SKINNY_DEEP_BUFFERS;
 
 __device__ __forceinline__ void stream_deep(float (&acc)[kTokenGroups][4], u32 (&nan_bits)[2],
-                                            const Operands& op, u32 row0, u32 first, u32 count,
-                                            u32 stride, u64 policy, u32 g, u32 t) {
+                                            const Operands& op, u32 row0, u32 first,
+                                            u32 warp_blocks, u32 k_blocks, u32 stride,
+                                            u64 policy, u32 g, u32 t) {
+  // This warp's blocks: first + j stride for j < warp_blocks, below K.
+  const u32 count =
+      first < k_blocks ? min(warp_blocks, (k_blocks - first + stride - 1) / stride) : 0;
   WarpBlock buf[kDeepBuffers];
 #pragma unroll
   for (u32 s = 0; s < kDeepBuffers; ++s) {
@@ -259,8 +268,6 @@ __device__ __forceinline__ void gemm_skinny(const Operands& op, u64* partials) {
   // Warp w takes blocks first, first + W, ... of its chunk: at each step the CTA reads W
   // adjacent 128-byte pieces of each of its 16 rows.
   const u32 first = chunk * warps * warp_blocks + warp;
-  const u32 count =
-      first < k_blocks ? min(warp_blocks, (k_blocks - first + warps - 1) / warps) : 0;
   const u64 policy = l2_evict_first_policy();
 
   float acc[kTokenGroups][4];
@@ -270,9 +277,9 @@ __device__ __forceinline__ void gemm_skinny(const Operands& op, u64* partials) {
     for (u32 e = 0; e < 4; ++e) acc[tg][e] = 0.0f;
   u32 nan_bits[2] = {0, 0};
   if constexpr (kWarpBlocks == 0) {
-    stream_deep(acc, nan_bits, op, row0, first, count, warps, policy, g, t);
+    stream_deep(acc, nan_bits, op, row0, first, warp_blocks, k_blocks, warps, policy, g, t);
   } else {
-    stream_at_once<kWarpBlocks>(acc, nan_bits, op, row0, first, count, warps, policy, g, t);
+    stream_at_once<kWarpBlocks>(acc, nan_bits, op, row0, first, k_blocks, warps, policy, g, t);
   }
   poison_nan_columns<kTokenGroups>(acc, nan_bits);
 
