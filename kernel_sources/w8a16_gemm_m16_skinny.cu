@@ -210,12 +210,14 @@ __device__ __forceinline__ void stream_at_once(float (&acc)[kTokenGroups][4], u3
   }
 }
 
-// The deep form: a warp takes its B blocks one after another and keeps kDeepBuffers of
-// them in flight; the weights of block j + kDeepBuffers are requested as soon as block
-// j's MMAs have read its registers. For layers of tens of MiB and more, where one block
-// per warp leaves an SM waiting between CTAs and hands most partials through L2.
+// The deep form: a warp takes its B blocks one after another, with kDeepBuffers of them in
+// flight (the weights of block j + kDeepBuffers requested as soon as block j's MMAs have
+// read its registers). One CTA per 16 rows covering all of K leaves no partial to hand
+// through L2, for layers of tens of MiB. Measured on an H200 (docs/performance.md): two
+// buffers took 1.02-1.19x the time of one (84 against 62 registers, so fewer warps per
+// SM), hence 1.
 #ifndef SKINNY_DEEP_BUFFERS
-#define SKINNY_DEEP_BUFFERS 2
+#define SKINNY_DEEP_BUFFERS 1
 #endif
 constexpr u32 kDeepBuffers = SKINNY_DEEP_BUFFERS;
 

@@ -62,6 +62,17 @@ void skinny_deep(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input, De
                              resources.workspace, kWarps, kBlocks, s, M16LaunchOptions{kPdl});
 }
 
+// The deep skinny kernel on kWarps warps per CTA, one chunk: each warp takes 1/kWarps of K.
+template <std::uint32_t kWarps, bool kPdl = false>
+void skinny_deep_one_chunk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input,
+                           DevicePtr weight, DevicePtr block_scale, DevicePtr output,
+                           std::uint32_t m, std::uint32_t n, std::uint32_t k,
+                           const EntryResources& resources, StreamHandle s) {
+  w8a16_gemm_m16_skinny_deep(gpu, kernel, input, weight, block_scale, output, m, n, k, k, n,
+                             resources.workspace, kWarps, (k / 128 + kWarps - 1) / kWarps, s,
+                             M16LaunchOptions{kPdl});
+}
+
 // Tuning points, timed only when --entry names them: ".rR" fixes the streaming entry's
 // tile rows, ".sS" the ring stages, ".cC" the CTAs per SM of stream-K; "/W" the skinny
 // entry's warps per CTA.
@@ -120,7 +131,20 @@ constexpr std::array kTuning = {
     BenchEntry{"w8a16_gemm_m16_skinny2/4", "w8a16_gemm_m16_skinny2", 1, nullptr, &skinny<4>},
     BenchEntry{"w8a16_gemm_m16_skinny/4+pdl", "w8a16_gemm_m16_skinny", 1, nullptr,
                &skinny<4, true>},
-    // The deep skinny kernel: "/WxB", W warps per CTA of B blocks each.
+    // The deep skinny kernel: "/W" one chunk of K on W warps per CTA, "/WxB" W warps of B
+    // blocks each.
+    BenchEntry{"w8a16_gemm_m16_skinny_deep/4", "w8a16_gemm_m16_skinny_deep", 1, nullptr,
+               &skinny_deep_one_chunk<4>},
+    BenchEntry{"w8a16_gemm_m16_skinny_deep/8", "w8a16_gemm_m16_skinny_deep", 1, nullptr,
+               &skinny_deep_one_chunk<8>},
+    BenchEntry{"w8a16_gemm_m16_skinny_deep/16", "w8a16_gemm_m16_skinny_deep", 1, nullptr,
+               &skinny_deep_one_chunk<16>},
+    BenchEntry{"w8a16_gemm_m16_skinny_deep/4+pdl", "w8a16_gemm_m16_skinny_deep", 1, nullptr,
+               &skinny_deep_one_chunk<4, true>},
+    BenchEntry{"w8a16_gemm_m16_skinny_deep/8+pdl", "w8a16_gemm_m16_skinny_deep", 1, nullptr,
+               &skinny_deep_one_chunk<8, true>},
+    BenchEntry{"w8a16_gemm_m16_skinny_deep/16+pdl", "w8a16_gemm_m16_skinny_deep", 1, nullptr,
+               &skinny_deep_one_chunk<16, true>},
     BenchEntry{"w8a16_gemm_m16_skinny_deep/8x2", "w8a16_gemm_m16_skinny_deep", 1, nullptr,
                &skinny_deep<8, 2>},
     BenchEntry{"w8a16_gemm_m16_skinny_deep/8x4", "w8a16_gemm_m16_skinny_deep", 1, nullptr,
