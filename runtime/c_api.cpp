@@ -10,6 +10,7 @@
 #include "metrale/kernels.h"
 #include "metrale/w8a16_gemm_m16.hpp"
 #include "metrale/w8a16_gemm_m16_splitk.hpp"
+#include "metrale/kernel_launch.hpp"
 #include "metrale/w8a16_gemm_m16_skinny.hpp"
 #include "metrale/w8a16_gemm_m16_streamk.hpp"
 #include "metrale/w8a16_gemv_batch16.hpp"
@@ -262,6 +263,25 @@ metrale_status metrale_w8a16_gemm_m16_skinny_workspace_bytes(uint32_t n, uint32_
   });
 }
 
+metrale_status metrale_w8a16_gemm_m16_skinny_deep(metrale_service* service, uint64_t input,
+                                                  uint64_t weight, uint64_t block_scale,
+                                                  uint64_t output, uint32_t m, uint32_t n,
+                                                  uint32_t k, uint32_t a_row_stride,
+                                                  uint32_t c_row_stride, void* stream) noexcept {
+  return launch_entry(
+      service, "metrale_w8a16_gemm_m16_skinny_deep", "w8a16_gemm_m16_skinny_deep",
+      [&](const GpuBackend& gpu, KernelHandle kernel, metrale::KernelService& svc) {
+        const std::uint32_t warps =
+            metrale::w8a16_gemm_m16_skinny_deep_warps(m, n, device_sm_count(svc));
+        // One chunk: warps x blocks cover K, so the launch touches no workspace.
+        metrale::w8a16_gemm_m16_skinny_deep(gpu, kernel, DevicePtr(input), DevicePtr(weight),
+                                            DevicePtr(block_scale), DevicePtr(output), m, n, k,
+                                            a_row_stride, c_row_stride, {}, warps,
+                                            std::max(1u, metrale::div_ceil(k / 128, warps)),
+                                            stream_handle(stream));
+      });
+}
+
 metrale_status metrale_plan_m16_gemm(metrale_service* service, uint32_t m, uint32_t n,
                                      uint32_t k, uint32_t* split_out) noexcept {
   return run([&](metrale_status&) {
@@ -295,6 +315,7 @@ metrale_status metrale_plan_m16_gemm_entry(metrale_service* service, uint32_t m,
         {"w8a16_gemm_m16_stream", "metrale_w8a16_gemm_m16_splitk"},
         {"w8a16_gemm_m16_streamk", "metrale_w8a16_gemm_m16_streamk"},
         {"w8a16_gemm_m16_skinny", "metrale_w8a16_gemm_m16_skinny"},
+        {"w8a16_gemm_m16_skinny_deep", "metrale_w8a16_gemm_m16_skinny_deep"},
     };
     const char* name = nullptr;
     for (const Named& e : kNames) {

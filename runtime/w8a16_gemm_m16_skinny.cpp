@@ -40,6 +40,24 @@ std::uint64_t slots_bytes(std::uint32_t n, std::uint32_t chunks) {
 
 }  // namespace
 
+std::uint32_t w8a16_gemm_m16_skinny_deep_ctas_per_sm(std::uint32_t m, std::uint32_t warps) {
+  constexpr std::uint32_t kRegistersPerSm = 64 * 1024;
+  const std::uint32_t registers = m <= 8 ? W8A16_GEMM_M16_SKINNY_DEEP_REGISTERS_M8
+                                         : W8A16_GEMM_M16_SKINNY_DEEP_REGISTERS_M16;
+  return warps == 0 ? 0 : kRegistersPerSm / (registers * 32 * warps);
+}
+
+std::uint32_t w8a16_gemm_m16_skinny_deep_warps(std::uint32_t m, std::uint32_t n,
+                                               std::uint32_t sm_count) {
+  const std::uint64_t groups = div_ceil(n, 16);
+  for (const std::uint32_t warps : {16u, 8u}) {
+    if (groups <= std::uint64_t{sm_count} * w8a16_gemm_m16_skinny_deep_ctas_per_sm(m, warps)) {
+      return warps;
+    }
+  }
+  return 4;
+}
+
 std::uint32_t w8a16_gemm_m16_skinny_chunks(std::uint32_t k, std::uint32_t warps,
                                            std::uint32_t warp_blocks) {
   return warps * warp_blocks == 0 ? 0 : div_ceil(k / 128, warps * warp_blocks);
@@ -112,6 +130,7 @@ void w8a16_gemm_m16_skinny_deep(const GpuBackend& gpu, KernelHandle kernel, Devi
                                 std::uint32_t warp_blocks, StreamHandle stream,
                                 M16LaunchOptions options) {
   constexpr std::string_view fn = "w8a16_gemm_m16_skinny_deep";
+  guards::check_m_and_k(fn, m, k);
   ensure(name_of(kernel) == kDeep, "{}: the handle is of '{}', not of {}", fn, name_of(kernel),
          kDeep);
   ensure(warp_blocks >= 1 && warp_blocks <= W8A16_GEMM_M16_SKINNY_DEEP_MAX_WARP_BLOCKS,

@@ -117,9 +117,28 @@ bool skinny_suits(std::uint32_t m, std::uint32_t n, std::uint32_t k, bool pdl) {
   constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
   if (k < 1024) return false;
   if (bytes < 16 * kMiB) return true;
+  // From 16 MiB, what the deep entry leaves (deep_suits comes first): K of 1024 up to 1536,
+  // and with PDL its CTAs of 4 warps.
   if (pdl) return bytes <= 16 * kMiB && k >= 4096;
-  return bytes <= 16 * kMiB || (bytes <= 24 * kMiB && m <= 8) ||
-         (bytes >= 32 * kMiB && bytes < 64 * kMiB && k >= 4096 && m == 1);
+  return bytes <= 16 * kMiB || (bytes <= 24 * kMiB && m <= 8);
+}
+
+// Measured on an H200 over m = 1, 2, 4, 8, 9, 12 and 16 against every other entry, with
+// and without PDL, on the 13 layers of the benchmark (docs/performance.md): the deep
+// kernel on one chunk of K, on the warps w8a16_gemm_m16_skinny_deep_warps gives, took
+// 0.77-0.96x the best other entry's time on Llama-3-8B qkv, o and down and Qwen3-32B qkv at
+// every m, and 0.92-0.99x on DeepSeek-V3 q_b (K = 1536) up to 12 tokens (1.006x at 16);
+// on the layers of 64 MiB and more 0.97-1.01x up to 8 tokens and 1.04-1.29x above, and on
+// q_a and kv_a 1.02-1.77x. With PDL it led where its CTAs of 8 or 16 warps all fit at once
+// (Llama-3-8B o and down at every m, qkv up to 8 tokens: 0.76-0.92x) and lost on 4 warps
+// (Llama-3-8B qkv above 8 tokens 1.02-1.04x, Qwen3-32B qkv up to 8 tokens 1.07-1.12x,
+// q_b 1.01-1.17x).
+bool deep_suits(std::uint32_t m, std::uint32_t n, std::uint32_t k, std::uint32_t sms,
+                bool pdl) {
+  const std::uint64_t bytes = std::uint64_t{n} * k;
+  constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
+  if (k < 1536 || bytes < 16 * kMiB || bytes >= 64 * kMiB) return false;
+  return !pdl || w8a16_gemm_m16_skinny_deep_warps(m, n, sms) >= 8;
 }
 
 }  // namespace
@@ -127,6 +146,10 @@ bool skinny_suits(std::uint32_t m, std::uint32_t n, std::uint32_t k, bool pdl) {
 M16Plan plan_m16_gemm(std::uint32_t m, std::uint32_t n, std::uint32_t k,
                       std::uint32_t sm_count, M16LaunchOptions launch) {
   const std::uint32_t sms = sm_count == 0 ? 132 : sm_count;
+  if (deep_suits(m, n, k, sms, launch.programmatic_dependent)) {
+    const std::uint32_t warps = w8a16_gemm_m16_skinny_deep_warps(m, n, sms);
+    return {"w8a16_gemm_m16_skinny_deep", 1, 0, 0, warps, div_ceil(k / 128, warps)};
+  }
   if (skinny_suits(m, n, k, launch.programmatic_dependent)) {
     return {"w8a16_gemm_m16_skinny", 1, 0, 0, W8A16_GEMM_M16_SKINNY_WARPS};
   }

@@ -164,6 +164,17 @@ metrale_status metrale_w8a16_gemm_m16_skinny(metrale_service* service, uint64_t 
 metrale_status metrale_w8a16_gemm_m16_skinny_workspace_bytes(uint32_t n, uint32_t k,
                                                              uint64_t* bytes_out) METRALE_NOEXCEPT;
 
+/* The deep skinny entry for layers of tens of MiB: one CTA per 16 weight rows covering all
+ * of K, on the warps per CTA the C++ plan gives the shape on the service's device
+ * (w8a16_gemm_m16_skinny_deep_warps), each warp its share of K's 128-K blocks one after
+ * another (strided rows as above; deterministic). No workspace. */
+metrale_status metrale_w8a16_gemm_m16_skinny_deep(metrale_service* service, uint64_t input,
+                                                  uint64_t weight, uint64_t block_scale,
+                                                  uint64_t output, uint32_t m, uint32_t n,
+                                                  uint32_t k, uint32_t a_row_stride,
+                                                  uint32_t c_row_stride,
+                                                  void* stream) METRALE_NOEXCEPT;
+
 /* *split_out receives the split to pass to metrale_w8a16_gemm_m16_splitk, or 1 when an
  * unsplit entry suits the shape better: metrale_w8a16_gemm_m16, or above 8 rows
  * metrale_w8a16_gemm_m16_n64 once ceil(n/64) reaches 1.2 tiles per SM. It is the split
@@ -175,7 +186,7 @@ metrale_status metrale_plan_m16_gemm(metrale_service* service, uint32_t m, uint3
 /* The whole plan for a shape on the service's device: *entry_out names the C function to
  * call ("metrale_w8a16_gemm_m16", "metrale_w8a16_gemm_m16_n64",
  * "metrale_w8a16_gemm_m16_splitk", "metrale_w8a16_gemm_m16_streamk" or
- * "metrale_w8a16_gemm_m16_skinny"; a static string), *split_out its split (1 unless
+ * "metrale_w8a16_gemm_m16_skinny" or "metrale_w8a16_gemm_m16_skinny_deep"; a static string), *split_out its split (1 unless
  * split-K) and *ctas_out its CTAs (stream-K only, else 0). Where the C++ plan picks its streaming entry, which has no C function,
  * the plan names split-K with the same split. */
 metrale_status metrale_plan_m16_gemm_entry(metrale_service* service, uint32_t m, uint32_t n,

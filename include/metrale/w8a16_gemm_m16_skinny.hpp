@@ -25,9 +25,26 @@ inline constexpr std::uint32_t W8A16_GEMM_M16_SKINNY_MAX_WARPS = 16;
 // The warps per CTA plan_m16_gemm and the C launcher use.
 inline constexpr std::uint32_t W8A16_GEMM_M16_SKINNY_WARPS = 8;
 
-// The most blocks per warp the deep kernel takes (a bound on a launch's CTA, not the
-// kernel's: its loop takes any count).
-inline constexpr std::uint32_t W8A16_GEMM_M16_SKINNY_DEEP_MAX_WARP_BLOCKS = 64;
+// The most blocks per warp the deep launcher takes (K up to 512 Ki on 4 warps in one
+// chunk); the kernel's loop takes any count, the bound catches a garbage argument.
+inline constexpr std::uint32_t W8A16_GEMM_M16_SKINNY_DEEP_MAX_WARP_BLOCKS = 1024;
+
+// Registers per thread of the deep kernel's builds for m <= 8 and m > 8 on sm_90, rounded
+// up to the allocation unit of 8 (62 and 90 with NVRTC 13.0): the CTAs an SM holds, hence
+// the plan's warps per CTA, follow from them. A GPU test checks that the loaded kernels
+// stay within them.
+inline constexpr std::uint32_t W8A16_GEMM_M16_SKINNY_DEEP_REGISTERS_M8 = 64;
+inline constexpr std::uint32_t W8A16_GEMM_M16_SKINNY_DEEP_REGISTERS_M16 = 96;
+
+// CTAs of `warps` warps of the deep kernel one SM holds for m tokens (64 K registers).
+std::uint32_t w8a16_gemm_m16_skinny_deep_ctas_per_sm(std::uint32_t m, std::uint32_t warps);
+
+// The warps per CTA the plan gives the deep kernel on one chunk of K (one CTA per 16 rows)
+// for m tokens and n rows on `sm_count` SMs: the most of 16, 8 and 4 whose CTAs all fit on
+// the device at once, else 4 (measured on an H200, docs/performance.md: the best of the
+// three on every 16-64 MiB layer of the benchmark at m = 1..16).
+std::uint32_t w8a16_gemm_m16_skinny_deep_warps(std::uint32_t m, std::uint32_t n,
+                                               std::uint32_t sm_count);
 
 // K chunks (CTAs per 16-row group) for `warps` warps of `warp_blocks` 128-K blocks each.
 std::uint32_t w8a16_gemm_m16_skinny_chunks(std::uint32_t k, std::uint32_t warps,
@@ -49,7 +66,7 @@ void w8a16_gemm_m16_skinny(const GpuBackend& gpu, KernelHandle kernel, DevicePtr
                            StreamKWorkspace workspace, std::uint32_t warps, StreamHandle stream,
                            M16LaunchOptions options = {});
 
-// `kernel`: the handle of "w8a16_gemm_m16_skinny_deep"; 1 <= warp_blocks <= 64. Chunks
+// `kernel`: the handle of "w8a16_gemm_m16_skinny_deep"; 1 <= warp_blocks <= 1024. Chunks
 // and workspace as w8a16_gemm_m16_skinny_chunks / _workspace_bytes(n, k, warps,
 // warp_blocks).
 void w8a16_gemm_m16_skinny_deep(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input,

@@ -40,7 +40,9 @@ void w8a16_gemm_m16_splitk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr
 
 // Which entry and split to run for a shape on a device with `sm_count` SMs (for callers
 // that ask for the automatic choice, e.g. attention projections; the dense FFN keeps
-// METRALE_FFN_M16_TC_NTILE): the skinny entry (w8a16_gemm_m16_skinny.hpp, 8 warps per
+// METRALE_FFN_M16_TC_NTILE): the deep skinny entry on one chunk of K
+// (w8a16_gemm_m16_skinny_deep, on w8a16_gemm_m16_skinny_deep_warps) on layers of 16-64 MiB
+// with K of at least 1536; else the skinny entry (w8a16_gemm_m16_skinny.hpp, 8 warps per
 // CTA, the caller's workspace) on layers under 16 MiB, on 16 MiB ones, up to 8 tokens on
 // those up to 24 MiB and at one token on those of 32-64 MiB with K of at least 4096, all
 // with K of at least 1024; else stream-K
@@ -56,16 +58,20 @@ void w8a16_gemm_m16_splitk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr
 struct M16Plan {
   // "w8a16_gemm_m16", "w8a16_gemm_m16_n64", "w8a16_gemm_m16_splitk",
   // "w8a16_gemm_m16_stream" (w8a16_gemm_m16_stream.hpp), "w8a16_gemm_m16_streamk" or
-  // "w8a16_gemm_m16_skinny" (its one-block-per-warp kernel)
+  // "w8a16_gemm_m16_skinny" (its one-block-per-warp kernel) or
+  // "w8a16_gemm_m16_skinny_deep" (one chunk of K: warp_blocks x warps covers K, so no
+  // workspace)
   std::string_view entry;
   std::uint32_t split;     // 1 for the seed's entries, stream-K and skinny
   std::uint32_t ctas = 0;  // stream-K's persistent grid; 0 for the other entries
   std::uint32_t stages = 0;  // stream-K's ring stages; 0: its launcher's default
-  std::uint32_t warps = 0;   // the skinny entry's warps per CTA; 0 for the other entries
+  std::uint32_t warps = 0;   // the skinny entries' warps per CTA; 0 for the other entries
+  std::uint32_t warp_blocks = 0;  // the deep skinny entry's blocks per warp, else 0
 };
 //
 // With `launch.programmatic_dependent` the plan is for callers that launch with
-// programmatic dependent launch (their preceding kernel PDL-aware): the skinny entry on
+// programmatic dependent launch (their preceding kernel PDL-aware): the deep skinny entry
+// as above where its CTAs have 8 or 16 warps; else the skinny entry on
 // layers under 16 MiB and on 16 MiB ones with K of at least 4096; from 16 MiB at 4 to 8
 // tokens stream-K on one CTA per SM replaces the tiled entries; otherwise the seed's
 // contiguous entries, which take no launch options, give way to w8a16_gemm_m16_splitk

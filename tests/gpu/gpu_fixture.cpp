@@ -221,9 +221,10 @@ const std::vector<TcEntry>& tc_entries() {
       skinny_entry(8, true),
       skinny_entry(1, true),
       skinny_entry(8, false, true),
-      // The deep kernel: 8 warps of 4 blocks; 3 warps of 5 and 2 of 7 (a warp's blocks end
-      // inside its buffers' round, chunks end inside a warp's); as a programmatic
-      // dependent launch.
+      // The deep kernel: one chunk of K on 16 warps (as the plan runs it), 8 warps of 4
+      // blocks; 3 warps of 5 and 2 of 7 (K's end inside a chunk and inside a warp's share);
+      // as a programmatic dependent launch.
+      skinny_deep_entry(16, 64),
       skinny_deep_entry(8, 4),
       skinny_deep_entry(3, 5),
       skinny_deep_entry(2, 7),

@@ -1,10 +1,11 @@
-// The C ABI on a device: for the shapes where the plan names split-K and stream-K, the C
-// functions the plan names give bit for bit what the C++ launchers give on the same
-// operands, within the budget of the reference; stream-K leaves its C-owned workspace
-// zero.
+// The C ABI on a device: for shapes where the plan names the skinny, deep skinny and
+// stream-K entries, and for split-K, the C functions give bit for bit what the C++
+// launchers give on the same operands, within the budget of the reference; the entries
+// that take a C-owned workspace leave it zero.
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -66,6 +67,21 @@ void compare(const CService& c, Problem& p, const std::function<void()>& c_call,
   CHECK(r.written_outside == 0);
 }
 
+// A zeroed workspace of `bytes` owned through the C service: `use(address)`, then the
+// check that the launches left it zero, then the free.
+void with_c_workspace(const CService& c, std::uint64_t bytes,
+                      const std::function<void(std::uint64_t)>& use) {
+  std::uint64_t workspace = 0;
+  REQUIRE(metrale_alloc(c.svc, bytes, &workspace) == METRALE_OK);
+  const std::vector<std::uint8_t> zeros(bytes, 0);
+  REQUIRE(metrale_upload(c.svc, workspace, zeros.data(), bytes) == METRALE_OK);
+  use(workspace);
+  std::vector<std::uint8_t> left(bytes, 0xFF);
+  REQUIRE(metrale_download(c.svc, left.data(), workspace, bytes) == METRALE_OK);
+  CHECK(std::all_of(left.begin(), left.end(), [](std::uint8_t b) { return b == 0; }));
+  REQUIRE(metrale_free(c.svc, workspace) == METRALE_OK);
+}
+
 }  // namespace
 
 TEST_CASE("gpu: the C ABI's planned entries equal the C++ launchers, bit for bit") {
@@ -81,84 +97,97 @@ TEST_CASE("gpu: the C ABI's planned entries equal the C++ launchers, bit for bit
     Problem p(m, n, k, k, n, 4241);
     std::uint64_t bytes = 0;
     REQUIRE(metrale_w8a16_gemm_m16_skinny_workspace_bytes(n, k, &bytes) == METRALE_OK);
-    std::uint64_t workspace = 0;
-    REQUIRE(metrale_alloc(c.svc, bytes, &workspace) == METRALE_OK);
-    const std::vector<std::uint8_t> zeros(bytes, 0);
-    REQUIRE(metrale_upload(c.svc, workspace, zeros.data(), bytes) == METRALE_OK);
+    with_c_workspace(c, bytes, [&](std::uint64_t workspace) {
+      compare(
+          c, p,
+          [&] {
+            REQUIRE(metrale_w8a16_gemm_m16_skinny(c.svc, p.input.get().address,
+                                                  p.weight.get().address, p.scale.get().address,
+                                                  p.out.get().address, m, n, k, k, n, workspace,
+                                                  bytes, nullptr) == METRALE_OK);
+          },
+          [&] {
+            w8a16_gemm_m16_skinny(gpu().backend, gpu().cache.kernel("w8a16_gemm_m16_skinny"),
+                                  p.input.get(), p.weight.get(), p.scale.get(), p.out.get(), m,
+                                  n, k, k, n, gpu().streamk_workspace(),
+                                  W8A16_GEMM_M16_SKINNY_WARPS, 0);
+          },
+          "C ABI skinny");
+    });
+  }
+
+  // Llama-3-8B o and down at 5 and 12 tokens: the deep skinny entry on the warps the plan
+  // gives the device, one chunk of K, no workspace.
+  for (const auto& [m, n, k] : {std::array<std::uint32_t, 3>{5, 4096, 4096}, {12, 4096, 14336}}) {
+    CAPTURE(m);
+    CAPTURE(n);
+    const Plan pl = plan(c, m, n, k);
+    CHECK(pl.entry == "metrale_w8a16_gemm_m16_skinny_deep");
+    const std::uint32_t warps = w8a16_gemm_m16_skinny_deep_warps(m, n, gpu().sm_count());
+    Problem p(m, n, k, k, n, 4240 + m);
     compare(
         c, p,
         [&] {
-          REQUIRE(metrale_w8a16_gemm_m16_skinny(c.svc, p.input.get().address,
-                                                p.weight.get().address, p.scale.get().address,
-                                                p.out.get().address, m, n, k, k, n, workspace,
-                                                bytes, nullptr) == METRALE_OK);
+          REQUIRE(metrale_w8a16_gemm_m16_skinny_deep(
+                      c.svc, p.input.get().address, p.weight.get().address,
+                      p.scale.get().address, p.out.get().address, m, n, k, k, n,
+                      nullptr) == METRALE_OK);
         },
         [&] {
-          w8a16_gemm_m16_skinny(gpu().backend, gpu().cache.kernel("w8a16_gemm_m16_skinny"),
-                                p.input.get(), p.weight.get(), p.scale.get(), p.out.get(), m, n,
-                                k, k, n, gpu().streamk_workspace(),
-                                W8A16_GEMM_M16_SKINNY_WARPS, 0);
+          w8a16_gemm_m16_skinny_deep(
+              gpu().backend, gpu().cache.kernel("w8a16_gemm_m16_skinny_deep"), p.input.get(),
+              p.weight.get(), p.scale.get(), p.out.get(), m, n, k, k, n, {}, warps,
+              (k / 128 + warps - 1) / warps, 0);
         },
-        "C ABI skinny");
-    std::vector<std::uint8_t> left(bytes, 0xFF);
-    REQUIRE(metrale_download(c.svc, left.data(), workspace, bytes) == METRALE_OK);
-    CHECK(std::all_of(left.begin(), left.end(), [](std::uint8_t b) { return b == 0; }));
-    REQUIRE(metrale_free(c.svc, workspace) == METRALE_OK);
+        "C ABI deep skinny");
   }
 
-  // A 28 MiB layer at 1 token: split-K over 2 CTAs per tile (128 tiles).
+  // A 28 MiB layer at 1 token, split-K over 2 CTAs per tile (128 tiles): the plan names
+  // the deep entry there, the C function serves callers that pick their own split.
   {
-    constexpr std::uint32_t m = 1, n = 4096, k = 7168;
-    const Plan pl = plan(c, m, n, k);
-    REQUIRE(pl.entry == "metrale_w8a16_gemm_m16_splitk");
-    CHECK(pl.split == 2);
+    constexpr std::uint32_t m = 1, n = 4096, k = 7168, split = 2;
     Problem p(m, n, k, k, n, 4243);
     compare(
         c, p,
         [&] {
           REQUIRE(metrale_w8a16_gemm_m16_splitk(c.svc, p.input.get().address,
                                                 p.weight.get().address, p.scale.get().address,
-                                                p.out.get().address, m, n, k, k, n, pl.split,
+                                                p.out.get().address, m, n, k, k, n, split,
                                                 nullptr) == METRALE_OK);
         },
         [&] {
           w8a16_gemm_m16_splitk(gpu().backend, gpu().cache.kernel("w8a16_gemm_m16_splitk"),
                                 p.input.get(), p.weight.get(), p.scale.get(), p.out.get(), m, n,
-                                k, k, n, pl.split, 0);
+                                k, k, n, split, 0);
         },
         "C ABI split-K");
   }
 
-  // 8 tokens on a 56 MiB layer (Llama-3-8B down): stream-K on one CTA per SM.
+  // 8 tokens on a 32 MiB layer with K = 1024 (under the deep entry's 1536): stream-K on
+  // one CTA per SM, its workspace left zero.
   {
-    constexpr std::uint32_t m = 8, n = 4096, k = 14336;
+    constexpr std::uint32_t m = 8, n = 32768, k = 1024;
     const Plan pl = plan(c, m, n, k);
     CHECK(pl.entry == "metrale_w8a16_gemm_m16_streamk");
     CHECK(pl.ctas == gpu().sm_count());
     Problem p(m, n, k, k, n, 4242);
     std::uint64_t bytes = 0;
     REQUIRE(metrale_w8a16_gemm_m16_streamk_workspace_bytes(n, pl.ctas, &bytes) == METRALE_OK);
-    std::uint64_t workspace = 0;
-    REQUIRE(metrale_alloc(c.svc, bytes, &workspace) == METRALE_OK);
-    const std::vector<std::uint8_t> zeros(bytes, 0);
-    REQUIRE(metrale_upload(c.svc, workspace, zeros.data(), bytes) == METRALE_OK);
-    compare(
-        c, p,
-        [&] {
-          REQUIRE(metrale_w8a16_gemm_m16_streamk(
-                      c.svc, p.input.get().address, p.weight.get().address,
-                      p.scale.get().address, p.out.get().address, m, n, k, k, n, workspace,
-                      bytes, pl.ctas, nullptr) == METRALE_OK);
-        },
-        [&] {
-          w8a16_gemm_m16_streamk(gpu().backend, gpu().cache.kernel("w8a16_gemm_m16_streamk"),
-                                 p.input.get(), p.weight.get(), p.scale.get(), p.out.get(), m, n,
-                                 k, k, n, gpu().streamk_workspace(), pl.ctas, 0);
-        },
-        "C ABI stream-K");
-    std::vector<std::uint8_t> left(bytes, 0xFF);
-    REQUIRE(metrale_download(c.svc, left.data(), workspace, bytes) == METRALE_OK);
-    CHECK(std::all_of(left.begin(), left.end(), [](std::uint8_t b) { return b == 0; }));
-    REQUIRE(metrale_free(c.svc, workspace) == METRALE_OK);
+    with_c_workspace(c, bytes, [&](std::uint64_t workspace) {
+      compare(
+          c, p,
+          [&] {
+            REQUIRE(metrale_w8a16_gemm_m16_streamk(
+                        c.svc, p.input.get().address, p.weight.get().address,
+                        p.scale.get().address, p.out.get().address, m, n, k, k, n, workspace,
+                        bytes, pl.ctas, nullptr) == METRALE_OK);
+          },
+          [&] {
+            w8a16_gemm_m16_streamk(gpu().backend, gpu().cache.kernel("w8a16_gemm_m16_streamk"),
+                                   p.input.get(), p.weight.get(), p.scale.get(), p.out.get(), m,
+                                   n, k, k, n, gpu().streamk_workspace(), pl.ctas, 0);
+          },
+          "C ABI stream-K");
+    });
   }
 }

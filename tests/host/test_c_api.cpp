@@ -370,10 +370,22 @@ TEST_CASE("C ABI: launchers check their arguments, then refuse to launch without
   expect_plan(16, 1536, 7168, "metrale_w8a16_gemm_m16_skinny", 1, 0);
   expect_plan(1, 576, 512, "metrale_w8a16_gemm_m16", 1, 0);
   expect_plan(16, 51200, 5120, "metrale_w8a16_gemm_m16_streamk", 1, 264);
-  // The C++ plan's streaming entry (56 tiles of 128 rows split 4) has no C function.
-  CHECK(metrale::plan_m16_gemm(1, 7168, 4096, 132).entry == "w8a16_gemm_m16_stream");
-  expect_plan(1, 7168, 4096, "metrale_w8a16_gemm_m16_splitk", 4, 0);
-  expect_plan(1, 24576, 1536, "metrale_w8a16_gemm_m16", 1, 0);
+  // The C++ plan's streaming entry (208 tiles of 128 rows, unsplit) has no C function.
+  CHECK(metrale::plan_m16_gemm(1, 26624, 1024, 132).entry == "w8a16_gemm_m16_stream");
+  expect_plan(1, 26624, 1024, "metrale_w8a16_gemm_m16_splitk", 1, 0);
+  expect_plan(1, 24576, 1536, "metrale_w8a16_gemm_m16_skinny_deep", 1, 0);
+  expect_plan(16, 4096, 14336, "metrale_w8a16_gemm_m16_skinny_deep", 1, 0);
+
+  // The deep entry: its guards, then no device.
+  expect(metrale_w8a16_gemm_m16_skinny_deep(s, kIn, kW, kS, kOut, 17, 4096, 4096, 4096, 4096,
+                                            nullptr),
+         METRALE_ERROR_INVALID_ARGUMENT, "m=17 outside 1..=16");
+  expect(metrale_w8a16_gemm_m16_skinny_deep(s, kIn, kW, kS, kOut, 1, 4096, 4000, 4000, 4096,
+                                            nullptr),
+         METRALE_ERROR_INVALID_ARGUMENT, "K=4000 not a multiple of 128");
+  expect(metrale_w8a16_gemm_m16_skinny_deep(s, kIn, kW, kS, kOut, 4, 4096, 4096, 4096, 4096,
+                                            nullptr),
+         METRALE_ERROR_NO_DEVICE, "no CUDA device to launch w8a16_gemm_m16_skinny_deep");
 }
 
 TEST_CASE("C ABI: dense FFN selection and call") {

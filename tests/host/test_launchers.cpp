@@ -517,8 +517,8 @@ TEST_CASE("skinny deep launcher: the caller's blocks per warp, its own handle, g
                                  {kWs, need}, 8, warp_blocks, 0);
     });
   };
-  CHECK(call(deep, 0) == "w8a16_gemm_m16_skinny_deep: warp_blocks=0 outside 1..=64");
-  CHECK(call(deep, 65) == "w8a16_gemm_m16_skinny_deep: warp_blocks=65 outside 1..=64");
+  CHECK(call(deep, 0) == "w8a16_gemm_m16_skinny_deep: warp_blocks=0 outside 1..=1024");
+  CHECK(call(deep, 1025) == "w8a16_gemm_m16_skinny_deep: warp_blocks=1025 outside 1..=1024");
   CHECK(call(f.cache.kernel("w8a16_gemm_m16_skinny"), 8) ==
         "w8a16_gemm_m16_skinny_deep: the handle is of 'w8a16_gemm_m16_skinny', not of "
         "w8a16_gemm_m16_skinny_deep");
@@ -555,39 +555,44 @@ TEST_CASE("plan_m16_gemm: stream-K, streaming, 64-wide or split tiles where each
   CHECK(streamk_plan_stages(1, 132, 132) == 0u);
   CHECK(streamk_plan_stages(1, 264, 0) == 0u);
   CHECK(plan_m16_gemm(1, 51200, 5120, 114).ctas == 228);
-  // One CTA per SM from 32 MiB at 2 tokens and more (Llama-3-8B down, Qwen3-32B qkv,
-  // DeepSeek-V3 q_b) and from 20 MiB at 5 (Llama-3-8B qkv); at m = 1 from 32 MiB where the
-  // seed's 32-row tiles are fewer than the SMs (Llama-3-8B down: 128); else the tiled
-  // entries below.
-  for (const auto& [n, k] : {std::pair{4096u, 14336u}, {10240u, 5120u}, {24576u, 1536u}}) {
-    for (const std::uint32_t m : {5u, 8u, 9u, 16u}) {
-      const M16Plan p = plan_m16_gemm(m, n, k, 132);
+  // Where the deep skinny entry declines (K under 1536; with PDL, CTAs of 4 warps): one
+  // CTA per SM from 32 MiB at 2 tokens and more (Qwen3-32B qkv and DeepSeek-V3 q_b with
+  // PDL, 32768 x 1024) and from 20 MiB at 5 (25600 x 1024; Llama-3-8B qkv with PDL above 8
+  // tokens); else the tiled entries below.
+  const M16LaunchOptions pdl{true};
+  for (const std::uint32_t m : {5u, 8u, 9u, 16u}) {
+    CAPTURE(m);
+    for (const M16Plan& p : {plan_m16_gemm(m, 10240, 5120, 132, pdl),
+                             plan_m16_gemm(m, 24576, 1536, 132, pdl),
+                             plan_m16_gemm(m, 32768, 1024, 132),
+                             plan_m16_gemm(m, 25600, 1024, 132)}) {
       CHECK(p.entry == "w8a16_gemm_m16_streamk");
       CHECK(p.ctas == 132u);
       CHECK(p.stages == 0u);
     }
   }
-  for (const auto& [n, k] : {std::pair{4096u, 14336u}, {10240u, 5120u}, {24576u, 1536u}}) {
-    CHECK(plan_m16_gemm(2, n, k, 132).entry == "w8a16_gemm_m16_streamk");
-  }
-  CHECK(plan_m16_gemm(7, 4096, 14336, 132).ctas == 132u);
-  // Llama-3-8B qkv (24 MiB) above 8 tokens: stream-K from 20 MiB.
-  CHECK(plan_m16_gemm(9, 6144, 4096, 132).entry == "w8a16_gemm_m16_streamk");
-  CHECK(plan_m16_gemm(16, 6144, 4096, 132).ctas == 132u);
-  CHECK(plan(24576, 1536).ctas == 0);
-  // DeepSeek-V3 q_b at m = 1 (192 streaming tiles, 36 MiB): the seed's entry.
-  CHECK(plan(24576, 1536).entry == "w8a16_gemm_m16");
+  CHECK(plan_m16_gemm(2, 10240, 5120, 132, pdl).entry == "w8a16_gemm_m16_streamk");
+  CHECK(plan_m16_gemm(2, 32768, 1024, 132).entry == "w8a16_gemm_m16_streamk");
+  CHECK(plan_m16_gemm(9, 6144, 4096, 132, pdl).entry == "w8a16_gemm_m16_streamk");
+  CHECK(plan_m16_gemm(16, 6144, 4096, 132, pdl).ctas == 132u);
+  // 48 MiB at m = 1 with K = 1024 (1536 seed tiles): the seed's entry.
+  CHECK(plan(49152, 1024).entry == "w8a16_gemm_m16");
+  CHECK(plan(49152, 1024).ctas == 0);
   // Under one full chunk of K the skinny entry is not picked: 18 tiles with too few K
   // blocks to share, no split.
   CHECK(plan(576, 256).entry == "w8a16_gemm_m16");
   CHECK(plan(576, 256).split == 1);
-  // Above 8 tokens over 16 MiB, the 64-wide tile where its tiles cover the SMs.
-  CHECK(plan_m16_gemm(9, 12288, 1536, 132).entry == "w8a16_gemm_m16_n64");
-  CHECK(plan_m16_gemm(9, 12288, 2048, 132).entry == "w8a16_gemm_m16_streamk");
+  // Above 8 tokens from 16 to 20 MiB, the 64-wide tile where its tiles cover the SMs.
+  CHECK(plan_m16_gemm(9, 17408, 1024, 132).entry == "w8a16_gemm_m16_n64");
+  CHECK(plan_m16_gemm(9, 12288, 2048, 132, pdl).entry == "w8a16_gemm_m16_streamk");
   // The streaming entry where a split gives 1.5 to 2 of its 128-row CTAs per SM with 8 K
-  // blocks each: 56 tiles split 4 at K = 4096; 96 tiles split 2 are too few.
-  CHECK(plan(7168, 4096).entry == "w8a16_gemm_m16_stream");
-  CHECK(plan(7168, 4096).split == 4);
+  // blocks each: 104 tiles split 2 at K = 2048 (with PDL, on 4-warp deep CTAs); 208
+  // unsplit at K = 1024; 96 tiles split 2 are too few.
+  CHECK(plan_m16_gemm(1, 13312, 2048, 132, pdl).entry == "w8a16_gemm_m16_stream");
+  CHECK(plan_m16_gemm(1, 13312, 2048, 132, pdl).split == 2);
+  CHECK(plan(26624, 1024).entry == "w8a16_gemm_m16_stream");
+  CHECK(plan(26624, 1024).split == 1);
+  CHECK(plan_m16_gemm(1, 12288, 2048, 132, pdl).entry != "w8a16_gemm_m16_stream");
 }
 
 TEST_CASE("plan_m16_gemm: the skinny entry on small layers") {
@@ -601,36 +606,87 @@ TEST_CASE("plan_m16_gemm: the skinny entry on small layers") {
   };
   for (std::uint32_t m = 1; m <= 16; ++m) {
     CAPTURE(m);
-    // Under 16 MiB (DeepSeek-V3 kv_a, q_a, 1024 x 2048), and 16 MiB (Llama-3-8B o), with
-    // or without PDL where K >= 4096.
-    for (const auto& [n, k] : {std::pair{576u, 7168u}, {1536u, 7168u}, {1024u, 2048u},
-                              {4096u, 4096u}, {2048u, 8192u}}) {
+    // Under 16 MiB (DeepSeek-V3 kv_a, q_a, 1024 x 2048), with or without PDL.
+    for (const auto& [n, k] : {std::pair{576u, 7168u}, {1536u, 7168u}, {1024u, 2048u}}) {
       CHECK(skinny(m, n, k));
       CHECK(skinny(m, n, k, true));
     }
-    // 16 MiB with K = 1024 or 2048: without PDL only.
+    // 16 MiB with K = 1024 (under the deep entry's 1536): without PDL only; up to 24 MiB
+    // up to 8 tokens.
     CHECK(skinny(m, 16384, 1024));
     CHECK_FALSE(skinny(m, 16384, 1024, true));
-    CHECK(skinny(m, 8192, 2048));
-    CHECK_FALSE(skinny(m, 8192, 2048, true));
-    // Up to 24 MiB (Llama-3-8B qkv) up to 8 tokens, without PDL.
-    CHECK(skinny(m, 6144, 4096) == (m <= 8));
-    CHECK(skinny(m, 12288, 2048) == (m <= 8));
-    CHECK_FALSE(skinny(m, 6144, 4096, true));
-    // 32-64 MiB with K >= 4096 (Llama-3-8B down, Qwen3-32B qkv) at one token, without
-    // PDL; not with K = 1536 (DeepSeek-V3 q_b), nor from 64 MiB, nor over 24 and under
-    // 32 MiB.
-    CHECK(skinny(m, 4096, 14336) == (m == 1));
-    CHECK(skinny(m, 10240, 5120) == (m == 1));
-    CHECK_FALSE(skinny(m, 6272, 4096));
-    CHECK_FALSE(skinny(m, 7168, 4096));
-    CHECK_FALSE(skinny(m, 4096, 14336, true));
-    CHECK_FALSE(skinny(m, 24576, 1536));
+    CHECK(skinny(m, 24576, 1024) == (m <= 8));
+    CHECK_FALSE(skinny(m, 24576, 1024, true));
+    // From 16 MiB with K >= 1536 the deep entry takes over (its own case); with PDL where it
+    // declines (CTAs of 4 warps), not this entry either.
+    for (const auto& [n, k] : {std::pair{4096u, 4096u}, {2048u, 8192u}, {8192u, 2048u},
+                              {6144u, 4096u}, {12288u, 2048u}, {4096u, 14336u}, {10240u, 5120u},
+                              {24576u, 1536u}}) {
+      CHECK_FALSE(skinny(m, n, k));
+      CHECK_FALSE(skinny(m, n, k, true));
+    }
+    // Nor over 24 MiB with K under 1536, nor from 64 MiB.
+    CHECK_FALSE(skinny(m, 26624, 1024));
     CHECK_FALSE(skinny(m, 4096, 16384));
     CHECK_FALSE(skinny(m, 28672, 4096));
     // Under one chunk of K (1024).
     CHECK_FALSE(skinny(m, 16384, 896));
     CHECK_FALSE(skinny(m, 576, 256, true));
+  }
+}
+
+TEST_CASE("plan_m16_gemm: the deep skinny entry on 16-64 MiB layers, one chunk of K") {
+  // The CTAs an SM holds at 64 / 96 registers and the warps that fit a layer's CTAs on the
+  // device at once: 16, else 8, else 4.
+  CHECK(w8a16_gemm_m16_skinny_deep_ctas_per_sm(1, 16) == 2);
+  CHECK(w8a16_gemm_m16_skinny_deep_ctas_per_sm(8, 8) == 4);
+  CHECK(w8a16_gemm_m16_skinny_deep_ctas_per_sm(8, 4) == 8);
+  CHECK(w8a16_gemm_m16_skinny_deep_ctas_per_sm(9, 16) == 1);
+  CHECK(w8a16_gemm_m16_skinny_deep_ctas_per_sm(16, 8) == 2);
+  CHECK(w8a16_gemm_m16_skinny_deep_ctas_per_sm(16, 4) == 5);
+  CHECK(w8a16_gemm_m16_skinny_deep_ctas_per_sm(1, 0) == 0);
+  CHECK(w8a16_gemm_m16_skinny_deep_warps(1, 4096, 132) == 16);   // 256 CTAs, 264 fit
+  CHECK(w8a16_gemm_m16_skinny_deep_warps(9, 4096, 132) == 8);
+  CHECK(w8a16_gemm_m16_skinny_deep_warps(1, 4096, 114) == 8);    // 228 fit
+  CHECK(w8a16_gemm_m16_skinny_deep_warps(8, 6144, 132) == 8);    // 384 CTAs, 528 fit
+  CHECK(w8a16_gemm_m16_skinny_deep_warps(9, 6144, 132) == 4);
+  CHECK(w8a16_gemm_m16_skinny_deep_warps(1, 10240, 132) == 4);   // 640 CTAs, 1056 fit
+  CHECK(w8a16_gemm_m16_skinny_deep_warps(1, 24576, 132) == 4);   // none fits at once
+
+  struct Want {
+    std::uint32_t n, k, warps_m8, warps_m16;
+    bool pdl_m8, pdl_m16;  // the PDL plan keeps the deep entry
+  };
+  // Llama-3-8B o, qkv and down, Qwen3-32B qkv, DeepSeek-V3 q_b, and 16 MiB at K = 2048.
+  for (const Want& w : {Want{4096, 4096, 16, 8, true, true}, Want{6144, 4096, 8, 4, true, false},
+                        Want{4096, 14336, 16, 8, true, true}, Want{10240, 5120, 4, 4, false, false},
+                        Want{24576, 1536, 4, 4, false, false}, Want{8192, 2048, 8, 4, true, false}}) {
+    for (std::uint32_t m = 1; m <= 16; ++m) {
+      CAPTURE(w.n);
+      CAPTURE(m);
+      const std::uint32_t warps = m <= 8 ? w.warps_m8 : w.warps_m16;
+      for (const bool pdl : {false, true}) {
+        const M16Plan p = plan_m16_gemm(m, w.n, w.k, 132, M16LaunchOptions{pdl});
+        if (pdl && !(m <= 8 ? w.pdl_m8 : w.pdl_m16)) {
+          CHECK(p.entry != "w8a16_gemm_m16_skinny_deep");
+          continue;
+        }
+        CHECK(p.entry == "w8a16_gemm_m16_skinny_deep");
+        CHECK(p.warps == warps);
+        CHECK(p.warp_blocks == (w.k / 128 + warps - 1) / warps);
+        CHECK(p.split == 1);
+        CHECK(p.ctas == 0);
+        // One chunk: no workspace.
+        CHECK(w8a16_gemm_m16_skinny_workspace_bytes(w.n, w.k, p.warps, p.warp_blocks) == 0);
+      }
+    }
+  }
+  // Not under 16 MiB, from 64 MiB, or with K under 1536.
+  for (const std::uint32_t m : {1u, 8u, 16u}) {
+    CHECK(plan_m16_gemm(m, 1536, 7168, 132).entry == "w8a16_gemm_m16_skinny");
+    CHECK(plan_m16_gemm(m, 28672, 4096, 132).entry == "w8a16_gemm_m16_streamk");
+    CHECK(plan_m16_gemm(m, 4096, 16384, 132).entry == "w8a16_gemm_m16_streamk");
+    CHECK(plan_m16_gemm(m, 16384, 1024, 132).entry == "w8a16_gemm_m16_skinny");
   }
 }
 
@@ -650,9 +706,11 @@ TEST_CASE("plan_m16_gemm with PDL: split-K for the seed's entries, stream-K on i
       CAPTURE(m);
       const M16Plan plain = plan_m16_gemm(m, n, k, 132);
       const M16Plan p = plan_m16_gemm(m, n, k, 132, pdl);
-      // The skinny entry's own PDL bounds are the case above; its larger layers without PDL
-      // are planned below.
-      if (plain.entry == "w8a16_gemm_m16_skinny") continue;
+      // The skinny entries' own PDL bounds are their cases; the layers the plain plan gives
+      // them and the PDL plan does not are named below.
+      if (plain.entry == "w8a16_gemm_m16_skinny" || plain.entry == "w8a16_gemm_m16_skinny_deep") {
+        continue;
+      }
       const bool tiled = plain.entry == "w8a16_gemm_m16" || plain.entry == "w8a16_gemm_m16_n64" ||
                          plain.entry == "w8a16_gemm_m16_splitk";
       if (tiled && std::uint64_t{n} * k >= (std::uint64_t{16} << 20) && m >= 4 && m <= 8) {
@@ -676,17 +734,15 @@ TEST_CASE("plan_m16_gemm with PDL: split-K for the seed's entries, stream-K on i
   CHECK(plan_m16_gemm(1, 24576, 1536, 132, pdl).split == 1);
   CHECK(plan_m16_gemm(1, 7168, 16384, 132, pdl).ctas == 264u);
   CHECK(plan_m16_gemm(1, 7168, 16384, 114, pdl).ctas == 228u);
-  CHECK(plan_m16_gemm(1, 4096, 14336, 132, pdl).ctas == 132u);
-  // Where the plain plan is skinny and the PDL plan is not: Llama-3-8B qkv (split-K / 2 up
-  // to 3 tokens, stream-K from 4) and a 16 MiB layer with K = 2048 (the seed's grid as
-  // split-K / 1 at 1 token, stream-K from 4).
-  CHECK(plan_m16_gemm(1, 6144, 4096, 132, pdl).entry == "w8a16_gemm_m16_splitk");
-  CHECK(plan_m16_gemm(3, 6144, 4096, 132, pdl).split == 2);
-  CHECK(plan_m16_gemm(4, 6144, 4096, 132, pdl).entry == "w8a16_gemm_m16_streamk");
-  CHECK(plan_m16_gemm(4, 6144, 4096, 132, pdl).ctas == 132u);
-  CHECK(plan_m16_gemm(1, 8192, 2048, 132, pdl).entry == "w8a16_gemm_m16_splitk");
-  CHECK(plan_m16_gemm(1, 8192, 2048, 132, pdl).split == 1);
-  CHECK(plan_m16_gemm(6, 8192, 2048, 132, pdl).entry == "w8a16_gemm_m16_streamk");
+  CHECK(plan_m16_gemm(1, 4096, 14336, 132, pdl).entry == "w8a16_gemm_m16_skinny_deep");
+  // Where the plain plan is a skinny entry and the PDL plan is not: a 16 MiB layer with
+  // K = 1024 (the seed's grid as split-K / 1 at 1 token, stream-K from 4), and one with
+  // K = 2048 above 8 tokens (deep CTAs of 4 warps; split-K / 1).
+  CHECK(plan_m16_gemm(1, 16384, 1024, 132, pdl).entry == "w8a16_gemm_m16_splitk");
+  CHECK(plan_m16_gemm(1, 16384, 1024, 132, pdl).split == 1);
+  CHECK(plan_m16_gemm(6, 16384, 1024, 132, pdl).entry == "w8a16_gemm_m16_streamk");
+  CHECK(plan_m16_gemm(9, 8192, 2048, 132, pdl).entry == "w8a16_gemm_m16_splitk");
+  CHECK(plan_m16_gemm(9, 8192, 2048, 132, pdl).split == 1);
   CHECK(plan_m16_gemm(1, 1536, 7168, 132, pdl).entry == "w8a16_gemm_m16_skinny");
   CHECK(plan_m16_gemm(1, 1536, 7168, 132, M16LaunchOptions{}).entry ==
         plan_m16_gemm(1, 1536, 7168, 132).entry);
