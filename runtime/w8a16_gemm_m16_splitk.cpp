@@ -132,13 +132,19 @@ bool skinny_suits(std::uint32_t m, std::uint32_t n, std::uint32_t k, bool pdl) {
 // q_a and kv_a 1.02-1.77x. With PDL it led where its CTAs of 8 or 16 warps all fit at once
 // (Llama-3-8B o and down at every m, qkv up to 8 tokens: 0.76-0.92x) and lost on 4 warps
 // (Llama-3-8B qkv above 8 tokens 1.02-1.04x, Qwen3-32B qkv up to 8 tokens 1.07-1.12x,
-// q_b 1.01-1.17x).
+// q_b 1.01-1.17x). A grid that fills less than half of the device's CTA slots streams too
+// little: on 2048 x 8192 (128 CTAs of 16 warps) it took 1.08-1.09x the skinny entry's time
+// up to 8 tokens, and led above (0.85-0.91x, 128 of 132 slots).
 bool deep_suits(std::uint32_t m, std::uint32_t n, std::uint32_t k, std::uint32_t sms,
                 bool pdl) {
   const std::uint64_t bytes = std::uint64_t{n} * k;
   constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
   if (k < 1536 || bytes < 16 * kMiB || bytes >= 64 * kMiB) return false;
-  return !pdl || w8a16_gemm_m16_skinny_deep_warps(m, n, sms) >= 8;
+  const std::uint32_t warps = w8a16_gemm_m16_skinny_deep_warps(m, n, sms);
+  const std::uint64_t slots =
+      std::uint64_t{sms} * w8a16_gemm_m16_skinny_deep_ctas_per_sm(m, warps);
+  if (2 * std::uint64_t{div_ceil(n, 16)} < slots) return false;
+  return !pdl || warps >= 8;
 }
 
 }  // namespace

@@ -618,9 +618,12 @@ TEST_CASE("plan_m16_gemm: the skinny entry on small layers") {
     CHECK(skinny(m, 24576, 1024) == (m <= 8));
     CHECK_FALSE(skinny(m, 24576, 1024, true));
     // From 16 MiB with K >= 1536 the deep entry takes over (its own case); with PDL where it
-    // declines (CTAs of 4 warps), not this entry either.
-    for (const auto& [n, k] : {std::pair{4096u, 4096u}, {2048u, 8192u}, {8192u, 2048u},
-                              {6144u, 4096u}, {12288u, 2048u}, {4096u, 14336u}, {10240u, 5120u},
+    // declines (CTAs of 4 warps), not this entry either; but where the deep entry's CTAs
+    // would fill under half the slots (2048 x 8192 up to 8 tokens), this one, with or
+    // without PDL.
+    CHECK(skinny(m, 2048, 8192) == (m <= 8));
+    CHECK(skinny(m, 2048, 8192, true) == (m <= 8));
+    for (const auto& [n, k] : {std::pair{4096u, 4096u}, {8192u, 2048u}, {6144u, 4096u}, {12288u, 2048u}, {4096u, 14336u}, {10240u, 5120u},
                               {24576u, 1536u}}) {
       CHECK_FALSE(skinny(m, n, k));
       CHECK_FALSE(skinny(m, n, k, true));
@@ -680,6 +683,14 @@ TEST_CASE("plan_m16_gemm: the deep skinny entry on 16-64 MiB layers, one chunk o
         CHECK(w8a16_gemm_m16_skinny_workspace_bytes(w.n, w.k, p.warps, p.warp_blocks) == 0);
       }
     }
+  }
+  // Not where its CTAs fill under half of the device's slots: 2048 x 8192 up to 8 tokens
+  // (128 CTAs of 16 warps, 264 slots); above, 128 of 132.
+  for (std::uint32_t m = 1; m <= 16; ++m) {
+    CAPTURE(m);
+    const M16Plan p = plan_m16_gemm(m, 2048, 8192, 132);
+    CHECK((p.entry == "w8a16_gemm_m16_skinny_deep") == (m > 8));
+    if (m <= 8) CHECK(p.entry == "w8a16_gemm_m16_skinny");
   }
   // Not under 16 MiB, from 64 MiB, or with K under 1536.
   for (const std::uint32_t m : {1u, 8u, 16u}) {
