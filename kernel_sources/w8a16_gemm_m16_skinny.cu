@@ -213,9 +213,9 @@ __device__ __forceinline__ void stream_at_once(float (&acc)[kTokenGroups][4], u3
 // The deep form: a warp takes its B blocks one after another, with kDeepBuffers of them in
 // flight (the weights of block j + kDeepBuffers requested as soon as block j's MMAs have
 // read its registers). One CTA per 16 rows covering all of K leaves no partial to hand
-// through L2, for layers of tens of MiB. Measured on an H200 (docs/performance.md): two
-// buffers took 1.02-1.19x the time of one (84 against 62 registers, so fewer warps per
-// SM), hence 1.
+// through L2, for layers of tens of MiB. Measured on an H200 (docs/performance.md, item
+// 58): one buffer took 0.73-1.05x the time of two (62 against 84 registers, so more warps
+// per SM), hence 1.
 #ifndef SKINNY_DEEP_BUFFERS
 #define SKINNY_DEEP_BUFFERS 1
 #endif

@@ -127,8 +127,8 @@ for s in "${steps[@]}"; do
           echo \"--- defines: \$set\"
           $BUILD/tools/metrale bench --no-host-cost --no-baselines \${AB_ARGS:---shape 28672x4096 --shape 7168x18432 --shape 51200x5120 --m 1,16 --entry w8a16_gemm_m16_streamk.c1,w8a16_gemm_m16_streamk,w8a16_gemm_m16_streamk.c1.s8} \"\${defines[@]}\" 2>&1 | grep -E '^[A-Z].*: N=|^ +[0-9]+ +w8a16|WRONG|ERROR'
         done" ;;
-    probe)  # the skinny entry's forms beside the other entries on the small and medium
-            # layers, with the baselines (PROBE_ARGS: other shapes, m or entries)
+    probe)  # entries side by side on the small and medium layers, with the baselines
+            # (PROBE_ARGS: other shapes, m or entries)
       step probe "$BUILD/tools/metrale" bench --no-host-cost --json "$OUT/probe.json" ${PROBE_ARGS:---shape 576x7168 --shape 1536x7168 --shape 4096x4096 --shape 6144x4096 --shape 10240x5120 --m 1,8,16 --entry w8a16_gemm_m16,w8a16_gemm_m16_splitk/2,w8a16_gemm_m16_splitk/4,w8a16_gemm_m16_splitk/8,w8a16_gemm_m16_streamk.c1,w8a16_gemm_m16_skinny/8,w8a16_gemm_m16_skinny/4,w8a16_gemm_m16_skinny2/8,w8a16_gemm_m16_skinny/8+pdl} ;;
     hostcost)  # the launcher's host cost alone, on a free core and pinned to one
       step hostcost bash -c "for pin in '' 'taskset -c 3'; do echo \"--- \${pin:-not pinned}\"

@@ -4,6 +4,8 @@
 // that take a C-owned workspace leave it zero.
 #include <doctest/doctest.h>
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -60,8 +62,8 @@ void compare(const CService& c, Problem& p, const std::function<void()>& c_call,
   gpu().backend.synchronize();
   CHECK(p.download_out() == from_c);
   const OutputCheck r = check_output(p, from_c, p.download_ref());
-  MESSAGE(what << ": " << r.budget.checked << " outputs, " << r.budget.failures
-               << " outside budget, " << r.written_outside << " written outside [m, n]");
+  MESSAGE(fmt::format("{}: {} outputs, {} outside budget, {} written outside [m, n]", what,
+                      r.budget.checked, r.budget.failures, r.written_outside));
   CHECK(r.budget.checked == std::uint64_t{p.m} * p.n);
   CHECK(r.budget.failures == 0);
   CHECK(r.written_outside == 0);
