@@ -33,7 +33,9 @@
 // TOKEN_GROUPS=1 for m <= 8 and 2 for m in 9..16, as w8a16_gemm_m16.cu. Tuning defines
 // (for `metrale bench --define`; docs/performance.md has what they measured):
 // SKINNY_MMA_CHAINS, SKINNY_MIN_CTAS (the one-block kernel's launch-bounds minimum, which
-// caps its registers) and SKINNY_CHUNKS_IN_FLIGHT (the words chunk 0 polls together).
+// caps its registers), SKINNY_CHUNKS_IN_FLIGHT (the words chunk 0 polls together),
+// SKINNY_DEEP_BUFFERS and SKINNY_DEEP_MIN_CTAS (the deep kernel's blocks in flight per warp
+// and launch-bounds minimum).
 #include "metrale_device.cuh"
 
 namespace {
@@ -60,6 +62,10 @@ constexpr u32 kMaxChunksInFlight = SKINNY_CHUNKS_IN_FLIGHT;
 constexpr u32 kMmaChains = SKINNY_MMA_CHAINS;
 #ifndef SKINNY_MIN_CTAS
 #define SKINNY_MIN_CTAS 1
+#endif
+// The deep kernel's launch-bounds minimum (2 caps its registers at 64).
+#ifndef SKINNY_DEEP_MIN_CTAS
+#define SKINNY_DEEP_MIN_CTAS 1
 #endif
 
 #if TOKEN_GROUPS == 1 || TOKEN_GROUPS == 2
@@ -333,4 +339,4 @@ __device__ __forceinline__ void gemm_skinny(const Operands& op, u64* partials) {
 
 SKINNY_KERNEL(w8a16_gemm_m16_skinny, 1, SKINNY_MIN_CTAS)
 SKINNY_KERNEL(w8a16_gemm_m16_skinny2, 2, 1)
-SKINNY_KERNEL(w8a16_gemm_m16_skinny_deep, 0, 1)
+SKINNY_KERNEL(w8a16_gemm_m16_skinny_deep, 0, SKINNY_DEEP_MIN_CTAS)

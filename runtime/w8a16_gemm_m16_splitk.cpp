@@ -124,17 +124,20 @@ bool skinny_suits(std::uint32_t m, std::uint32_t n, std::uint32_t k, bool pdl) {
 }
 
 // Measured on an H200 over m = 1, 2, 4, 8, 9, 12 and 16 against every other entry, with
-// and without PDL, on the 13 layers of the benchmark (docs/performance.md): the deep
-// kernel on one chunk of K, on the warps w8a16_gemm_m16_skinny_deep_warps gives, took
-// 0.77-0.96x the best other entry's time on Llama-3-8B qkv, o and down and Qwen3-32B qkv at
-// every m, and 0.92-0.99x on DeepSeek-V3 q_b (K = 1536) up to 12 tokens (1.006x at 16);
-// on the layers of 64 MiB and more 0.97-1.01x up to 8 tokens and 1.04-1.29x above, and on
-// q_a and kv_a 1.02-1.77x. With PDL it led where its CTAs of 8 or 16 warps all fit at once
-// (Llama-3-8B o and down at every m, qkv up to 8 tokens: 0.76-0.92x) and lost on 4 warps
-// (Llama-3-8B qkv above 8 tokens 1.02-1.04x, Qwen3-32B qkv up to 8 tokens 1.07-1.12x,
-// q_b 1.01-1.17x). A grid that fills less than half of the device's CTA slots streams too
-// little: on 2048 x 8192 (128 CTAs of 16 warps) it took 1.08-1.09x the skinny entry's time
-// up to 8 tokens, and led above (0.85-0.91x, 128 of 132 slots).
+// and without PDL, on the 13 layers of the benchmark and four more (docs/performance.md,
+// item 58): the deep kernel on one chunk of K, on the warps w8a16_gemm_m16_skinny_deep_warps
+// gives, took 0.77-0.96x the best other entry's time on Llama-3-8B qkv, o and down and
+// Qwen3-32B qkv at every m, and 0.92-0.99x on DeepSeek-V3 q_b (K = 1536) up to 12 tokens
+// (1.006x at 16); on the layers of 64 MiB and more 0.97-1.01x up to 8 tokens and 1.04-1.29x
+// above, and on q_a and kv_a 1.02-1.77x. A grid that fills less than half of the device's
+// CTA slots streams too little: on 2048 x 8192 (128 CTAs of 16 warps, 264 slots) it took
+// 1.08-1.09x the skinny entry's time up to 8 tokens, and led above (128 of 132 slots).
+// With PDL, where the next launch's CTAs start in the slots this one leaves, it led where
+// its CTAs all fit at once and fill at least two thirds of the slots (Llama-3-8B o, down,
+// qkv up to 8 tokens, Qwen3-32B qkv above 8, 8192 x 2048 above 8, 12288 x 2048 and
+// 14336 x 4096 up to 8: 73-97 % of the slots, 0.76-0.95x) and lost elsewhere (Llama-3-8B
+// qkv above 8 tokens and Qwen3-32B qkv up to 8: 58 and 61 %, 1.02-1.12x; q_b and the others
+// that do not fit at once: 1.01-1.17x).
 bool deep_suits(std::uint32_t m, std::uint32_t n, std::uint32_t k, std::uint32_t sms,
                 bool pdl) {
   const std::uint64_t bytes = std::uint64_t{n} * k;
@@ -143,8 +146,9 @@ bool deep_suits(std::uint32_t m, std::uint32_t n, std::uint32_t k, std::uint32_t
   const std::uint32_t warps = w8a16_gemm_m16_skinny_deep_warps(m, n, sms);
   const std::uint64_t slots =
       std::uint64_t{sms} * w8a16_gemm_m16_skinny_deep_ctas_per_sm(m, warps);
-  if (2 * std::uint64_t{div_ceil(n, 16)} < slots) return false;
-  return !pdl || warps >= 8;
+  const std::uint64_t ctas = div_ceil(n, 16);
+  if (!pdl) return 2 * ctas >= slots;
+  return ctas <= slots && 3 * ctas >= 2 * slots;
 }
 
 }  // namespace

@@ -42,7 +42,8 @@ void w8a16_gemm_m16_splitk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr
 // that ask for the automatic choice, e.g. attention projections; the dense FFN keeps
 // METRALE_FFN_M16_TC_NTILE): the deep skinny entry on one chunk of K
 // (w8a16_gemm_m16_skinny_deep, on w8a16_gemm_m16_skinny_deep_warps) on layers of 16-64 MiB
-// with K of at least 1536; else the skinny entry (w8a16_gemm_m16_skinny.hpp, 8 warps per
+// with K of at least 1536 where its CTAs fill at least half of the device's CTA slots;
+// else the skinny entry (w8a16_gemm_m16_skinny.hpp, 8 warps per
 // CTA, the caller's workspace) on layers under 16 MiB, on 16 MiB ones, up to 8 tokens on
 // those up to 24 MiB and at one token on those of 32-64 MiB with K of at least 4096, all
 // with K of at least 1024; else stream-K
@@ -71,7 +72,8 @@ struct M16Plan {
 //
 // With `launch.programmatic_dependent` the plan is for callers that launch with
 // programmatic dependent launch (their preceding kernel PDL-aware): the deep skinny entry
-// as above where its CTAs have 8 or 16 warps; else the skinny entry on
+// as above where its CTAs all fit on the device at once and fill at least two thirds of
+// its CTA slots; else the skinny entry on
 // layers under 16 MiB and on 16 MiB ones with K of at least 4096; from 16 MiB at 4 to 8
 // tokens stream-K on one CTA per SM replaces the tiled entries; otherwise the seed's
 // contiguous entries, which take no launch options, give way to w8a16_gemm_m16_splitk

@@ -555,15 +555,20 @@ TEST_CASE("plan_m16_gemm: stream-K, streaming, 64-wide or split tiles where each
   CHECK(streamk_plan_stages(1, 132, 132) == 0u);
   CHECK(streamk_plan_stages(1, 264, 0) == 0u);
   CHECK(plan_m16_gemm(1, 51200, 5120, 114).ctas == 228);
-  // Where the deep skinny entry declines (K under 1536; with PDL, CTAs of 4 warps): one
-  // CTA per SM from 32 MiB at 2 tokens and more (Qwen3-32B qkv and DeepSeek-V3 q_b with
-  // PDL, 32768 x 1024) and from 20 MiB at 5 (25600 x 1024; Llama-3-8B qkv with PDL above 8
-  // tokens); else the tiled entries below.
+  // Where the deep skinny entry declines (K under 1536; with PDL, CTAs that do not fill
+  // two thirds of the slots or do not fit at once): one CTA per SM from 32 MiB at 2 tokens
+  // and more (DeepSeek-V3 q_b with PDL, 32768 x 1024; Qwen3-32B qkv with PDL up to 8 tokens)
+  // and from 20 MiB at 5 (25600 x 1024; Llama-3-8B qkv with PDL above 8 tokens); else the
+  // tiled entries below.
   const M16LaunchOptions pdl{true};
+  for (const std::uint32_t m : {5u, 8u}) {
+    const M16Plan p = plan_m16_gemm(m, 10240, 5120, 132, pdl);
+    CHECK(p.entry == "w8a16_gemm_m16_streamk");
+    CHECK(p.ctas == 132u);
+  }
   for (const std::uint32_t m : {5u, 8u, 9u, 16u}) {
     CAPTURE(m);
-    for (const M16Plan& p : {plan_m16_gemm(m, 10240, 5120, 132, pdl),
-                             plan_m16_gemm(m, 24576, 1536, 132, pdl),
+    for (const M16Plan& p : {plan_m16_gemm(m, 24576, 1536, 132, pdl),
                              plan_m16_gemm(m, 32768, 1024, 132),
                              plan_m16_gemm(m, 25600, 1024, 132)}) {
       CHECK(p.entry == "w8a16_gemm_m16_streamk");
@@ -586,10 +591,10 @@ TEST_CASE("plan_m16_gemm: stream-K, streaming, 64-wide or split tiles where each
   CHECK(plan_m16_gemm(9, 17408, 1024, 132).entry == "w8a16_gemm_m16_n64");
   CHECK(plan_m16_gemm(9, 12288, 2048, 132, pdl).entry == "w8a16_gemm_m16_streamk");
   // The streaming entry where a split gives 1.5 to 2 of its 128-row CTAs per SM with 8 K
-  // blocks each: 104 tiles split 2 at K = 2048 (with PDL, on 4-warp deep CTAs); 208
-  // unsplit at K = 1024; 96 tiles split 2 are too few.
-  CHECK(plan_m16_gemm(1, 13312, 2048, 132, pdl).entry == "w8a16_gemm_m16_stream");
-  CHECK(plan_m16_gemm(1, 13312, 2048, 132, pdl).split == 2);
+  // blocks each: 198 tiles unsplit at K = 2048 (with PDL, 1584 deep CTAs do not fit at
+  // once); 208 unsplit at K = 1024; 96 tiles split 2 are too few.
+  CHECK(plan_m16_gemm(1, 25344, 2048, 132, pdl).entry == "w8a16_gemm_m16_stream");
+  CHECK(plan_m16_gemm(1, 25344, 2048, 132, pdl).split == 1);
   CHECK(plan(26624, 1024).entry == "w8a16_gemm_m16_stream");
   CHECK(plan(26624, 1024).split == 1);
   CHECK(plan_m16_gemm(1, 12288, 2048, 132, pdl).entry != "w8a16_gemm_m16_stream");
@@ -658,12 +663,15 @@ TEST_CASE("plan_m16_gemm: the deep skinny entry on 16-64 MiB layers, one chunk o
 
   struct Want {
     std::uint32_t n, k, warps_m8, warps_m16;
-    bool pdl_m8, pdl_m16;  // the PDL plan keeps the deep entry
+    // The PDL plan keeps the deep entry: its CTAs fit at once and fill two thirds of the
+    // slots (o, down: 256 of 264; qkv 384 of 528, not of 660; Qwen3-32B qkv 640 of 660,
+    // not of 1056; q_b never fits; 8192 x 2048 512 of 528 and of 660).
+    bool pdl_m8, pdl_m16;
   };
   // Llama-3-8B o, qkv and down, Qwen3-32B qkv, DeepSeek-V3 q_b, and 16 MiB at K = 2048.
   for (const Want& w : {Want{4096, 4096, 16, 8, true, true}, Want{6144, 4096, 8, 4, true, false},
-                        Want{4096, 14336, 16, 8, true, true}, Want{10240, 5120, 4, 4, false, false},
-                        Want{24576, 1536, 4, 4, false, false}, Want{8192, 2048, 8, 4, true, false}}) {
+                        Want{4096, 14336, 16, 8, true, true}, Want{10240, 5120, 4, 4, false, true},
+                        Want{24576, 1536, 4, 4, false, false}, Want{8192, 2048, 8, 4, true, true}}) {
     for (std::uint32_t m = 1; m <= 16; ++m) {
       CAPTURE(w.n);
       CAPTURE(m);
@@ -747,13 +755,13 @@ TEST_CASE("plan_m16_gemm with PDL: split-K for the seed's entries, stream-K on i
   CHECK(plan_m16_gemm(1, 7168, 16384, 114, pdl).ctas == 228u);
   CHECK(plan_m16_gemm(1, 4096, 14336, 132, pdl).entry == "w8a16_gemm_m16_skinny_deep");
   // Where the plain plan is a skinny entry and the PDL plan is not: a 16 MiB layer with
-  // K = 1024 (the seed's grid as split-K / 1 at 1 token, stream-K from 4), and one with
-  // K = 2048 above 8 tokens (deep CTAs of 4 warps; split-K / 1).
+  // K = 1024 (the seed's grid as split-K / 1 at 1 token, stream-K from 4), and 12288 x 2048
+  // above 8 tokens (768 deep CTAs of 4 warps, 660 slots; stream-K from 20 MiB).
   CHECK(plan_m16_gemm(1, 16384, 1024, 132, pdl).entry == "w8a16_gemm_m16_splitk");
   CHECK(plan_m16_gemm(1, 16384, 1024, 132, pdl).split == 1);
   CHECK(plan_m16_gemm(6, 16384, 1024, 132, pdl).entry == "w8a16_gemm_m16_streamk");
-  CHECK(plan_m16_gemm(9, 8192, 2048, 132, pdl).entry == "w8a16_gemm_m16_splitk");
-  CHECK(plan_m16_gemm(9, 8192, 2048, 132, pdl).split == 1);
+  CHECK(plan_m16_gemm(9, 12288, 2048, 132).entry == "w8a16_gemm_m16_skinny_deep");
+  CHECK(plan_m16_gemm(9, 12288, 2048, 132, pdl).entry == "w8a16_gemm_m16_streamk");
   CHECK(plan_m16_gemm(1, 1536, 7168, 132, pdl).entry == "w8a16_gemm_m16_skinny");
   CHECK(plan_m16_gemm(1, 1536, 7168, 132, M16LaunchOptions{}).entry ==
         plan_m16_gemm(1, 1536, 7168, 132).entry);
