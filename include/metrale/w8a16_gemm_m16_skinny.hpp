@@ -41,8 +41,8 @@ std::uint32_t w8a16_gemm_m16_skinny_deep_ctas_per_sm(std::uint32_t m, std::uint3
 
 // The warps per CTA the plan gives the deep kernel on one chunk of K (one CTA per 16 rows)
 // for m tokens and n rows on `sm_count` SMs: the most of 16, 8 and 4 whose CTAs all fit on
-// the device at once, else 4 (measured on an H200, docs/performance.md: the best of the
-// three on every 16-64 MiB layer of the benchmark at m = 1..16).
+// the device at once, else 4 (measured on an H200, docs/performance.md item 58: the best
+// of the three on every 16-64 MiB layer of the benchmark at m = 1, 2, 4, 8, 9, 12, 16).
 std::uint32_t w8a16_gemm_m16_skinny_deep_warps(std::uint32_t m, std::uint32_t n,
                                                std::uint32_t sm_count);
 
