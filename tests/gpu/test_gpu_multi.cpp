@@ -1,5 +1,6 @@
 // Several GPUs in one process: a backend and module cache per device, threads bound to
-// different GPUs launching at once, results bit-identical to the same launches on one
+// different GPUs launching at once (the seed's entries, split-K and the deep skinny
+// entry), results bit-identical to the same launches on one
 // GPU, and handles refused in a context they do not belong to. Skipped (and counted as
 // skipped) on machines with fewer than two GPUs.
 #include <doctest/doctest.h>
@@ -17,6 +18,7 @@
 #include "metrale/module_cache.hpp"
 #include "metrale/oracle.hpp"
 #include "metrale/w8a16_gemm_m16.hpp"
+#include "metrale/w8a16_gemm_m16_skinny.hpp"
 #include "metrale/w8a16_gemm_m16_splitk.hpp"
 #include "metrale/w8a16_gemv_batch16.hpp"
 
@@ -42,6 +44,10 @@ struct Shape {
   std::uint32_t m, n, k;
 };
 
+// Per shape: the tensor-core entries, then the scalar reference, in this order.
+constexpr std::size_t kTensorCoreEntries = 4;
+constexpr std::size_t kRunsPerShape = kTensorCoreEntries + 1;
+
 // Runs every tensor-core entry and the reference on `dev` for each shape, with operands
 // generated from the shape's seed, and returns all outputs in order.
 std::vector<std::vector<std::uint16_t>> run_all(Device& dev, const std::vector<Shape>& shapes) {
@@ -57,7 +63,7 @@ std::vector<std::vector<std::uint16_t>> run_all(Device& dev, const std::vector<S
     fill_random_fp8(dev.cache, w.get(), s.n * s.k, seed + 1, 0x7E);
     fill_random_f32(dev.cache, sc.get(), static_cast<std::uint32_t>(sc.size() / 4), seed + 2,
                     1.0f / 1024, 1.0f / 64);
-    for (int entry = 0; entry < 4; ++entry) {
+    for (std::size_t entry = 0; entry < kRunsPerShape; ++entry) {
       fill_u16(dev.cache, out.get(), 16 * s.n, 0xFFFF);
       switch (entry) {
         case 0:
@@ -73,6 +79,16 @@ std::vector<std::vector<std::uint16_t>> run_all(Device& dev, const std::vector<S
                                 x.get(), w.get(), sc.get(), out.get(), s.m, s.n, s.k, s.k, s.n,
                                 4, 0);
           break;
+        case 3: {
+          // The deep skinny entry on one chunk of K, on the warps the plan gives this GPU.
+          const std::uint32_t warps =
+              w8a16_gemm_m16_skinny_deep_warps(
+              s.m, s.n, static_cast<std::uint32_t>(dev.backend.info().sm_count));
+          w8a16_gemm_m16_skinny_deep(dev.backend, dev.cache.kernel("w8a16_gemm_m16_skinny_deep"),
+                                     x.get(), w.get(), sc.get(), out.get(), s.m, s.n, s.k, s.k,
+                                     s.n, {}, warps, (s.k / 128 + warps - 1) / warps, 0);
+          break;
+        }
         default:
           w8a16_gemv_batch16(dev.backend, dev.cache.kernel("w8a16_gemv_batch16"), x.get(),
                              w.get(), sc.get(), out.get(), s.m, s.n, s.k, 0);
@@ -123,12 +139,13 @@ TEST_CASE("gpu: two GPUs at once give the single-GPU results" *
     CHECK(results[1][i] == alone[i]);
     compared += alone[i].size();
   }
-  // And the tensor-core outputs hold the budget against the reference (every 4th run).
+  // And the tensor-core outputs hold the budget against the reference (the last run of
+  // each shape).
   BudgetReport budget;
   for (std::size_t s = 0; s < shapes.size(); ++s) {
-    const auto& ref = alone[4 * s + 3];
-    for (std::size_t e = 0; e < 3; ++e) {
-      const auto& got = results[1][4 * s + e];
+    const auto& ref = alone[kRunsPerShape * s + kTensorCoreEntries];
+    for (std::size_t e = 0; e < kTensorCoreEntries; ++e) {
+      const auto& got = results[1][kRunsPerShape * s + e];
       for (std::uint32_t i = 0; i < shapes[s].m; ++i) {
         check_row_budget(budget, got.data() + std::size_t{i} * shapes[s].n,
                          ref.data() + std::size_t{i} * shapes[s].n, shapes[s].n, shapes[s].k, i);
