@@ -1,8 +1,8 @@
 // Several GPUs in one process: a backend and module cache per device, threads bound to
 // different GPUs launching at once (the seed's entries, split-K and the deep skinny
-// entry), results bit-identical to the same launches on one
-// GPU, and handles refused in a context they do not belong to. Skipped (and counted as
-// skipped) on machines with fewer than two GPUs.
+// entry), results bit-identical to the same launches on one GPU, and handles refused in a
+// context they do not belong to. Skipped (and counted as skipped) on machines with fewer
+// than two GPUs.
 #include <doctest/doctest.h>
 
 #include <fmt/format.h>
