@@ -247,7 +247,17 @@ __device__ __forceinline__ void stream_deep(float (&acc)[kTokenGroups][4], u32 (
       const u32 j = j0 + s;
       if (j < count) {
         const u32 b = first + j * stride;
+#if defined(METRALE_DIAG_X_FIRST_BLOCK_ONLY)
+        // Diagnostic (wrong results): the first block's activations serve every block.
+        if (j == 0) load_activations(buf[s], op, b, g, t);
+        else buf[s].x[0][0][0].x ^= j;  // keeps the block's MMAs from being merged away
+#elif defined(METRALE_DIAG_X_BLOCK_ZERO)
+        // Diagnostic (wrong results): every warp reads block 0's activations, which stay
+        // in L1: the activations' latency without their L2 traffic.
+        load_activations(buf[s], op, 0, g, t);
+#else
         load_activations(buf[s], op, b, g, t);
+#endif
         block_mma(acc, nan_bits, buf[s]);
         if (j + kDeepBuffers < count) {
           load_weights(buf[s], op, row0, b + kDeepBuffers * stride, policy, g, t);
