@@ -63,7 +63,12 @@ constexpr u32 kMmaChains = SKINNY_MMA_CHAINS;
 #ifndef SKINNY_MIN_CTAS
 #define SKINNY_MIN_CTAS 1
 #endif
-// The deep kernel's launch-bounds minimum (2 caps its registers at 64).
+// The deep kernel's launch bounds: at most SKINNY_DEEP_MAX_THREADS threads per CTA, at
+// least SKINNY_DEEP_MIN_CTAS CTAs per SM (512 and 2 cap its registers at 64; 256 and 3 at
+// 80, for CTAs of up to 8 warps).
+#ifndef SKINNY_DEEP_MAX_THREADS
+#define SKINNY_DEEP_MAX_THREADS 512
+#endif
 #ifndef SKINNY_DEEP_MIN_CTAS
 #define SKINNY_DEEP_MIN_CTAS 1
 #endif
@@ -335,8 +340,8 @@ __device__ __forceinline__ void gemm_skinny(const Operands& op, u64* partials) {
 
 // One kernel per blocks-per-warp form: the registers of a second block would halve the
 // CTAs an SM holds for the one-block form.
-#define SKINNY_KERNEL(name, warp_blocks, min_ctas)                                              \
-  extern "C" __global__ void __launch_bounds__(512, min_ctas)                                   \
+#define SKINNY_KERNEL(name, warp_blocks, max_threads, min_ctas)                                 \
+  extern "C" __global__ void __launch_bounds__(max_threads, min_ctas)                           \
   name(const u16* __restrict__ input, const u8* __restrict__ weight,                            \
        const float* __restrict__ block_scale, u16* __restrict__ output, u32 m, u32 n, u32 k,    \
        u32 a_row_stride, u32 c_row_stride, u64* __restrict__ partials) {                        \
@@ -347,6 +352,6 @@ __device__ __forceinline__ void gemm_skinny(const Operands& op, u64* partials) {
         partials);                                                                              \
   }
 
-SKINNY_KERNEL(w8a16_gemm_m16_skinny, 1, SKINNY_MIN_CTAS)
-SKINNY_KERNEL(w8a16_gemm_m16_skinny2, 2, 1)
-SKINNY_KERNEL(w8a16_gemm_m16_skinny_deep, 0, SKINNY_DEEP_MIN_CTAS)
+SKINNY_KERNEL(w8a16_gemm_m16_skinny, 1, 512, SKINNY_MIN_CTAS)
+SKINNY_KERNEL(w8a16_gemm_m16_skinny2, 2, 512, 1)
+SKINNY_KERNEL(w8a16_gemm_m16_skinny_deep, 0, SKINNY_DEEP_MAX_THREADS, SKINNY_DEEP_MIN_CTAS)
