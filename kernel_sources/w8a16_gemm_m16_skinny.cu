@@ -10,8 +10,11 @@
 // x 128 K and requests them all at once straight into registers (16-byte loads,
 // evict-first, K permuted inside every 64-wide chunk as in w8a16_gemm_m16.cu), and the
 // many warps of every SM overlap one another's decode and MMAs. A CTA of W warps owns 16
-// rows and a chunk of W x B K blocks (B = 1 or 2) (warp w takes blocks w, w + W, ... of the
-// chunk); the warps' partials are added in warp order through shared memory.
+// rows and a chunk of W x B K blocks (warp w takes blocks w, w + W, ... of the chunk); the
+// warps' partials are added in warp order through shared memory. The third kernel,
+// w8a16_gemm_m16_skinny_deep, takes a warp's B blocks one after another instead, B from
+// the grid: on one chunk of K (one CTA per 16 rows, no partial through L2) it serves
+// layers of tens of MiB.
 //
 // The chunks of a row group meet in chunk order (deterministic, no atomics): chunks 1..
 // write their partial, one 64-bit word per output with a flag beside the FP32 bits
@@ -28,14 +31,15 @@
 //
 // Grid: (chunks, ceil(N/16), 1)  Block: (32 W, 1, 1), W in 1..16; dynamic shared memory
 // W x 8 TOKEN_GROUPS x 17 floats. chunks = ceil(K / (128 W B)), with B = 1
-// (w8a16_gemm_m16_skinny) or 2 (w8a16_gemm_m16_skinny2) blocks per warp. m in 1..16, K a
+// (w8a16_gemm_m16_skinny), 2 (w8a16_gemm_m16_skinny2) or the caller's
+// (w8a16_gemm_m16_skinny_deep) blocks per warp. m in 1..16, K a
 // multiple of 128. Workspace: ceil(N/16) x (chunks - 1) slots of 256 words. Built twice,
 // TOKEN_GROUPS=1 for m <= 8 and 2 for m in 9..16, as w8a16_gemm_m16.cu. Tuning defines
 // (for `metrale bench --define`; docs/performance.md has what they measured):
 // SKINNY_MMA_CHAINS, SKINNY_MIN_CTAS (the one-block kernel's launch-bounds minimum, which
 // caps its registers), SKINNY_CHUNKS_IN_FLIGHT (the words chunk 0 polls together),
-// SKINNY_DEEP_BUFFERS and SKINNY_DEEP_MIN_CTAS (the deep kernel's blocks in flight per warp
-// and launch-bounds minimum).
+// SKINNY_DEEP_BUFFERS, SKINNY_DEEP_MAX_THREADS and SKINNY_DEEP_MIN_CTAS (the deep kernel's
+// blocks in flight per warp and launch bounds).
 #include "metrale_device.cuh"
 
 namespace {
