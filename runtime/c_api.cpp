@@ -277,7 +277,7 @@ metrale_status metrale_w8a16_gemm_m16_skinny_deep(metrale_service* service, uint
         metrale::w8a16_gemm_m16_skinny_deep(gpu, kernel, DevicePtr(input), DevicePtr(weight),
                                             DevicePtr(block_scale), DevicePtr(output), m, n, k,
                                             a_row_stride, c_row_stride, {}, warps,
-                                            std::max(1u, metrale::div_ceil(k / 128, warps)),
+                                            metrale::w8a16_gemm_m16_skinny_deep_one_chunk_blocks(k, warps),
                                             stream_handle(stream));
       });
 }

@@ -1,5 +1,6 @@
 #include "metrale/w8a16_gemm_m16_skinny.hpp"
 
+#include <algorithm>
 #include <string_view>
 
 #include "launch_guards.hpp"
@@ -58,6 +59,10 @@ std::uint32_t w8a16_gemm_m16_skinny_deep_warps(std::uint32_t m, std::uint32_t n,
   return 4;
 }
 
+std::uint32_t w8a16_gemm_m16_skinny_deep_one_chunk_blocks(std::uint32_t k, std::uint32_t warps) {
+  return warps == 0 ? 1 : std::max(1u, div_ceil(k / 128, warps));
+}
+
 std::uint32_t w8a16_gemm_m16_skinny_chunks(std::uint32_t k, std::uint32_t warps,
                                            std::uint32_t warp_blocks) {
   return warps * warp_blocks == 0 ? 0 : div_ceil(k / 128, warps * warp_blocks);
@@ -80,6 +85,10 @@ void launch_skinny(std::string_view fn, const GpuBackend& gpu, KernelHandle kern
   guards::check_strides(fn, n, k, a_row_stride, c_row_stride);
   ensure(warps >= 1 && warps <= W8A16_GEMM_M16_SKINNY_MAX_WARPS, "{}: warps={} outside 1..={}",
          fn, warps, W8A16_GEMM_M16_SKINNY_MAX_WARPS);
+  // 1 or 2 from the skinny handles; the deep kernel's from its caller.
+  ensure(warp_blocks >= 1 && warp_blocks <= W8A16_GEMM_M16_SKINNY_DEEP_MAX_WARP_BLOCKS,
+         "{}: warp_blocks={} outside 1..={}", fn, warp_blocks,
+         W8A16_GEMM_M16_SKINNY_DEEP_MAX_WARP_BLOCKS);
   ensure(div_ceil(n, 16) <= 65535, "{}: N={} needs {} row groups, over the grid's 65535", fn, n,
          div_ceil(n, 16));
   guards::check_operands(fn, input, weight, block_scale, output, n);
@@ -130,12 +139,8 @@ void w8a16_gemm_m16_skinny_deep(const GpuBackend& gpu, KernelHandle kernel, Devi
                                 std::uint32_t warp_blocks, StreamHandle stream,
                                 M16LaunchOptions options) {
   constexpr std::string_view fn = "w8a16_gemm_m16_skinny_deep";
-  guards::check_m_and_k(fn, m, k);
   ensure(name_of(kernel) == kDeep, "{}: the handle is of '{}', not of {}", fn, name_of(kernel),
          kDeep);
-  ensure(warp_blocks >= 1 && warp_blocks <= W8A16_GEMM_M16_SKINNY_DEEP_MAX_WARP_BLOCKS,
-         "{}: warp_blocks={} outside 1..={}", fn, warp_blocks,
-         W8A16_GEMM_M16_SKINNY_DEEP_MAX_WARP_BLOCKS);
   launch_skinny(fn, gpu, kernel, input, weight, block_scale, output, m, n, k, a_row_stride,
                 c_row_stride, workspace, warps, warp_blocks, stream, options);
 }

@@ -117,8 +117,9 @@ bool skinny_suits(std::uint32_t m, std::uint32_t n, std::uint32_t k, bool pdl) {
   constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
   if (k < 1024) return false;
   if (bytes < 16 * kMiB) return true;
-  // From 16 MiB, what the deep entry leaves (deep_suits comes first): K of 1024 up to 1536,
-  // and with PDL its CTAs of 4 warps.
+  // From 16 MiB, what the deep entry leaves (deep_warps_if_suited comes first): K of 1024
+  // up to 1536, CTAs that fill under half the slots, and with PDL those that do not fit at
+  // once or fill under two thirds.
   if (pdl) return bytes <= 16 * kMiB && k >= 4096;
   return bytes <= 16 * kMiB || (bytes <= 24 * kMiB && m <= 8);
 }
@@ -138,17 +139,18 @@ bool skinny_suits(std::uint32_t m, std::uint32_t n, std::uint32_t k, bool pdl) {
 // 14336 x 4096 up to 8: 73-97 % of the slots, 0.76-0.95x) and lost elsewhere (Llama-3-8B
 // qkv above 8 tokens and Qwen3-32B qkv up to 8: 58 and 61 %, 1.02-1.12x; q_b and the others
 // that do not fit at once: 1.01-1.17x).
-bool deep_suits(std::uint32_t m, std::uint32_t n, std::uint32_t k, std::uint32_t sms,
-                bool pdl) {
+// The deep kernel's warps per CTA where it suits the shape, else 0.
+std::uint32_t deep_warps_if_suited(std::uint32_t m, std::uint32_t n, std::uint32_t k,
+                                   std::uint32_t sms, bool pdl) {
   const std::uint64_t bytes = std::uint64_t{n} * k;
   constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
-  if (k < 1536 || bytes < 16 * kMiB || bytes >= 64 * kMiB) return false;
+  if (k < 1536 || bytes < 16 * kMiB || bytes >= 64 * kMiB) return 0;
   const std::uint32_t warps = w8a16_gemm_m16_skinny_deep_warps(m, n, sms);
   const std::uint64_t slots =
       std::uint64_t{sms} * w8a16_gemm_m16_skinny_deep_ctas_per_sm(m, warps);
   const std::uint64_t ctas = div_ceil(n, 16);
-  if (!pdl) return 2 * ctas >= slots;
-  return ctas <= slots && 3 * ctas >= 2 * slots;
+  const bool suits = pdl ? ctas <= slots && 3 * ctas >= 2 * slots : 2 * ctas >= slots;
+  return suits ? warps : 0;
 }
 
 }  // namespace
@@ -156,9 +158,11 @@ bool deep_suits(std::uint32_t m, std::uint32_t n, std::uint32_t k, std::uint32_t
 M16Plan plan_m16_gemm(std::uint32_t m, std::uint32_t n, std::uint32_t k,
                       std::uint32_t sm_count, M16LaunchOptions launch) {
   const std::uint32_t sms = sm_count == 0 ? 132 : sm_count;
-  if (deep_suits(m, n, k, sms, launch.programmatic_dependent)) {
-    const std::uint32_t warps = w8a16_gemm_m16_skinny_deep_warps(m, n, sms);
-    return {"w8a16_gemm_m16_skinny_deep", 1, 0, 0, warps, div_ceil(k / 128, warps)};
+  if (const std::uint32_t warps =
+          deep_warps_if_suited(m, n, k, sms, launch.programmatic_dependent);
+      warps != 0) {
+    return {"w8a16_gemm_m16_skinny_deep", 1, 0, 0, warps,
+            w8a16_gemm_m16_skinny_deep_one_chunk_blocks(k, warps)};
   }
   if (skinny_suits(m, n, k, launch.programmatic_dependent)) {
     return {"w8a16_gemm_m16_skinny", 1, 0, 0, W8A16_GEMM_M16_SKINNY_WARPS};

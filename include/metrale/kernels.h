@@ -185,10 +185,11 @@ metrale_status metrale_plan_m16_gemm(metrale_service* service, uint32_t m, uint3
 
 /* The whole plan for a shape on the service's device: *entry_out names the C function to
  * call ("metrale_w8a16_gemm_m16", "metrale_w8a16_gemm_m16_n64",
- * "metrale_w8a16_gemm_m16_splitk", "metrale_w8a16_gemm_m16_streamk" or
- * "metrale_w8a16_gemm_m16_skinny" or "metrale_w8a16_gemm_m16_skinny_deep"; a static string), *split_out its split (1 unless
- * split-K) and *ctas_out its CTAs (stream-K only, else 0). Where the C++ plan picks its streaming entry, which has no C function,
- * the plan names split-K with the same split. */
+ * "metrale_w8a16_gemm_m16_splitk", "metrale_w8a16_gemm_m16_streamk",
+ * "metrale_w8a16_gemm_m16_skinny" or "metrale_w8a16_gemm_m16_skinny_deep"; a static
+ * string), *split_out its split (1 unless split-K) and *ctas_out its CTAs (stream-K only,
+ * else 0). Where the C++ plan picks its streaming entry, which has no C function, the plan
+ * names split-K with the same split. */
 metrale_status metrale_plan_m16_gemm_entry(metrale_service* service, uint32_t m, uint32_t n,
                                            uint32_t k, const char** entry_out,
                                            uint32_t* split_out, uint32_t* ctas_out) METRALE_NOEXCEPT;

@@ -9,8 +9,9 @@
 // "w8a16_gemm_m16_skinny2" (two), both requested at once, and "w8a16_gemm_m16_skinny_deep"
 // (B blocks per warp, the caller's, taken one after another with the next ones in flight:
 // for layers of tens of MiB). w8a16_gemm_m16_skinny takes either of the first two handles
-// and the chunking follows from it; w8a16_gemm_m16_skinny_deep the third. Grid: (chunks, ceil(N/16), 1)  Block: (32 x warps, 1, 1). Same
-// operands and guards as w8a16_gemm_m16_strided, plus the workspace and 1 <= warps <= 16.
+// and the chunking follows from it; w8a16_gemm_m16_skinny_deep the third. Grid: (chunks,
+// ceil(N/16), 1)  Block: (32 x warps, 1, 1). Same operands and guards as
+// w8a16_gemm_m16_strided, plus the workspace and 1 <= warps <= 16.
 #pragma once
 
 #include <cstdint>
@@ -45,6 +46,10 @@ std::uint32_t w8a16_gemm_m16_skinny_deep_ctas_per_sm(std::uint32_t m, std::uint3
 // of the three on every 16-64 MiB layer of the benchmark at m = 1, 2, 4, 8, 9, 12, 16).
 std::uint32_t w8a16_gemm_m16_skinny_deep_warps(std::uint32_t m, std::uint32_t n,
                                                std::uint32_t sm_count);
+
+// The blocks per warp that cover K in one chunk on `warps` warps (at least 1): what the
+// plan and the C launcher pass the deep kernel, no workspace needed.
+std::uint32_t w8a16_gemm_m16_skinny_deep_one_chunk_blocks(std::uint32_t k, std::uint32_t warps);
 
 // K chunks (CTAs per 16-row group) for `warps` warps of `warp_blocks` 128-K blocks each.
 std::uint32_t w8a16_gemm_m16_skinny_chunks(std::uint32_t k, std::uint32_t warps,

@@ -139,7 +139,7 @@ TEST_CASE("gpu: the C ABI's planned entries equal the C++ launchers, bit for bit
           w8a16_gemm_m16_skinny_deep(
               gpu().backend, gpu().cache.kernel("w8a16_gemm_m16_skinny_deep"), p.input.get(),
               p.weight.get(), p.scale.get(), p.out.get(), m, n, k, k, n, {}, warps,
-              (k / 128 + warps - 1) / warps, 0);
+              w8a16_gemm_m16_skinny_deep_one_chunk_blocks(k, warps), 0);
         },
         "C ABI deep skinny");
   }

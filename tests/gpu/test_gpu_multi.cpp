@@ -86,7 +86,8 @@ std::vector<std::vector<std::uint16_t>> run_all(Device& dev, const std::vector<S
               s.m, s.n, static_cast<std::uint32_t>(dev.backend.info().sm_count));
           w8a16_gemm_m16_skinny_deep(dev.backend, dev.cache.kernel("w8a16_gemm_m16_skinny_deep"),
                                      x.get(), w.get(), sc.get(), out.get(), s.m, s.n, s.k, s.k,
-                                     s.n, {}, warps, (s.k / 128 + warps - 1) / warps, 0);
+                                     s.n, {}, warps,
+                                     w8a16_gemm_m16_skinny_deep_one_chunk_blocks(s.k, warps), 0);
           break;
         }
         default:

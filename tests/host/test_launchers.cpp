@@ -660,6 +660,11 @@ TEST_CASE("plan_m16_gemm: the deep skinny entry on 16-64 MiB layers, one chunk o
   CHECK(w8a16_gemm_m16_skinny_deep_warps(9, 6144, 132) == 4);
   CHECK(w8a16_gemm_m16_skinny_deep_warps(1, 10240, 132) == 4);   // 640 CTAs, 1056 fit
   CHECK(w8a16_gemm_m16_skinny_deep_warps(1, 24576, 132) == 4);   // none fits at once
+  // One chunk of K: ceil(K blocks / warps), at least 1.
+  CHECK(w8a16_gemm_m16_skinny_deep_one_chunk_blocks(4096, 16) == 2);
+  CHECK(w8a16_gemm_m16_skinny_deep_one_chunk_blocks(14336, 16) == 7);
+  CHECK(w8a16_gemm_m16_skinny_deep_one_chunk_blocks(1536, 4) == 3);
+  CHECK(w8a16_gemm_m16_skinny_deep_one_chunk_blocks(0, 4) == 1);
 
   struct Want {
     std::uint32_t n, k, warps_m8, warps_m16;

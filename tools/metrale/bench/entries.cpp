@@ -69,7 +69,8 @@ void skinny_deep_one_chunk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr
                            std::uint32_t m, std::uint32_t n, std::uint32_t k,
                            const EntryResources& resources, StreamHandle s) {
   w8a16_gemm_m16_skinny_deep(gpu, kernel, input, weight, block_scale, output, m, n, k, k, n,
-                             resources.workspace, kWarps, (k / 128 + kWarps - 1) / kWarps, s,
+                             resources.workspace, kWarps,
+                             w8a16_gemm_m16_skinny_deep_one_chunk_blocks(k, kWarps), s,
                              M16LaunchOptions{kPdl});
 }
 
