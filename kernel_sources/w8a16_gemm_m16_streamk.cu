@@ -365,7 +365,11 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
 
 }  // namespace
 
-extern "C" __global__ void __launch_bounds__(kBlockThreads, 2)
+// STREAMK_MIN_CTAS (a tuning point): the launch bounds' CTAs per SM, which cap the registers.
+#ifndef STREAMK_MIN_CTAS
+#define STREAMK_MIN_CTAS 2
+#endif
+extern "C" __global__ void __launch_bounds__(kBlockThreads, STREAMK_MIN_CTAS)
 w8a16_gemm_m16_streamk(const u16* __restrict__ input, const u8* __restrict__ weight,
                        const float* __restrict__ block_scale, u16* __restrict__ output, u32 m,
                        u32 n, u32 k, u32 a_row_stride, u32 c_row_stride,
