@@ -333,7 +333,13 @@ __device__ __forceinline__ void gemm_skinny(const Operands& op, u64* partials) {
                     kPartialFlag | __float_as_uint(sum));
       continue;
     }
+#if defined(METRALE_DIAG_NO_HANDOFF)
+    // Diagnostic (wrong results): chunk 0 stores its own partial without waiting for the
+    // others', which still write theirs: what the handoff through L2 costs a launch.
+    (void)add_chunks;
+#else
     if (chunks > 1) sum = add_chunks(slots + idx, chunks, sum);
+#endif
     if (row0 + row < op.n) {
       op.output[static_cast<u64>(token) * op.c_row_stride + row0 + row] = f32_to_bf16_rn(sum);
     }
