@@ -243,6 +243,41 @@ __device__ __forceinline__ void cluster_sync() {
 #endif
 }
 
+// The two halves of a cluster barrier, for CTAs that arrive early and wait later (or
+// never: a thread that exits no longer counts). Every thread of a warp takes part.
+__device__ __forceinline__ void cluster_arrive_relaxed() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
+#endif
+}
+
+// Shared-memory writes before it, remote ones included, are visible to the cluster after
+// the barrier's wait.
+__device__ __forceinline__ void cluster_arrive_release() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
+#endif
+}
+
+__device__ __forceinline__ void cluster_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
+#endif
+}
+
+// Writes a float to the shared memory of CTA `rank` of the cluster, at the address
+// `local` has in this CTA.
+__device__ __forceinline__ void store_cluster_f32(float* local, u32 rank, float v) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  u32 remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(shared_address(local)), "r"(rank));
+  asm volatile("st.shared::cluster.f32 [%0], %1;" :: "r"(remote), "f"(v) : "memory");
+#else
+  (void)rank;
+  *local = v;
+#endif
+}
+
 // Reads a float from the shared memory of CTA `rank` of the cluster, at the address
 // `local` has in this CTA.
 __device__ __forceinline__ float load_cluster_f32(const float* local, u32 rank) {

@@ -296,6 +296,14 @@ __device__ __forceinline__ void gemm_skinny(const Operands& op, u64* partials) {
   // adjacent 128-byte pieces of each of its 16 rows.
   const u32 first = chunk * warps * warp_blocks + warp;
   const u64 policy = l2_evict_first_policy();
+  // Launched as a cluster of the row group's chunks (sm_90), the chunks hand their
+  // partials to chunk 0 through its shared memory. The first barrier phase, arrived at
+  // here and waited for before the first remote write, makes sure every CTA of the
+  // cluster has started.
+  // Not the deep kernel, which the plan runs on one chunk: the barriers' code costs it
+  // registers on its streaming path (62 -> 80 with NVRTC 13.0).
+  const bool clustered = kWarpBlocks != 0 && chunks > 1 && cluster_size() == chunks;
+  if (clustered) cluster_arrive_relaxed();
 
   float acc[kTokenGroups][4];
 #pragma unroll
@@ -319,6 +327,39 @@ __device__ __forceinline__ void gemm_skinny(const Operands& op, u64* partials) {
       red[(warp * kTokens + token) * kRedStride + g + 8 * (e / 2)] = acc[tg][e];
     }
   __syncthreads();
+
+  if (kWarpBlocks != 0 && clustered) {
+    // Chunk 0's: the other chunks' partials, [chunk - 1][token][row].
+    float* const handed = red + warps * kTokens * kRedStride;
+    cluster_wait();
+    if (chunk != 0) {
+      for (u32 idx = threadIdx.x; idx < 16 * op.m; idx += blockDim.x) {
+        const u32 token = idx / 16;
+        const u32 row = idx % 16;
+        float sum = 0.0f;
+#pragma unroll 8
+        for (u32 w = 0; w < warps; ++w) sum += red[(w * kTokens + token) * kRedStride + row];
+        store_cluster_f32(&handed[(chunk - 1) * kSlotWords + idx], 0, sum);
+      }
+      cluster_arrive_release();
+      return;
+    }
+    cluster_arrive_relaxed();
+    cluster_wait();
+    for (u32 idx = threadIdx.x; idx < 16 * op.m; idx += blockDim.x) {
+      const u32 token = idx / 16;
+      const u32 row = idx % 16;
+      float sum = 0.0f;
+#pragma unroll 8
+      for (u32 w = 0; w < warps; ++w) sum += red[(w * kTokens + token) * kRedStride + row];
+      // In chunk order, as the handoff through L2 below: the same sum.
+      for (u32 c = 1; c < chunks; ++c) sum += handed[(c - 1) * kSlotWords + idx];
+      if (row0 + row < op.n) {
+        op.output[static_cast<u64>(token) * op.c_row_stride + row0 + row] = f32_to_bf16_rn(sum);
+      }
+    }
+    return;
+  }
 
   // Thread (token, row): outputs of the CTA's partial, token-major.
   u64* const slots = partials + static_cast<u64>(blockIdx.y) * (chunks - 1) * kSlotWords;

@@ -1,6 +1,8 @@
 #include "metrale/w8a16_gemm_m16_skinny.hpp"
 
 #include <algorithm>
+#include <cstdlib>
+#include <string>
 #include <string_view>
 
 #include "launch_guards.hpp"
@@ -12,6 +14,9 @@ namespace metrale {
 namespace {
 
 constexpr std::uint64_t kSlotBytes = 256 * 8;
+// A chunk's partial in chunk 0's shared memory when the chunks form a cluster: 16 tokens
+// x 16 rows of FP32.
+constexpr std::uint32_t kHandedBytes = 256 * 4;
 // The kernel's padded reduction row: 17 floats per token and 16 rows.
 constexpr std::uint32_t kRedStride = 17;
 
@@ -32,6 +37,19 @@ std::uint32_t warp_blocks_of(std::string_view fn, const KernelHandle& kernel) {
   }
   fail("{}: the handle is of '{}', not of w8a16_gemm_m16_skinny or w8a16_gemm_m16_skinny2", fn,
        name);
+}
+
+// The most chunks that form one cluster (the portable cluster size).
+constexpr std::uint32_t kMaxClusterChunks = 8;
+
+// Whether the chunks of a row group run as one cluster and hand their partials to chunk
+// 0 through its shared memory (sm_90 and later; not the deep kernel, whose launches the
+// plan makes on one chunk); else through the workspace in L2.
+bool chunks_as_cluster(const GpuBackend& gpu, std::string_view kernel_name, std::uint32_t chunks) {
+  if (chunks < 2 || chunks > kMaxClusterChunks || kernel_name == kDeep) return false;
+  const std::string target = gpu.target();  // "sm_XY": short enough to stay off the heap
+  return target.size() >= 5 && target.compare(0, 3, "sm_") == 0 &&
+         std::strtoul(target.c_str() + 3, nullptr, 10) >= 90;
 }
 
 // A slot per 16-row group and chunk after the first.
@@ -105,11 +123,14 @@ void launch_skinny(std::string_view fn, const GpuBackend& gpu, KernelHandle kern
            fn, workspace.bytes, n, k, warps, warp_blocks, needed);
   }
   const std::uint32_t tokens = m <= 8 ? 8 : 16;
+  const bool cluster = chunks_as_cluster(gpu, name_of(kernel), chunks);
   KernelLaunch launch(gpu, guards::build_for_tokens(fn, kernel, m));
   launch.grid({chunks, div_ceil(n, 16), 1})
       .block({32 * warps, 1, 1})
-      .shared_bytes(warps * tokens * kRedStride * 4)
+      .shared_bytes(warps * tokens * kRedStride * 4 +
+                    (cluster ? (chunks - 1) * kHandedBytes : 0))
       .programmatic_dependent(options.programmatic_dependent);
+  if (cluster) launch.cluster({chunks, 1, 1});
   push_operands(launch, input, weight, block_scale, output, m, n, k)
       .arg_u32(a_row_stride)
       .arg_u32(c_row_stride)
