@@ -43,10 +43,13 @@ std::uint32_t warp_blocks_of(std::string_view fn, const KernelHandle& kernel) {
 constexpr std::uint32_t kMaxClusterChunks = 8;
 
 // Whether the chunks of a row group run as one cluster and hand their partials to chunk
-// 0 through its shared memory (sm_90 and later; not the deep kernel, whose launches the
-// plan makes on one chunk); else through the workspace in L2.
-bool chunks_as_cluster(const GpuBackend& gpu, std::string_view kernel_name, std::uint32_t chunks) {
-  if (chunks < 2 || chunks > kMaxClusterChunks || kernel_name == kDeep) return false;
+// 0 through its shared memory, as the caller asks (sm_90 and later; not the deep kernel,
+// whose launches the plan makes on one chunk); else through the workspace in L2.
+bool chunks_as_cluster(const GpuBackend& gpu, std::string_view kernel_name, std::uint32_t chunks,
+                       M16LaunchOptions options) {
+  if (!options.chunk_cluster || chunks < 2 || chunks > kMaxClusterChunks || kernel_name == kDeep) {
+    return false;
+  }
   const std::string target = gpu.target();  // "sm_XY": short enough to stay off the heap
   return target.size() >= 5 && target.compare(0, 3, "sm_") == 0 &&
          std::strtoul(target.c_str() + 3, nullptr, 10) >= 90;
@@ -123,7 +126,7 @@ void launch_skinny(std::string_view fn, const GpuBackend& gpu, KernelHandle kern
            fn, workspace.bytes, n, k, warps, warp_blocks, needed);
   }
   const std::uint32_t tokens = m <= 8 ? 8 : 16;
-  const bool cluster = chunks_as_cluster(gpu, name_of(kernel), chunks);
+  const bool cluster = chunks_as_cluster(gpu, name_of(kernel), chunks, options);
   KernelLaunch launch(gpu, guards::build_for_tokens(fn, kernel, m));
   launch.grid({chunks, div_ceil(n, 16), 1})
       .block({32 * warps, 1, 1})

@@ -29,6 +29,12 @@ struct M16LaunchOptions {
   // that kernel only before reading the activations and writing the output. The caller
   // promises that the preceding kernel does not write this launch's weights or scales.
   bool programmatic_dependent = false;
+  // The skinny entry (w8a16_gemm_m16_skinny): the chunks of K of a row group run as one
+  // thread-block cluster and hand their partials to chunk 0 through its shared memory
+  // instead of the workspace in L2, where the device and the chunking allow it (sm_90
+  // and later, 2 to 8 chunks); elsewhere, and for the other entries, it changes nothing.
+  // The same sums in the same order: the results are bit-identical either way.
+  bool chunk_cluster = false;
 };
 
 void w8a16_gemm_m16_splitk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input,

@@ -139,15 +139,14 @@ TcEntry streamk_entry(std::uint32_t ctas_per_sm, std::uint32_t ctas = 0, bool pd
           }};
 }
 
-// The skinny entry on `warps` warps of one (or, `two_blocks`, two) 128-K blocks each.
-TcEntry skinny_entry(std::uint32_t warps, bool two_blocks = false, bool pdl = false) {
+TcEntry skinny_entry(std::uint32_t warps, bool two_blocks, bool pdl, bool cluster) {
   const char* kernel = two_blocks ? "w8a16_gemm_m16_skinny2" : "w8a16_gemm_m16_skinny";
-  return {fmt::format("{}/{}{}", kernel, warps, pdl ? "+pdl" : ""), true,
-          [kernel, warps, pdl](const Problem& p, StreamHandle s) {
+  return {fmt::format("{}/{}{}{}", kernel, warps, cluster ? ".cl" : "", pdl ? "+pdl" : ""), true,
+          [kernel, warps, pdl, cluster](const Problem& p, StreamHandle s) {
             w8a16_gemm_m16_skinny(gpu().backend, gpu().cache.kernel(kernel), p.input.get(),
                                   p.weight.get(), p.scale.get(), p.out.get(), p.m, p.n, p.k,
                                   p.a_row_stride, p.c_row_stride, gpu().streamk_workspace(), warps,
-                                  s, M16LaunchOptions{pdl});
+                                  s, M16LaunchOptions{pdl, cluster});
           }};
 }
 
@@ -221,6 +220,12 @@ const std::vector<TcEntry>& tc_entries() {
       skinny_entry(8, true),
       skinny_entry(1, true),
       skinny_entry(8, false, true),
+      // Its chunks as one cluster, partials through chunk 0's shared memory: 8 warps, two
+      // blocks on 16 warps with PDL, and 3 warps (up to 8 chunks as a cluster, more
+      // through the workspace).
+      skinny_entry(8, false, false, true),
+      skinny_entry(16, true, true, true),
+      skinny_entry(3, false, false, true),
       // The deep kernel: one chunk of K on 16 warps (as the plan runs it), 8 warps of 4
       // blocks; 3 warps of 5 and 2 of 7 (K's end inside a chunk and inside a warp's share);
       // as a programmatic dependent launch.

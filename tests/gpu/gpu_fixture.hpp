@@ -72,6 +72,11 @@ struct TcEntry {
   bool strided;
   std::function<void(const Problem&, StreamHandle)> launch;
 };
+
+// The skinny entry on `warps` warps of one (or, `two_blocks`, two) 128-K blocks each;
+// with `cluster`, its chunks of K as one cluster (M16LaunchOptions::chunk_cluster).
+TcEntry skinny_entry(std::uint32_t warps, bool two_blocks = false, bool pdl = false,
+                     bool cluster = false);
 const std::vector<TcEntry>& tc_entries();
 
 }  // namespace metrale::test

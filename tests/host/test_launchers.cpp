@@ -436,13 +436,9 @@ TEST_CASE("skinny launcher: chunks of K per 16 rows, its two kernels, workspace,
   CHECK(l[0].config.grid.x == 7);
   CHECK(l[0].config.grid.y == 36);
   CHECK(l[0].config.block.x == 256);
-  // The 7 chunks of a row group form a cluster (sm_90) and hand their partials to chunk 0
-  // through its shared memory: 6 partials of 16 x 16 FP32 beside the warps' buffer.
-  CHECK(l[0].config.cluster.x == 7);
-  CHECK(l[0].config.cluster.y == 1);
-  CHECK(l[0].config.cluster.z == 1);
+  CHECK(l[0].config.cluster.x == 0);
   CHECK_FALSE(l[0].config.programmatic_dependent);
-  CHECK(l[0].config.shared_bytes == 8 * 8 * 17 * 4 + 6 * 1024);
+  CHECK(l[0].config.shared_bytes == 8 * 8 * 17 * 4);
   REQUIRE(l[0].args.size() == 10);
   CHECK(l[0].u32_arg(7) == 7176);
   CHECK(l[0].u32_arg(8) == 580);
@@ -455,23 +451,33 @@ TEST_CASE("skinny launcher: chunks of K per 16 rows, its two kernels, workspace,
   CHECK(l[1].config.shared_bytes == 4 * 16 * 17 * 4);
   CHECK(l[1].config.cluster.x == 0);
   CHECK(l[1].config.programmatic_dependent);
-  // More chunks than a portable cluster holds (14 on 4 warps), or a GPU before sm_90: the
-  // handoff through the workspace, no cluster.
+  // Asked for, the 7 chunks of a row group form a cluster (sm_90) and hand their partials
+  // to chunk 0 through its shared memory: 6 partials of 16 x 16 FP32 beside the warps'
+  // buffer. More chunks than a portable cluster holds (14 on 4 warps), or a GPU before
+  // sm_90: the handoff through the workspace, no cluster.
+  constexpr M16LaunchOptions kCluster{false, true};
   const std::uint64_t need4 = w8a16_gemm_m16_skinny_workspace_bytes(576, 7168, 4, 1);
+  w8a16_gemm_m16_skinny(f.gpu, one, kIn, kW, kS, kOut, 3, 576, 7168, 7168, 576, {kWs, need}, 8,
+                        0, kCluster);
   w8a16_gemm_m16_skinny(f.gpu, one, kIn, kW, kS, kOut, 3, 576, 7168, 7168, 576, {kWs, need4}, 4,
-                        0);
+                        0, kCluster);
   f.gpu.target_name = "sm_89";
   w8a16_gemm_m16_skinny(f.gpu, one, kIn, kW, kS, kOut, 3, 576, 7168, 7168, 576, {kWs, need}, 8,
-                        0);
+                        0, kCluster);
   f.gpu.target_name = "sm_90";
   const auto l2 = f.gpu.launches();
-  REQUIRE(l2.size() == 4);
-  CHECK(l2[2].config.grid.x == 14);
-  CHECK(l2[2].config.cluster.x == 0);
-  CHECK(l2[2].config.shared_bytes == 4 * 8 * 17 * 4);
-  CHECK(l2[3].config.grid.x == 7);
+  REQUIRE(l2.size() == 5);
+  CHECK(l2[2].config.grid.x == 7);
+  CHECK(l2[2].config.cluster.x == 7);
+  CHECK(l2[2].config.cluster.y == 1);
+  CHECK(l2[2].config.cluster.z == 1);
+  CHECK(l2[2].config.shared_bytes == 8 * 8 * 17 * 4 + 6 * 1024);
+  CHECK(l2[3].config.grid.x == 14);
   CHECK(l2[3].config.cluster.x == 0);
-  CHECK(l2[3].config.shared_bytes == 8 * 8 * 17 * 4);
+  CHECK(l2[3].config.shared_bytes == 4 * 8 * 17 * 4);
+  CHECK(l2[4].config.grid.x == 7);
+  CHECK(l2[4].config.cluster.x == 0);
+  CHECK(l2[4].config.shared_bytes == 8 * 8 * 17 * 4);
 
   const auto call = [&](const KernelHandle& h, StreamKWorkspace ws, std::uint32_t warps) {
     return error_of([&] {
@@ -504,7 +510,7 @@ TEST_CASE("skinny launcher: chunks of K per 16 rows, its two kernels, workspace,
           w8a16_gemm_m16_skinny(f.gpu, one, kIn, kW, kS, DevicePtr(), 1, 576, 1024, 1024, 576,
                                 {}, 8, 0);
         }).starts_with("w8a16_gemm_m16_skinny: "));
-  CHECK(f.gpu.launches().size() == 4);
+  CHECK(f.gpu.launches().size() == 5);
 }
 
 TEST_CASE("skinny deep launcher: the caller's blocks per warp, its own handle, guards") {

@@ -45,12 +45,13 @@ void streamk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input, Device
 
 // The skinny entry on kWarps warps per CTA, in the runner's workspace (the kernel's
 // handle says the blocks per warp).
-template <std::uint32_t kWarps, bool kPdl = false>
+// With kCluster (".cl"), the chunks of a row group as one cluster.
+template <std::uint32_t kWarps, bool kPdl = false, bool kCluster = false>
 void skinny(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input, DevicePtr weight,
             DevicePtr block_scale, DevicePtr output, std::uint32_t m, std::uint32_t n,
             std::uint32_t k, const EntryResources& resources, StreamHandle s) {
   w8a16_gemm_m16_skinny(gpu, kernel, input, weight, block_scale, output, m, n, k, k, n,
-                        resources.workspace, kWarps, s, M16LaunchOptions{kPdl});
+                        resources.workspace, kWarps, s, M16LaunchOptions{kPdl, kCluster});
 }
 
 // The deep skinny kernel on kWarps warps per CTA of kBlocks blocks each.
@@ -135,6 +136,20 @@ constexpr std::array kTuning = {
     BenchEntry{"w8a16_gemm_m16_skinny2/16", "w8a16_gemm_m16_skinny2", 1, nullptr, &skinny<16>},
     BenchEntry{"w8a16_gemm_m16_skinny/16+pdl", "w8a16_gemm_m16_skinny", 1, nullptr,
                &skinny<16, true>},
+    // The chunks of a row group as one cluster, their partials through chunk 0's shared
+    // memory (".cl").
+    BenchEntry{"w8a16_gemm_m16_skinny/8.cl", "w8a16_gemm_m16_skinny", 1, nullptr,
+               &skinny<8, false, true>},
+    BenchEntry{"w8a16_gemm_m16_skinny/8.cl+pdl", "w8a16_gemm_m16_skinny", 1, nullptr,
+               &skinny<8, true, true>},
+    BenchEntry{"w8a16_gemm_m16_skinny/16.cl", "w8a16_gemm_m16_skinny", 1, nullptr,
+               &skinny<16, false, true>},
+    BenchEntry{"w8a16_gemm_m16_skinny/16.cl+pdl", "w8a16_gemm_m16_skinny", 1, nullptr,
+               &skinny<16, true, true>},
+    BenchEntry{"w8a16_gemm_m16_skinny2/8.cl", "w8a16_gemm_m16_skinny2", 1, nullptr,
+               &skinny<8, false, true>},
+    BenchEntry{"w8a16_gemm_m16_skinny2/8.cl+pdl", "w8a16_gemm_m16_skinny2", 1, nullptr,
+               &skinny<8, true, true>},
     BenchEntry{"w8a16_gemm_m16_skinny/2", "w8a16_gemm_m16_skinny", 1, nullptr, &skinny<2>},
     BenchEntry{"w8a16_gemm_m16_skinny/4", "w8a16_gemm_m16_skinny", 1, nullptr, &skinny<4>},
     BenchEntry{"w8a16_gemm_m16_skinny2/4", "w8a16_gemm_m16_skinny2", 1, nullptr, &skinny<4>},
