@@ -23,14 +23,18 @@
 // stores. A launch that completes leaves the workspace zero. Chunk 0 starts before the
 // other chunks of its group (CTAs start in index order, x fastest) and only it waits, on
 // CTAs that wait on nothing: two CTAs resident at a time suffice. With one chunk no
-// workspace is touched.
+// workspace is touched. Launched as one cluster per row group (grid x = cluster x =
+// chunks, 2..8, sm_90), the one- and two-block kernels hand their partials to chunk 0
+// through its shared memory instead (remote stores, then the cluster barrier), and chunk
+// 0 adds them in the same order: the same bits, no workspace touched. The L2 handoff
+// costs 0.6-1.1 us a launch on kv_a (docs/performance.md, item 66).
 //
 // Launched as a programmatic dependent launch, a CTA requests its weights and scales
 // while the preceding kernel still runs and waits for it before reading activations or
 // touching outputs and workspace.
 //
 // Grid: (chunks, ceil(N/16), 1)  Block: (32 W, 1, 1), W in 1..16; dynamic shared memory
-// W x 8 TOKEN_GROUPS x 17 floats. chunks = ceil(K / (128 W B)), with B = 1
+// W x 8 TOKEN_GROUPS x 17 floats, plus (chunks - 1) x 256 floats in a cluster. chunks = ceil(K / (128 W B)), with B = 1
 // (w8a16_gemm_m16_skinny), 2 (w8a16_gemm_m16_skinny2) or the caller's
 // (w8a16_gemm_m16_skinny_deep) blocks per warp. m in 1..16, K a
 // multiple of 128. Workspace: ceil(N/16) x (chunks - 1) slots of 256 words. Built twice,

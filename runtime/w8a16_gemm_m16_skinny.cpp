@@ -62,11 +62,25 @@ std::uint64_t slots_bytes(std::uint32_t n, std::uint32_t chunks) {
 
 }  // namespace
 
-std::uint32_t w8a16_gemm_m16_skinny_deep_ctas_per_sm(std::uint32_t m, std::uint32_t warps) {
+namespace {
+
+// CTAs of `warps` warps at `registers` per thread that the 64 K registers of an SM hold.
+std::uint32_t ctas_per_sm(std::uint32_t registers, std::uint32_t warps) {
   constexpr std::uint32_t kRegistersPerSm = 64 * 1024;
-  const std::uint32_t registers = m <= 8 ? W8A16_GEMM_M16_SKINNY_DEEP_REGISTERS_M8
-                                         : W8A16_GEMM_M16_SKINNY_DEEP_REGISTERS_M16;
   return warps == 0 ? 0 : kRegistersPerSm / (registers * 32 * warps);
+}
+
+}  // namespace
+
+std::uint32_t w8a16_gemm_m16_skinny_deep_ctas_per_sm(std::uint32_t m, std::uint32_t warps) {
+  return ctas_per_sm(m <= 8 ? W8A16_GEMM_M16_SKINNY_DEEP_REGISTERS_M8
+                            : W8A16_GEMM_M16_SKINNY_DEEP_REGISTERS_M16,
+                     warps);
+}
+
+std::uint32_t w8a16_gemm_m16_skinny_ctas_per_sm(std::uint32_t m, std::uint32_t warps) {
+  return ctas_per_sm(m <= 8 ? W8A16_GEMM_M16_SKINNY_REGISTERS_M8 : W8A16_GEMM_M16_SKINNY_REGISTERS_M16,
+                     warps);
 }
 
 std::uint32_t w8a16_gemm_m16_skinny_deep_warps(std::uint32_t m, std::uint32_t n,

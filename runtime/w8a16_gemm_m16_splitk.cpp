@@ -124,6 +124,19 @@ bool skinny_suits(std::uint32_t m, std::uint32_t n, std::uint32_t k, bool pdl) {
   return bytes <= 16 * kMiB || (bytes <= 24 * kMiB && m <= 8);
 }
 
+// Measured on an H200 at m = 1, 8 and 16 (docs/performance.md, item 66), the skinny
+// entry's chunks as one cluster, their partials through chunk 0's shared memory: with PDL
+// 0.85-0.92x the time of the handoff through L2 on DeepSeek-V3 kv_a on 8 warps (252 CTAs,
+// all on the device at once), 1.09-1.29x on q_a (672 CTAs, more than its 528 or 396
+// slots) and on the 16 MiB layers; without PDL 1.08-1.30x everywhere (a cluster launch
+// starts later, which PDL hides). Hence with PDL, and only where every CTA fits at once.
+bool chunk_cluster_suits(std::uint32_t m, std::uint32_t n, std::uint32_t k, std::uint32_t sms) {
+  const std::uint32_t chunks = w8a16_gemm_m16_skinny_chunks(k, W8A16_GEMM_M16_SKINNY_WARPS, 1);
+  const std::uint64_t ctas = std::uint64_t{div_ceil(n, 16)} * chunks;
+  return chunks >= 2 && chunks <= 8 &&
+         ctas <= std::uint64_t{sms} * w8a16_gemm_m16_skinny_ctas_per_sm(m, W8A16_GEMM_M16_SKINNY_WARPS);
+}
+
 // Measured on an H200 over m = 1, 2, 4, 8, 9, 12 and 16 against every other entry, with
 // and without PDL, on the 13 layers of the benchmark and four more (docs/performance.md,
 // item 58): the deep kernel on one chunk of K, on the warps w8a16_gemm_m16_skinny_deep_warps
@@ -165,7 +178,9 @@ M16Plan plan_m16_gemm(std::uint32_t m, std::uint32_t n, std::uint32_t k,
             w8a16_gemm_m16_skinny_deep_one_chunk_blocks(k, warps)};
   }
   if (skinny_suits(m, n, k, launch.programmatic_dependent)) {
-    return {"w8a16_gemm_m16_skinny", 1, 0, 0, W8A16_GEMM_M16_SKINNY_WARPS};
+    M16Plan plan{"w8a16_gemm_m16_skinny", 1, 0, 0, W8A16_GEMM_M16_SKINNY_WARPS};
+    plan.chunk_cluster = launch.programmatic_dependent && chunk_cluster_suits(m, n, k, sms);
+    return plan;
   }
   const M16Plan plan = plan_without_pdl(m, n, k, sms);
   if (!launch.programmatic_dependent) return plan;

@@ -2,7 +2,9 @@
 // layers of a few MiB (DeepSeek-V3 q_a, kv_a): every warp requests its one or two 128-K
 // blocks of 16 weight rows at once, a CTA of `warps` warps owns 16 rows and a chunk of K,
 // and the chunks of a row group are added in chunk order through the caller's workspace
-// (flagged 64-bit words). Deterministic (bit-identical from run to run on one device and
+// (flagged 64-bit words), or with M16LaunchOptions::chunk_cluster through the shared
+// memory of a cluster (the workspace is still required, for devices and chunkings where
+// no cluster forms). Deterministic (bit-identical from run to run on one device and
 // shape), no atomics, held to the same accuracy budget as the seed's entries.
 //
 // Three kernels of one module: "w8a16_gemm_m16_skinny" (one block per warp),
@@ -37,8 +39,15 @@ inline constexpr std::uint32_t W8A16_GEMM_M16_SKINNY_DEEP_MAX_WARP_BLOCKS = 1024
 inline constexpr std::uint32_t W8A16_GEMM_M16_SKINNY_DEEP_REGISTERS_M8 = 64;
 inline constexpr std::uint32_t W8A16_GEMM_M16_SKINNY_DEEP_REGISTERS_M16 = 96;
 
+// The same for the one-block kernel, w8a16_gemm_m16_skinny (56 and 71 with NVRTC 13.0).
+inline constexpr std::uint32_t W8A16_GEMM_M16_SKINNY_REGISTERS_M8 = 56;
+inline constexpr std::uint32_t W8A16_GEMM_M16_SKINNY_REGISTERS_M16 = 72;
+
 // CTAs of `warps` warps of the deep kernel one SM holds for m tokens (64 K registers).
 std::uint32_t w8a16_gemm_m16_skinny_deep_ctas_per_sm(std::uint32_t m, std::uint32_t warps);
+
+// CTAs of `warps` warps of the one-block kernel one SM holds for m tokens.
+std::uint32_t w8a16_gemm_m16_skinny_ctas_per_sm(std::uint32_t m, std::uint32_t warps);
 
 // The warps per CTA the plan gives the deep kernel on one chunk of K (one CTA per 16 rows)
 // for m tokens and n rows on `sm_count` SMs: the most of 16, 8 and 4 whose CTAs all fit on

@@ -74,13 +74,17 @@ struct M16Plan {
   std::uint32_t stages = 0;  // stream-K's ring stages; 0: its launcher's default
   std::uint32_t warps = 0;   // the skinny entries' warps per CTA; 0 for the other entries
   std::uint32_t warp_blocks = 0;  // the deep skinny entry's blocks per warp, else 0
+  // The skinny entry: launch with M16LaunchOptions::chunk_cluster (a PDL plan only).
+  bool chunk_cluster = false;
 };
 //
 // With `launch.programmatic_dependent` the plan is for callers that launch with
 // programmatic dependent launch (their preceding kernel PDL-aware): the deep skinny entry
 // as above where its CTAs all fit on the device at once and fill at least two thirds of
 // its CTA slots; else the skinny entry on
-// layers under 16 MiB and on 16 MiB ones with K of at least 4096; from 16 MiB at 4 to 8
+// layers under 16 MiB and on 16 MiB ones with K of at least 4096, its chunks as one
+// cluster (chunk_cluster) where they number 2 to 8 and all its CTAs fit on the device at
+// once; from 16 MiB at 4 to 8
 // tokens stream-K on one CTA per SM replaces the tiled entries; otherwise the seed's
 // contiguous entries, which take no launch options, give way to w8a16_gemm_m16_splitk
 // with a split of 1 (the same kernel code, strided); stream-K keeps its grid.

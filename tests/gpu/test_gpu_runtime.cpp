@@ -31,11 +31,15 @@ TEST_CASE("gpu: every variant loads for the device target with its tile constant
                             a.registers, a.local_bytes, a.static_shared_bytes));
         CHECK(a.registers > 0);
         if (v.name.starts_with("w8a16_gemm_m16")) CHECK(a.local_bytes == 0);
-        // The plan sizes the deep kernel's CTAs per SM from its registers.
+        // The plan sizes the skinny kernels' CTAs per SM from their registers.
+        const bool m8 = handle.function == h.function;
         if (e == "w8a16_gemm_m16_skinny_deep") {
-          CHECK(a.registers <= static_cast<int>(handle.function == h.function
-                                                    ? W8A16_GEMM_M16_SKINNY_DEEP_REGISTERS_M8
-                                                    : W8A16_GEMM_M16_SKINNY_DEEP_REGISTERS_M16));
+          CHECK(a.registers <= static_cast<int>(m8 ? W8A16_GEMM_M16_SKINNY_DEEP_REGISTERS_M8
+                                                   : W8A16_GEMM_M16_SKINNY_DEEP_REGISTERS_M16));
+        }
+        if (e == "w8a16_gemm_m16_skinny") {
+          CHECK(a.registers <= static_cast<int>(m8 ? W8A16_GEMM_M16_SKINNY_REGISTERS_M8
+                                                   : W8A16_GEMM_M16_SKINNY_REGISTERS_M16));
         }
       }
     }

@@ -798,6 +798,23 @@ TEST_CASE("plan_m16_gemm with PDL: split-K for the seed's entries, stream-K on i
   CHECK(plan_m16_gemm(1, 1536, 7168, 132, pdl).entry == "w8a16_gemm_m16_skinny");
   CHECK(plan_m16_gemm(1, 1536, 7168, 132, M16LaunchOptions{}).entry ==
         plan_m16_gemm(1, 1536, 7168, 132).entry);
+  // The skinny entry's chunks as one cluster: with PDL only, where all its CTAs fit at
+  // once. kv_a: 36 groups x 7 chunks = 252 CTAs against 528 slots up to 8 tokens (56
+  // registers, 4 CTAs of 8 warps per SM) and 396 above (72, 3); q_a: 672 CTAs.
+  CHECK(w8a16_gemm_m16_skinny_ctas_per_sm(8, 8) == 4);
+  CHECK(w8a16_gemm_m16_skinny_ctas_per_sm(9, 8) == 3);
+  for (const std::uint32_t m : {1u, 8u, 9u, 16u}) {
+    CAPTURE(m);
+    CHECK(plan_m16_gemm(m, 576, 7168, 132, pdl).chunk_cluster);
+    CHECK_FALSE(plan_m16_gemm(m, 576, 7168, 132).chunk_cluster);
+    CHECK_FALSE(plan_m16_gemm(m, 1536, 7168, 132, pdl).chunk_cluster);
+    CHECK(plan_m16_gemm(m, 1536, 7168, 132, pdl).entry == "w8a16_gemm_m16_skinny");
+  }
+  // On 64 SMs kv_a's 252 CTAs fit at once up to 8 tokens (256 slots), not above (192);
+  // one chunk (K = 1024) leaves nothing to hand off.
+  CHECK(plan_m16_gemm(1, 576, 7168, 64, pdl).chunk_cluster);
+  CHECK_FALSE(plan_m16_gemm(16, 576, 7168, 64, pdl).chunk_cluster);
+  CHECK_FALSE(plan_m16_gemm(1, 576, 1024, 132, pdl).chunk_cluster);
 }
 
 TEST_CASE("a token-split entry runs its build for m > 8; a handle without one is refused") {

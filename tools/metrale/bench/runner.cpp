@@ -16,7 +16,7 @@ namespace {
 
 // The bench entry that runs a plan: split entries are benchmarked (and named) with their
 // split, even a split of 1; the skinny entries with their warps per CTA (the deep one on
-// one chunk of K, as the plan runs it); stream-K with its
+// one chunk of K, as the plan runs it) and ".cl" for chunks as a cluster; stream-K with its
 // CTAs per SM (".cC" unless it is the default two) and its ring stages (".sS" unless the
 // launcher's default).
 std::string choice_name(const M16Plan& plan, std::uint32_t sm_count) {
@@ -24,7 +24,7 @@ std::string choice_name(const M16Plan& plan, std::uint32_t sm_count) {
     return fmt::format("{}/{}", plan.entry, plan.split);
   }
   if (plan.entry == "w8a16_gemm_m16_skinny" || plan.entry == "w8a16_gemm_m16_skinny_deep") {
-    return fmt::format("{}/{}", plan.entry, plan.warps);
+    return fmt::format("{}/{}{}", plan.entry, plan.warps, plan.chunk_cluster ? ".cl" : "");
   }
   std::string name(plan.entry);
   if (plan.entry == "w8a16_gemm_m16_streamk" && plan.ctas != 2 * sm_count) {
