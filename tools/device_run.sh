@@ -125,7 +125,7 @@ for s in "${steps[@]}"; do
         for set in \"\${sets[@]}\"; do
           defines=(); for d in \$set; do [ \"\$d\" = - ] || defines+=(--define \"\$d\"); done
           echo \"--- defines: \$set\"
-          $BUILD/tools/metrale bench --no-host-cost --no-baselines \${AB_ARGS:---shape 28672x4096 --shape 7168x18432 --shape 51200x5120 --m 1,16 --entry w8a16_gemm_m16_streamk.c1,w8a16_gemm_m16_streamk,w8a16_gemm_m16_streamk.c1.s8} \"\${defines[@]}\" 2>&1 | grep -E '^[A-Z].*: N=|^ +[0-9]+ +w8a16|WRONG|ERROR'
+          $BUILD/tools/metrale bench --no-host-cost --no-baselines \${AB_ARGS:---shape 28672x4096 --shape 7168x18432 --shape 51200x5120 --m 1,16 --entry w8a16_gemm_m16_streamk.c1,w8a16_gemm_m16_streamk,w8a16_gemm_m16_streamk.c1.s8} \"\${defines[@]}\" 2>&1 | grep -E '^[A-Za-z0-9].*: N=|^ +[0-9]+ +w8a16|WRONG|ERROR'
         done" ;;
     probe)  # entries side by side on the small and medium layers, with the baselines
             # (PROBE_ARGS: other shapes, m or entries)
