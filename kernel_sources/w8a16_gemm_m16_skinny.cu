@@ -280,6 +280,20 @@ __device__ __forceinline__ void stream_deep(float (&acc)[kTokenGroups][4], u32 (
   }
 }
 
+// The CTA's partial of output idx (token idx / 16, row idx % 16): its warps' values in
+// the reduction buffer, added in warp order.
+__device__ __forceinline__ float cta_partial(const float* red, u32 warps, u32 idx) {
+  float sum = 0.0f;
+#pragma unroll 8
+  for (u32 w = 0; w < warps; ++w) sum += red[(w * kTokens + idx / 16) * kRedStride + idx % 16];
+  return sum;
+}
+
+__device__ __forceinline__ void store_output(const Operands& op, u32 row0, u32 idx, float sum) {
+  const u32 row = row0 + idx % 16;
+  if (row < op.n) op.output[static_cast<u64>(idx / 16) * op.c_row_stride + row] = f32_to_bf16_rn(sum);
+}
+
 // kWarpBlocks = B blocks per warp requested at once, or 0: the deep form, with B from the
 // grid, ceil(K blocks / (chunks x W)).
 template <u32 kWarpBlocks>
@@ -338,12 +352,7 @@ __device__ __forceinline__ void gemm_skinny(const Operands& op, u64* partials) {
     cluster_wait();
     if (chunk != 0) {
       for (u32 idx = threadIdx.x; idx < 16 * op.m; idx += blockDim.x) {
-        const u32 token = idx / 16;
-        const u32 row = idx % 16;
-        float sum = 0.0f;
-#pragma unroll 8
-        for (u32 w = 0; w < warps; ++w) sum += red[(w * kTokens + token) * kRedStride + row];
-        store_cluster_f32(&handed[(chunk - 1) * kSlotWords + idx], 0, sum);
+        store_cluster_f32(&handed[(chunk - 1) * kSlotWords + idx], 0, cta_partial(red, warps, idx));
       }
       cluster_arrive_release();
       return;
@@ -351,16 +360,10 @@ __device__ __forceinline__ void gemm_skinny(const Operands& op, u64* partials) {
     cluster_arrive_relaxed();
     cluster_wait();
     for (u32 idx = threadIdx.x; idx < 16 * op.m; idx += blockDim.x) {
-      const u32 token = idx / 16;
-      const u32 row = idx % 16;
-      float sum = 0.0f;
-#pragma unroll 8
-      for (u32 w = 0; w < warps; ++w) sum += red[(w * kTokens + token) * kRedStride + row];
+      float sum = cta_partial(red, warps, idx);
       // In chunk order, as the handoff through L2 below: the same sum.
       for (u32 c = 1; c < chunks; ++c) sum += handed[(c - 1) * kSlotWords + idx];
-      if (row0 + row < op.n) {
-        op.output[static_cast<u64>(token) * op.c_row_stride + row0 + row] = f32_to_bf16_rn(sum);
-      }
+      store_output(op, row0, idx, sum);
     }
     return;
   }
@@ -368,11 +371,7 @@ __device__ __forceinline__ void gemm_skinny(const Operands& op, u64* partials) {
   // Thread (token, row): outputs of the CTA's partial, token-major.
   u64* const slots = partials + static_cast<u64>(blockIdx.y) * (chunks - 1) * kSlotWords;
   for (u32 idx = threadIdx.x; idx < 16 * op.m; idx += blockDim.x) {
-    const u32 token = idx / 16;
-    const u32 row = idx % 16;
-    float sum = 0.0f;
-#pragma unroll 8
-    for (u32 w = 0; w < warps; ++w) sum += red[(w * kTokens + token) * kRedStride + row];
+    float sum = cta_partial(red, warps, idx);
     if (chunk != 0) {
       store_flagged(slots + static_cast<u64>(chunk - 1) * kSlotWords + idx,
                     kPartialFlag | __float_as_uint(sum));
@@ -385,9 +384,7 @@ __device__ __forceinline__ void gemm_skinny(const Operands& op, u64* partials) {
 #else
     if (chunks > 1) sum = add_chunks(slots + idx, chunks, sum);
 #endif
-    if (row0 + row < op.n) {
-      op.output[static_cast<u64>(token) * op.c_row_stride + row0 + row] = f32_to_bf16_rn(sum);
-    }
+    store_output(op, row0, idx, sum);
   }
 }
 
