@@ -183,18 +183,6 @@ constexpr u64 kPartialFlag = u64{1} << 32;
 constexpr u32 kPartialPairs = 2 * kMaxTokens / 8;  // a thread's word pairs at TOKEN_GROUPS=2
 constexpr u32 kPartialWords = 2 * kPartialPairs * kComputeThreads;  // one CTA's slot
 constexpr u32 kWordsInFlight = 8;  // pairs of words a thread loads before it adds
-// Units before the end of its range at which a CTA that ends with a split tile loads the
-// next CTA's partial of it (a tuning point; 0: after the last unit, with the others). The
-// 16-token build keeps 0: the words' 16 registers would spill it (96 at most for two
-// CTAs of nine warps per SM).
-#ifndef STREAMK_PARTIAL_LEAD
-#if TOKEN_GROUPS == 1
-#define STREAMK_PARTIAL_LEAD 2
-#else
-#define STREAMK_PARTIAL_LEAD 0
-#endif
-#endif
-constexpr u32 kPartialLead = STREAMK_PARTIAL_LEAD;
 
 // Pair p of this thread's words in CTA cta's slot: a warp's pair p is 512 contiguous
 // bytes, and a reader thread finds its own fragment's elements at the same place.
@@ -223,40 +211,13 @@ __device__ __forceinline__ void write_partial(u64* partials, const float (&acc)[
     }
 }
 
-// The first contributor's words as loaded ahead of the wait (load_first_partial).
-template <u32 kTokenGroups>
-struct PrefetchedPartial {
-  u64 w[2 * kTokenGroups][2];
-};
-
-template <u32 kTokenGroups>
-__device__ __forceinline__ void load_first_partial(u64* partials, u32 cta,
-                                                   PrefetchedPartial<kTokenGroups>& pre) {
-#pragma unroll
-  for (u32 p = 0; p < 2 * kTokenGroups; ++p) load_pair(partial_pair(partials, cta, p), pre.w[p][0], pre.w[p][1]);
-}
-
 // acc += the partials of CTAs first..last, in that order, each waited for, then cleared:
 // a launch that completes leaves every slot zero for the next, whatever its shape and grid.
-// With `prefetched`, `pre` holds CTA first's words as loaded before: where their flags
-// are set already, the wait costs no round trip to L2.
 template <u32 kTokenGroups>
 __device__ __forceinline__ void add_partials(u64* partials, u32 first, u32 last,
-                                             float (&acc)[kTokenGroups][4], bool prefetched,
-                                             const PrefetchedPartial<kTokenGroups>& pre) {
+                                             float (&acc)[kTokenGroups][4]) {
   constexpr u32 kPairs = 2 * kTokenGroups;
   constexpr u32 kBatch = kWordsInFlight / kPairs;
-  if (prefetched) {
-#pragma unroll
-    for (u32 p = 0; p < kPairs; ++p) {
-      u64 a = pre.w[p][0], b = pre.w[p][1];
-      while ((a >> 32) == 0 || (b >> 32) == 0) load_pair(partial_pair(partials, first, p), a, b);
-      acc[p / 2][2 * (p % 2)] += __uint_as_float(static_cast<u32>(a));
-      acc[p / 2][2 * (p % 2) + 1] += __uint_as_float(static_cast<u32>(b));
-      store_pair(partial_pair(partials, first, p), 0, 0);
-    }
-    ++first;
-  }
 #pragma unroll 1
   for (u32 q0 = first; q0 <= last; q0 += kBatch) {
     u64 w[kBatch][kPairs][2];
@@ -340,19 +301,7 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
   u32 kb = wk.begin % wk.k_blocks;
   u32 kb_first = kb;
   bool owns_split_tile = false;
-  // Where this CTA's range ends with the first units of a split tile, the next CTA's
-  // partial of it is loaded kPartialLead units before the end: that CTA wrote it when its
-  // range began, unless its whole range lies inside the tile, so the words are usually
-  // flagged when they arrive and the wait after the last unit costs no round trip to L2.
-  const u32 last_tile = (wk.end - 1) / wk.k_blocks;
-  const bool ends_in_split_tile = last_tile * wk.k_blocks >= wk.begin &&
-                                  (last_tile + 1) * wk.k_blocks > wk.end;
-  const u32 prefetch_at = count > kPartialLead ? count - kPartialLead : 0;
-  PrefetchedPartial<kTokenGroups> pre{};
   for (u32 i = 0; i < count; ++i) {
-    if (kPartialLead != 0 && ends_in_split_tile && i == prefetch_at) {
-      load_first_partial<kTokenGroups>(partials, blockIdx.x + 1, pre);
-    }
     const u32 slot = i % r.stages;
     const u32 base = r.base + slot * r.stage_bytes;
     barrier_wait(r.full + 8 * slot, (i / r.stages) & 1);
@@ -409,7 +358,7 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
   }
   if (owns_split_tile) {
     const Contributors c = contributors_of(wk, tile);
-    add_partials<kTokenGroups>(partials, c.c0 + 1, c.c1, acc, kPartialLead != 0, pre);
+    add_partials<kTokenGroups>(partials, c.c0 + 1, c.c1, acc);
     store_tile<kTokenGroups>(op, tile, acc);
   }
 }
