@@ -35,7 +35,9 @@
 // barriers and the stores but skips the tensor cores and the decode (wrong results: it
 // measures what the ring alone streams, e.g. under ncu, against the full kernel);
 // METRALE_DIAG_NO_REDUCE stores every tile from registers, split tiles included (wrong
-// results: it measures what the split tiles cost; bench --time-wrong times it).
+// results: it measures what the split tiles cost; bench --time-wrong times it);
+// METRALE_DIAG_REDUCE_NO_WAIT adds the partials as read once, flagged or not (wrong
+// wherever one is late: what the waiting costs).
 // STREAMK_PREFETCH_STAGES=P (a tuning point) issues only P weight stages ahead of the
 // wait for the preceding grid, the others with their activations. As a programmatic
 // dependent launch it streams its first weights before the preceding kernel ends and
@@ -232,9 +234,11 @@ __device__ __forceinline__ void add_partials(u64* partials, u32 first, u32 last,
       if (q0 + j > last) break;
 #pragma unroll
       for (u32 p = 0; p < kPairs; ++p) {
+#if !defined(METRALE_DIAG_REDUCE_NO_WAIT)
         while ((w[j][p][0] >> 32) == 0 || (w[j][p][1] >> 32) == 0) {
           load_pair(partial_pair(partials, q0 + j, p), w[j][p][0], w[j][p][1]);
         }
+#endif
         acc[p / 2][2 * (p % 2)] += __uint_as_float(static_cast<u32>(w[j][p][0]));
         acc[p / 2][2 * (p % 2) + 1] += __uint_as_float(static_cast<u32>(w[j][p][1]));
         store_pair(partial_pair(partials, q0 + j, p), 0, 0);
