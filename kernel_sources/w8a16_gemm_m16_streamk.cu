@@ -200,13 +200,22 @@ __device__ __forceinline__ void load_pair(const u64* at, u64& a, u64& b) {
   asm volatile("ld.relaxed.gpu.global.v2.u64 {%0, %1}, [%2];" : "=l"(a), "=l"(b) : "l"(at) : "memory");
 }
 
+// Whether this thread's pair p holds outputs: tokens 8 (p / 2) + 2t and the next, of
+// which the first is below m. The writer and the reader of a pair are threads of the same
+// index, so both skip the same pairs: below 8 tokens a partial moves only its tokens.
+__device__ __forceinline__ bool pair_needed(u32 p, u32 m) {
+  return 8 * (p / 2) + 2 * (threadIdx.x % 4) < m;
+}
+
 // A run that starts inside its tile: its FP32 partial, flagged, in this CTA's slot.
 template <u32 kTokenGroups>
-__device__ __forceinline__ void write_partial(u64* partials, const float (&acc)[kTokenGroups][4]) {
+__device__ __forceinline__ void write_partial(u64* partials, u32 m,
+                                              const float (&acc)[kTokenGroups][4]) {
 #pragma unroll
   for (u32 tg = 0; tg < kTokenGroups; ++tg)
 #pragma unroll
     for (u32 h = 0; h < 2; ++h) {
+      if (!pair_needed(2 * tg + h, m)) continue;
       store_pair(partial_pair(partials, blockIdx.x, 2 * tg + h),
                  kPartialFlag | __float_as_uint(acc[tg][2 * h]),
                  kPartialFlag | __float_as_uint(acc[tg][2 * h + 1]));
@@ -216,7 +225,7 @@ __device__ __forceinline__ void write_partial(u64* partials, const float (&acc)[
 // acc += the partials of CTAs first..last, in that order, each waited for, then cleared:
 // a launch that completes leaves every slot zero for the next, whatever its shape and grid.
 template <u32 kTokenGroups>
-__device__ __forceinline__ void add_partials(u64* partials, u32 first, u32 last,
+__device__ __forceinline__ void add_partials(u64* partials, u32 first, u32 last, u32 m,
                                              float (&acc)[kTokenGroups][4]) {
   constexpr u32 kPairs = 2 * kTokenGroups;
   constexpr u32 kBatch = kWordsInFlight / kPairs;
@@ -227,13 +236,16 @@ __device__ __forceinline__ void add_partials(u64* partials, u32 first, u32 last,
     for (u32 j = 0; j < kBatch; ++j)
 #pragma unroll
       for (u32 p = 0; p < kPairs; ++p) {
-        if (q0 + j <= last) load_pair(partial_pair(partials, q0 + j, p), w[j][p][0], w[j][p][1]);
+        if (q0 + j <= last && pair_needed(p, m)) {
+          load_pair(partial_pair(partials, q0 + j, p), w[j][p][0], w[j][p][1]);
+        }
       }
 #pragma unroll
     for (u32 j = 0; j < kBatch; ++j) {
       if (q0 + j > last) break;
 #pragma unroll
       for (u32 p = 0; p < kPairs; ++p) {
+        if (!pair_needed(p, m)) continue;
 #if !defined(METRALE_DIAG_REDUCE_NO_WAIT)
         while ((w[j][p][0] >> 32) == 0 || (w[j][p][1] >> 32) == 0) {
           load_pair(partial_pair(partials, q0 + j, p), w[j][p][0], w[j][p][1]);
@@ -339,7 +351,7 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
         if (whole) {
           store_tile<kTokenGroups>(op, tile, acc);
         } else if (kb_first != 0) {
-          write_partial<kTokenGroups>(partials, acc);
+          write_partial<kTokenGroups>(partials, op.m, acc);
         } else {
           // This CTA runs the tile's first units, at the end of its range: it keeps them
           // in its registers and adds the others' partials after the loop.
@@ -362,7 +374,7 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
   }
   if (owns_split_tile) {
     const Contributors c = contributors_of(wk, tile);
-    add_partials<kTokenGroups>(partials, c.c0 + 1, c.c1, acc);
+    add_partials<kTokenGroups>(partials, c.c0 + 1, c.c1, op.m, acc);
     store_tile<kTokenGroups>(op, tile, acc);
   }
 }
