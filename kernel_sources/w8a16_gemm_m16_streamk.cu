@@ -203,8 +203,13 @@ __device__ __forceinline__ void load_pair(const u64* at, u64& a, u64& b) {
 // Whether this thread's pair p holds outputs: tokens 8 (p / 2) + 2t and the next, of
 // which the first is below m. The writer and the reader of a pair are threads of the same
 // index, so both skip the same pairs: below 8 tokens a partial moves only its tokens.
+// STREAMK_PARTIAL_ALL_PAIRS (a tuning point) moves every pair, as for 16 tokens.
 __device__ __forceinline__ bool pair_needed(u32 p, u32 m) {
+#if defined(STREAMK_PARTIAL_ALL_PAIRS)
+  return true;
+#else
   return 8 * (p / 2) + 2 * (threadIdx.x % 4) < m;
+#endif
 }
 
 // A run that starts inside its tile: its FP32 partial, flagged, in this CTA's slot.
