@@ -39,7 +39,9 @@
 // METRALE_DIAG_REDUCE_NO_WAIT adds the partials as read once, flagged or not (wrong
 // wherever one is late: what the waiting costs).
 // STREAMK_PREFETCH_STAGES=P (a tuning point) issues only P weight stages ahead of the
-// wait for the preceding grid, the others with their activations. As a programmatic
+// wait for the preceding grid, the others with their activations; STREAMK_MIN_CTAS the
+// launch bounds' CTAs per SM (2), STREAMK_PARTIAL_ALL_PAIRS moves every word pair of a
+// partial below 8 tokens too (docs/performance.md, items 65 and 69). As a programmatic
 // dependent launch it streams its first weights before the preceding kernel ends and
 // touches activations, outputs and workspace only after it.
 #include "m16_stream_pipeline.cuh"
