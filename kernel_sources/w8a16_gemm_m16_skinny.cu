@@ -34,7 +34,8 @@
 // touching outputs and workspace.
 //
 // Grid: (chunks, ceil(N/16), 1)  Block: (32 W, 1, 1), W in 1..16; dynamic shared memory
-// W x 8 TOKEN_GROUPS x 17 floats, plus (chunks - 1) x 256 floats in a cluster. chunks = ceil(K / (128 W B)), with B = 1
+// W x 8 TOKEN_GROUPS x 17 floats, plus (chunks - 1) x 256 floats in a cluster.
+// chunks = ceil(K / (128 W B)), with B = 1
 // (w8a16_gemm_m16_skinny), 2 (w8a16_gemm_m16_skinny2) or the caller's
 // (w8a16_gemm_m16_skinny_deep) blocks per warp. m in 1..16, K a
 // multiple of 128. Workspace: ceil(N/16) x (chunks - 1) slots of 256 words. Built twice,
@@ -317,9 +318,8 @@ __device__ __forceinline__ void gemm_skinny(const Operands& op, u64* partials) {
   // Launched as a cluster of the row group's chunks (sm_90), the chunks hand their
   // partials to chunk 0 through its shared memory. The first barrier phase, arrived at
   // here and waited for before the first remote write, makes sure every CTA of the
-  // cluster has started.
-  // Not the deep kernel, which the plan runs on one chunk: the barriers' code costs it
-  // registers on its streaming path (62 -> 80 with NVRTC 13.0).
+  // cluster has started. Not in the deep kernel, which the plan runs on one chunk: the
+  // barriers' code costs it registers on its streaming path (62 -> 80 with NVRTC 13.0).
   const bool clustered = kWarpBlocks != 0 && chunks > 1 && cluster_size() == chunks;
   if (clustered) cluster_arrive_relaxed();
 
@@ -346,7 +346,7 @@ __device__ __forceinline__ void gemm_skinny(const Operands& op, u64* partials) {
     }
   __syncthreads();
 
-  if (kWarpBlocks != 0 && clustered) {
+  if (clustered) {
     // Chunk 0's: the other chunks' partials, [chunk - 1][token][row].
     float* const handed = red + warps * kTokens * kRedStride;
     cluster_wait();

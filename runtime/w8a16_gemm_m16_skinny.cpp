@@ -60,10 +60,6 @@ std::uint64_t slots_bytes(std::uint32_t n, std::uint32_t chunks) {
   return chunks <= 1 ? 0 : std::uint64_t{div_ceil(n, 16)} * (chunks - 1) * kSlotBytes;
 }
 
-}  // namespace
-
-namespace {
-
 // CTAs of `warps` warps at `registers` per thread that the 64 K registers of an SM hold.
 std::uint32_t ctas_per_sm(std::uint32_t registers, std::uint32_t warps) {
   constexpr std::uint32_t kRegistersPerSm = 64 * 1024;
