@@ -11,9 +11,6 @@
 #include "metrale/nvrtc_compiler.hpp"
 
 namespace metrale {
-namespace {
-
-// 90 for "sm_90"; nullopt for anything else.
 std::optional<int> sm_number(std::string_view target) {
   if (!target.starts_with("sm_")) return std::nullopt;
   target.remove_prefix(3);
@@ -22,8 +19,6 @@ std::optional<int> sm_number(std::string_view target) {
   if (ec != std::errc() || ptr != target.data() + target.size()) return std::nullopt;
   return value;
 }
-
-}  // namespace
 
 CompileTarget choose_compile_target(std::string_view device_target,
                                     std::span<const std::string> supported) {

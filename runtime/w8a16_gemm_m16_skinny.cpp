@@ -1,12 +1,12 @@
 #include "metrale/w8a16_gemm_m16_skinny.hpp"
 
 #include <algorithm>
-#include <cstdlib>
-#include <string>
+#include <optional>
 #include <string_view>
 
 #include "launch_guards.hpp"
 #include "launch_operands.hpp"
+#include "metrale/compile_target.hpp"
 #include "metrale/error.hpp"
 #include "metrale/kernel_launch.hpp"
 
@@ -50,9 +50,8 @@ bool chunks_as_cluster(const GpuBackend& gpu, std::string_view kernel_name, std:
   if (!options.chunk_cluster || chunks < 2 || chunks > kMaxClusterChunks || kernel_name == kDeep) {
     return false;
   }
-  const std::string target = gpu.target();  // "sm_XY": short enough to stay off the heap
-  return target.size() >= 5 && target.compare(0, 3, "sm_") == 0 &&
-         std::strtoul(target.c_str() + 3, nullptr, 10) >= 90;
+  const std::optional<int> sm = sm_number(gpu.target());  // "sm_XY": stays off the heap
+  return sm && *sm >= 90;
 }
 
 // A slot per 16-row group and chunk after the first.

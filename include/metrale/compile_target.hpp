@@ -3,11 +3,15 @@
 // knows, which the driver JIT-compiles for the newer GPU.
 #pragma once
 
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 
 namespace metrale {
+
+// 90 for "sm_90"; nullopt for anything not of the form sm_XY.
+std::optional<int> sm_number(std::string_view target);
 
 struct CompileTarget {
   std::string target;         // "sm_90" or, on fallback, e.g. "compute_120"
