@@ -39,15 +39,12 @@ std::uint32_t warp_blocks_of(std::string_view fn, const KernelHandle& kernel) {
        name);
 }
 
-// The most chunks that form one cluster (the portable cluster size).
-constexpr std::uint32_t kMaxClusterChunks = 8;
-
 // Whether the chunks of a row group run as one cluster and hand their partials to chunk
 // 0 through its shared memory, as the caller asks (sm_90 and later; not the deep kernel,
 // whose launches the plan makes on one chunk); else through the workspace in L2.
 bool chunks_as_cluster(const GpuBackend& gpu, std::string_view kernel_name, std::uint32_t chunks,
                        M16LaunchOptions options) {
-  if (!options.chunk_cluster || chunks < 2 || chunks > kMaxClusterChunks || kernel_name == kDeep) {
+  if (!options.chunk_cluster || chunks < 2 || chunks > W8A16_GEMM_M16_SKINNY_MAX_CLUSTER_CHUNKS || kernel_name == kDeep) {
     return false;
   }
   const std::optional<int> sm = sm_number(gpu.target());  // "sm_XY": stays off the heap

@@ -127,13 +127,14 @@ bool skinny_suits(std::uint32_t m, std::uint32_t n, std::uint32_t k, bool pdl) {
 // Measured on an H200 at m = 1, 8 and 16 (docs/performance.md, item 66), the skinny
 // entry's chunks as one cluster, their partials through chunk 0's shared memory: with PDL
 // 0.85-0.92x the time of the handoff through L2 on DeepSeek-V3 kv_a on 8 warps (252 CTAs,
-// all on the device at once), 1.09-1.29x on q_a (672 CTAs, more than its 528 or 396
-// slots) and on the 16 MiB layers; without PDL 1.08-1.30x everywhere (a cluster launch
-// starts later, which PDL hides). Hence with PDL, and only where every CTA fits at once.
+// all on the device at once), 1.09-1.38x on q_a (672 CTAs, more than its 528 or 396
+// slots), 1.17-1.31x on 2048 x 8192; without PDL 1.04-1.34x on those layers and
+// 0.98-1.16x on kv_a (a cluster launch starts later, which PDL hides). Hence with PDL,
+// and only where every CTA fits at once.
 bool chunk_cluster_suits(std::uint32_t m, std::uint32_t n, std::uint32_t k, std::uint32_t sms) {
   const std::uint32_t chunks = w8a16_gemm_m16_skinny_chunks(k, W8A16_GEMM_M16_SKINNY_WARPS, 1);
   const std::uint64_t ctas = std::uint64_t{div_ceil(n, 16)} * chunks;
-  return chunks >= 2 && chunks <= 8 &&
+  return chunks >= 2 && chunks <= W8A16_GEMM_M16_SKINNY_MAX_CLUSTER_CHUNKS &&
          ctas <= std::uint64_t{sms} * w8a16_gemm_m16_skinny_ctas_per_sm(m, W8A16_GEMM_M16_SKINNY_WARPS);
 }
 

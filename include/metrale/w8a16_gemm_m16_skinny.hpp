@@ -27,6 +27,9 @@ namespace metrale {
 inline constexpr std::uint32_t W8A16_GEMM_M16_SKINNY_MAX_WARPS = 16;
 // The warps per CTA plan_m16_gemm and the C launcher use.
 inline constexpr std::uint32_t W8A16_GEMM_M16_SKINNY_WARPS = 8;
+// The most chunks of a row group that run as one cluster (M16LaunchOptions::chunk_cluster;
+// the portable cluster size).
+inline constexpr std::uint32_t W8A16_GEMM_M16_SKINNY_MAX_CLUSTER_CHUNKS = 8;
 
 // The most blocks per warp the deep launcher takes (K up to 512 Ki on 4 warps in one
 // chunk); the kernel's loop takes any count, the bound catches a garbage argument.
