@@ -194,6 +194,25 @@ __device__ __forceinline__ u64* partial_pair(u64* partials, u32 cta, u32 p) {
   return partials + static_cast<u64>(cta) * kPartialWords + 2 * (p * kComputeThreads + threadIdx.x);
 }
 
+#if defined(STREAMK_PARTIAL_EVICT_LAST)
+// Tuning point: the partials' stores, loads and clears under an evict-last L2 policy, so
+// that their lines stay in L2 between launches instead of going back to DRAM.
+__device__ __forceinline__ u64 partial_policy() {
+  u64 policy;
+  asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
+  return policy;
+}
+
+__device__ __forceinline__ void store_pair(u64* at, u64 a, u64 b) {
+  asm volatile("st.relaxed.gpu.global.L2::cache_hint.v2.u64 [%0], {%1, %2}, %3;"
+               :: "l"(at), "l"(a), "l"(b), "l"(partial_policy()) : "memory");
+}
+
+__device__ __forceinline__ void load_pair(const u64* at, u64& a, u64& b) {
+  asm volatile("ld.relaxed.gpu.global.L2::cache_hint.v2.u64 {%0, %1}, [%2], %3;"
+               : "=l"(a), "=l"(b) : "l"(at), "l"(partial_policy()) : "memory");
+}
+#else
 __device__ __forceinline__ void store_pair(u64* at, u64 a, u64 b) {
   asm volatile("st.relaxed.gpu.global.v2.u64 [%0], {%1, %2};" :: "l"(at), "l"(a), "l"(b) : "memory");
 }
@@ -201,6 +220,7 @@ __device__ __forceinline__ void store_pair(u64* at, u64 a, u64 b) {
 __device__ __forceinline__ void load_pair(const u64* at, u64& a, u64& b) {
   asm volatile("ld.relaxed.gpu.global.v2.u64 {%0, %1}, [%2];" : "=l"(a), "=l"(b) : "l"(at) : "memory");
 }
+#endif
 
 // Whether this thread's pair p holds outputs: tokens 8 (p / 2) + 2t and the next, of
 // which the first is below m. The writer and the reader of a pair are threads of the same

@@ -39,7 +39,8 @@ std::span<const KernelVariant> kernel_variants() {
       {"w8a16_gemm_m16_skinny",
        "w8a16_gemm_m16_skinny.cu",
        {},
-       {"w8a16_gemm_m16_skinny", "w8a16_gemm_m16_skinny2", "w8a16_gemm_m16_skinny_deep"},
+       {"w8a16_gemm_m16_skinny", "w8a16_gemm_m16_skinny2", "w8a16_gemm_m16_skinny_deep",
+        "w8a16_gemm_m16_skinny_deep3"},
        {},
        true},
       // Likewise one kernel for the contiguous and the strided entry.

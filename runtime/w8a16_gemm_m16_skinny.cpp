@@ -21,6 +21,10 @@ constexpr std::uint32_t kHandedBytes = 256 * 4;
 constexpr std::uint32_t kRedStride = 17;
 
 constexpr std::string_view kDeep = "w8a16_gemm_m16_skinny_deep";
+// The deep kernel's form for CTAs of up to 8 warps, three per SM.
+constexpr std::string_view kDeep3 = "w8a16_gemm_m16_skinny_deep3";
+
+bool is_deep(std::string_view name) { return name == kDeep || name == kDeep3; }
 
 std::string_view name_of(const KernelHandle& kernel) {
   return kernel.name != nullptr ? kernel.name : "";
@@ -31,9 +35,9 @@ std::uint32_t warp_blocks_of(std::string_view fn, const KernelHandle& kernel) {
   const std::string_view name = name_of(kernel);
   if (name == "w8a16_gemm_m16_skinny") return 1;
   if (name == "w8a16_gemm_m16_skinny2") return 2;
-  if (name == kDeep) {
+  if (is_deep(name)) {
     fail("{}: the handle is of {}, whose blocks per warp the caller gives: launch it with "
-         "w8a16_gemm_m16_skinny_deep", fn, kDeep);
+         "w8a16_gemm_m16_skinny_deep", fn, name);
   }
   fail("{}: the handle is of '{}', not of w8a16_gemm_m16_skinny or w8a16_gemm_m16_skinny2", fn,
        name);
@@ -44,7 +48,8 @@ std::uint32_t warp_blocks_of(std::string_view fn, const KernelHandle& kernel) {
 // whose launches the plan makes on one chunk); else through the workspace in L2.
 bool chunks_as_cluster(const GpuBackend& gpu, std::string_view kernel_name, std::uint32_t chunks,
                        M16LaunchOptions options) {
-  if (!options.chunk_cluster || chunks < 2 || chunks > W8A16_GEMM_M16_SKINNY_MAX_CLUSTER_CHUNKS || kernel_name == kDeep) {
+  if (!options.chunk_cluster || chunks < 2 || chunks > W8A16_GEMM_M16_SKINNY_MAX_CLUSTER_CHUNKS ||
+      is_deep(kernel_name)) {
     return false;
   }
   const std::optional<int> sm = sm_number(gpu.target());  // "sm_XY": stays off the heap
@@ -169,8 +174,11 @@ void w8a16_gemm_m16_skinny_deep(const GpuBackend& gpu, KernelHandle kernel, Devi
                                 std::uint32_t warp_blocks, StreamHandle stream,
                                 M16LaunchOptions options) {
   constexpr std::string_view fn = "w8a16_gemm_m16_skinny_deep";
-  ensure(name_of(kernel) == kDeep, "{}: the handle is of '{}', not of {}", fn, name_of(kernel),
-         kDeep);
+  ensure(is_deep(name_of(kernel)), "{}: the handle is of '{}', not of {} or {}", fn,
+         name_of(kernel), kDeep, kDeep3);
+  ensure(name_of(kernel) != kDeep3 || warps <= W8A16_GEMM_M16_SKINNY_DEEP3_MAX_WARPS,
+         "{}: warps={} on {}, whose CTAs take at most {} warps", fn, warps, kDeep3,
+         W8A16_GEMM_M16_SKINNY_DEEP3_MAX_WARPS);
   launch_skinny(fn, gpu, kernel, input, weight, block_scale, output, m, n, k, a_row_stride,
                 c_row_stride, workspace, warps, warp_blocks, stream, options);
 }

@@ -42,6 +42,12 @@ inline constexpr std::uint32_t W8A16_GEMM_M16_SKINNY_DEEP_MAX_WARP_BLOCKS = 1024
 inline constexpr std::uint32_t W8A16_GEMM_M16_SKINNY_DEEP_REGISTERS_M8 = 64;
 inline constexpr std::uint32_t W8A16_GEMM_M16_SKINNY_DEEP_REGISTERS_M16 = 96;
 
+// The deep kernel's second form, "w8a16_gemm_m16_skinny_deep3": CTAs of at most 8 warps,
+// launch bounds of three per SM, which cap its 9..16-token build at 80 registers (its
+// 8-token build is the first form's).
+inline constexpr std::uint32_t W8A16_GEMM_M16_SKINNY_DEEP3_MAX_WARPS = 8;
+inline constexpr std::uint32_t W8A16_GEMM_M16_SKINNY_DEEP3_REGISTERS_M16 = 80;
+
 // The same for the one-block kernel, w8a16_gemm_m16_skinny (56 and 71 with NVRTC 13.0).
 inline constexpr std::uint32_t W8A16_GEMM_M16_SKINNY_REGISTERS_M8 = 56;
 inline constexpr std::uint32_t W8A16_GEMM_M16_SKINNY_REGISTERS_M16 = 72;
@@ -83,7 +89,8 @@ void w8a16_gemm_m16_skinny(const GpuBackend& gpu, KernelHandle kernel, DevicePtr
                            StreamKWorkspace workspace, std::uint32_t warps, StreamHandle stream,
                            M16LaunchOptions options = {});
 
-// `kernel`: the handle of "w8a16_gemm_m16_skinny_deep"; 1 <= warp_blocks <= 1024. Chunks
+// `kernel`: the handle of "w8a16_gemm_m16_skinny_deep", or of "w8a16_gemm_m16_skinny_deep3"
+// with at most 8 warps; 1 <= warp_blocks <= 1024. Chunks
 // and workspace as w8a16_gemm_m16_skinny_chunks / _workspace_bytes(n, k, warps,
 // warp_blocks).
 void w8a16_gemm_m16_skinny_deep(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input,

@@ -150,12 +150,13 @@ TcEntry skinny_entry(std::uint32_t warps, bool two_blocks, bool pdl, bool cluste
           }};
 }
 
-// The deep skinny kernel on `warps` warps of `warp_blocks` blocks each.
-TcEntry skinny_deep_entry(std::uint32_t warps, std::uint32_t warp_blocks, bool pdl = false) {
-  return {fmt::format("w8a16_gemm_m16_skinny_deep/{}x{}{}", warps, warp_blocks, pdl ? "+pdl" : ""),
-          true, [warps, warp_blocks, pdl](const Problem& p, StreamHandle s) {
-            w8a16_gemm_m16_skinny_deep(gpu().backend,
-                                       gpu().cache.kernel("w8a16_gemm_m16_skinny_deep"),
+// The deep skinny kernel (`kernel`: either of its forms) on `warps` warps of `warp_blocks`
+// blocks each.
+TcEntry skinny_deep_entry(std::uint32_t warps, std::uint32_t warp_blocks, bool pdl = false,
+                          const char* kernel = "w8a16_gemm_m16_skinny_deep") {
+  return {fmt::format("{}/{}x{}{}", kernel, warps, warp_blocks, pdl ? "+pdl" : ""),
+          true, [warps, warp_blocks, pdl, kernel](const Problem& p, StreamHandle s) {
+            w8a16_gemm_m16_skinny_deep(gpu().backend, gpu().cache.kernel(kernel),
                                        p.input.get(), p.weight.get(), p.scale.get(), p.out.get(),
                                        p.m, p.n, p.k, p.a_row_stride, p.c_row_stride,
                                        gpu().streamk_workspace(), warps, warp_blocks, s,
@@ -234,6 +235,11 @@ const std::vector<TcEntry>& tc_entries() {
       skinny_deep_entry(3, 5),
       skinny_deep_entry(2, 7),
       skinny_deep_entry(8, 2, true),
+      // Its three-per-SM form (80 registers above 8 tokens): 8 warps on one chunk, 3
+      // warps of 5 blocks, and with PDL.
+      skinny_deep_entry(8, 1024, false, "w8a16_gemm_m16_skinny_deep3"),
+      skinny_deep_entry(3, 5, false, "w8a16_gemm_m16_skinny_deep3"),
+      skinny_deep_entry(4, 2, true, "w8a16_gemm_m16_skinny_deep3"),
   };
   return entries;
 }

@@ -549,7 +549,7 @@ TEST_CASE("skinny deep launcher: the caller's blocks per warp, its own handle, g
   CHECK(call(deep, 1025) == "w8a16_gemm_m16_skinny_deep: warp_blocks=1025 outside 1..=1024");
   CHECK(call(f.cache.kernel("w8a16_gemm_m16_skinny"), 8) ==
         "w8a16_gemm_m16_skinny_deep: the handle is of 'w8a16_gemm_m16_skinny', not of "
-        "w8a16_gemm_m16_skinny_deep");
+        "w8a16_gemm_m16_skinny_deep or w8a16_gemm_m16_skinny_deep3");
   CHECK(call(deep, 4) ==
         fmt::format("w8a16_gemm_m16_skinny_deep: workspace of {} bytes, N=7168 K=18432 on 8 "
                     "warps of 4 blocks needs {} (w8a16_gemm_m16_skinny_workspace_bytes)",
@@ -561,6 +561,20 @@ TEST_CASE("skinny deep launcher: the caller's blocks per warp, its own handle, g
         }) == "w8a16_gemm_m16_skinny: the handle is of w8a16_gemm_m16_skinny_deep, whose blocks "
               "per warp the caller gives: launch it with w8a16_gemm_m16_skinny_deep");
   CHECK(f.gpu.launches().size() == 2);
+
+  // The three-per-SM form takes CTAs of up to 8 warps (its launch bounds).
+  const KernelHandle deep3 = f.cache.kernel("w8a16_gemm_m16_skinny_deep3");
+  w8a16_gemm_m16_skinny_deep(f.gpu, deep3, kIn, kW, kS, kOut, 12, 6144, 4096, 4096, 6144, {}, 8,
+                             4, 0);
+  REQUIRE(f.gpu.launches().size() == 3);
+  CHECK(f.gpu.launches()[2].function == deep3.function_above8);
+  CHECK(f.gpu.launches()[2].config.block.x == 256);
+  CHECK(error_of([&] {
+          w8a16_gemm_m16_skinny_deep(f.gpu, deep3, kIn, kW, kS, kOut, 12, 6144, 4096, 4096, 6144,
+                                     {}, 16, 2, 0);
+        }) == "w8a16_gemm_m16_skinny_deep: warps=16 on w8a16_gemm_m16_skinny_deep3, whose CTAs "
+              "take at most 8 warps");
+  CHECK(f.gpu.launches().size() == 3);
 }
 
 TEST_CASE("plan_m16_gemm: stream-K, streaming, 64-wide or split tiles where each fills the SMs") {

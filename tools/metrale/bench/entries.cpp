@@ -166,6 +166,11 @@ constexpr std::array kTuning = {
                &skinny_deep<4, 8>},
     BenchEntry{"w8a16_gemm_m16_skinny_deep/8x4+pdl", "w8a16_gemm_m16_skinny_deep", 1, nullptr,
                &skinny_deep<8, 4, true>},
+    // The deep kernel's three-CTAs-per-SM form on 4 warps, one chunk.
+    BenchEntry{"w8a16_gemm_m16_skinny_deep3/4", "w8a16_gemm_m16_skinny_deep3", 1, nullptr,
+               &skinny_deep_one_chunk<4>},
+    BenchEntry{"w8a16_gemm_m16_skinny_deep3/4+pdl", "w8a16_gemm_m16_skinny_deep3", 1, nullptr,
+               &skinny_deep_one_chunk<4, true>},
 };
 
 }  // namespace
@@ -221,6 +226,11 @@ std::span<const BenchEntry> bench_entries() {
                  &skinny_deep_one_chunk<8, true>},
       BenchEntry{"w8a16_gemm_m16_skinny_deep/16+pdl", "w8a16_gemm_m16_skinny_deep", 1, nullptr,
                  &skinny_deep_one_chunk<16, true>},
+      // Its form for CTAs of up to 8 warps, three per SM (80 registers above 8 tokens).
+      BenchEntry{"w8a16_gemm_m16_skinny_deep3/8", "w8a16_gemm_m16_skinny_deep3", 1, nullptr,
+                 &skinny_deep_one_chunk<8>},
+      BenchEntry{"w8a16_gemm_m16_skinny_deep3/8+pdl", "w8a16_gemm_m16_skinny_deep3", 1, nullptr,
+                 &skinny_deep_one_chunk<8, true>},
   };
   return kEntries;
 }
