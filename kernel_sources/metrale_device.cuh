@@ -182,6 +182,15 @@ __device__ __forceinline__ u64 l2_evict_first_policy() {
   return policy;
 }
 
+// An L2 policy that evicts last what is stored or loaded with it: for a workspace every
+// launch writes and reads (split partials), whose lines then stay in L2 between launches
+// instead of going back to DRAM under the weights' stream. Not volatile: one per kernel.
+__device__ __forceinline__ u64 l2_evict_last_policy() {
+  u64 policy;
+  asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
+  return policy;
+}
+
 // 16 bytes of weights, read once: no L1 allocation, L2 policy as above.
 __device__ __forceinline__ uint4 load_stream_16(const void* p, u64 policy) {
   uint4 v;

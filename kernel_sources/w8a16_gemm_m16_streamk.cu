@@ -41,7 +41,8 @@
 // STREAMK_PREFETCH_STAGES=P (a tuning point) issues only P weight stages ahead of the
 // wait for the preceding grid, the others with their activations; STREAMK_MIN_CTAS the
 // launch bounds' CTAs per SM (2), STREAMK_PARTIAL_ALL_PAIRS moves every word pair of a
-// partial below 8 tokens too (docs/performance.md, items 65 and 69). As a programmatic
+// partial below 8 tokens too, STREAMK_PARTIAL_EVICT_NORMAL drops the partials' L2 hint
+// (docs/performance.md, items 65, 69 and 70). As a programmatic
 // dependent launch it streams its first weights before the preceding kernel ends and
 // touches activations, outputs and workspace only after it.
 #include "m16_stream_pipeline.cuh"
@@ -194,31 +195,27 @@ __device__ __forceinline__ u64* partial_pair(u64* partials, u32 cta, u32 p) {
   return partials + static_cast<u64>(cta) * kPartialWords + 2 * (p * kComputeThreads + threadIdx.x);
 }
 
-#if defined(STREAMK_PARTIAL_EVICT_LAST)
-// Tuning point: the partials' stores, loads and clears under an evict-last L2 policy, so
-// that their lines stay in L2 between launches instead of going back to DRAM.
-__device__ __forceinline__ u64 partial_policy() {
-  u64 policy;
-  asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
-  return policy;
-}
-
-__device__ __forceinline__ void store_pair(u64* at, u64 a, u64 b) {
-  asm volatile("st.relaxed.gpu.global.L2::cache_hint.v2.u64 [%0], {%1, %2}, %3;"
-               :: "l"(at), "l"(a), "l"(b), "l"(partial_policy()) : "memory");
-}
-
-__device__ __forceinline__ void load_pair(const u64* at, u64& a, u64& b) {
-  asm volatile("ld.relaxed.gpu.global.L2::cache_hint.v2.u64 {%0, %1}, [%2], %3;"
-               : "=l"(a), "=l"(b) : "l"(at), "l"(partial_policy()) : "memory");
-}
-#else
+// The partials' stores, loads and clears keep their lines in L2 (l2_evict_last_policy):
+// measured on an H200, 0.96-0.99x the time on two CTAs per SM on the layers of 64 MiB and
+// more (docs/performance.md, item 70). STREAMK_PARTIAL_EVICT_NORMAL (a tuning point) drops
+// the hint.
+#if defined(STREAMK_PARTIAL_EVICT_NORMAL)
 __device__ __forceinline__ void store_pair(u64* at, u64 a, u64 b) {
   asm volatile("st.relaxed.gpu.global.v2.u64 [%0], {%1, %2};" :: "l"(at), "l"(a), "l"(b) : "memory");
 }
 
 __device__ __forceinline__ void load_pair(const u64* at, u64& a, u64& b) {
   asm volatile("ld.relaxed.gpu.global.v2.u64 {%0, %1}, [%2];" : "=l"(a), "=l"(b) : "l"(at) : "memory");
+}
+#else
+__device__ __forceinline__ void store_pair(u64* at, u64 a, u64 b) {
+  asm volatile("st.relaxed.gpu.global.L2::cache_hint.v2.u64 [%0], {%1, %2}, %3;"
+               :: "l"(at), "l"(a), "l"(b), "l"(l2_evict_last_policy()) : "memory");
+}
+
+__device__ __forceinline__ void load_pair(const u64* at, u64& a, u64& b) {
+  asm volatile("ld.relaxed.gpu.global.L2::cache_hint.v2.u64 {%0, %1}, [%2], %3;"
+               : "=l"(a), "=l"(b) : "l"(at), "l"(l2_evict_last_policy()) : "memory");
 }
 #endif
 

@@ -75,20 +75,31 @@ std::uint32_t w8a16_gemm_m16_skinny_deep_ctas_per_sm(std::uint32_t m, std::uint3
                      warps);
 }
 
+std::uint32_t w8a16_gemm_m16_skinny_deep3_ctas_per_sm(std::uint32_t m, std::uint32_t warps) {
+  if (warps > W8A16_GEMM_M16_SKINNY_DEEP3_MAX_WARPS) return 0;
+  return ctas_per_sm(m <= 8 ? W8A16_GEMM_M16_SKINNY_DEEP_REGISTERS_M8
+                            : W8A16_GEMM_M16_SKINNY_DEEP3_REGISTERS_M16,
+                     warps);
+}
+
 std::uint32_t w8a16_gemm_m16_skinny_ctas_per_sm(std::uint32_t m, std::uint32_t warps) {
   return ctas_per_sm(m <= 8 ? W8A16_GEMM_M16_SKINNY_REGISTERS_M8 : W8A16_GEMM_M16_SKINNY_REGISTERS_M16,
                      warps);
 }
 
-std::uint32_t w8a16_gemm_m16_skinny_deep_warps(std::uint32_t m, std::uint32_t n,
+SkinnyDeepForm w8a16_gemm_m16_skinny_deep_form(std::uint32_t m, std::uint32_t n,
                                                std::uint32_t sm_count) {
   const std::uint64_t groups = div_ceil(n, 16);
-  for (const std::uint32_t warps : {16u, 8u}) {
-    if (groups <= std::uint64_t{sm_count} * w8a16_gemm_m16_skinny_deep_ctas_per_sm(m, warps)) {
-      return warps;
+  const auto fits = [&](std::uint32_t ctas) { return groups <= std::uint64_t{sm_count} * ctas; };
+  for (const std::uint32_t warps : {16u, 8u, 4u}) {
+    if (const std::uint32_t c = w8a16_gemm_m16_skinny_deep_ctas_per_sm(m, warps); fits(c)) {
+      return {kDeep, warps, c};
+    }
+    if (const std::uint32_t c = w8a16_gemm_m16_skinny_deep3_ctas_per_sm(m, warps); fits(c)) {
+      return {kDeep3, warps, c};
     }
   }
-  return 4;
+  return {kDeep, 4, w8a16_gemm_m16_skinny_deep_ctas_per_sm(m, 4)};
 }
 
 std::uint32_t w8a16_gemm_m16_skinny_deep_one_chunk_blocks(std::uint32_t k, std::uint32_t warps) {

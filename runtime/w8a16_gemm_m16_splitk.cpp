@@ -1,6 +1,7 @@
 #include "metrale/w8a16_gemm_m16_splitk.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include "launch_guards.hpp"
 #include "launch_operands.hpp"
@@ -117,7 +118,7 @@ bool skinny_suits(std::uint32_t m, std::uint32_t n, std::uint32_t k, bool pdl) {
   constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
   if (k < 1024) return false;
   if (bytes < 16 * kMiB) return true;
-  // From 16 MiB, what the deep entry leaves (deep_warps_if_suited comes first): K of 1024
+  // From 16 MiB, what the deep entry leaves (deep_form_if_suited comes first): K of 1024
   // up to 1536, CTAs that fill under half the slots, and with PDL those that do not fit at
   // once or fill under two thirds.
   if (pdl) return bytes <= 16 * kMiB && k >= 4096;
@@ -140,7 +141,7 @@ bool chunk_cluster_suits(std::uint32_t m, std::uint32_t n, std::uint32_t k, std:
 
 // Measured on an H200 over m = 1, 2, 4, 8, 9, 12 and 16 against every other entry, with
 // and without PDL, on the 13 layers of the benchmark and four more (docs/performance.md,
-// item 58): the deep kernel on one chunk of K, on the warps w8a16_gemm_m16_skinny_deep_warps
+// item 58): the deep kernel on one chunk of K, on the warps w8a16_gemm_m16_skinny_deep_form
 // gives, took 0.77-0.96x the best other entry's time on Llama-3-8B qkv, o and down and
 // Qwen3-32B qkv at every m, and 0.92-0.99x on DeepSeek-V3 q_b (K = 1536) up to 12 tokens
 // (1.006x at 16); on the layers of 64 MiB and more 0.97-1.01x up to 8 tokens and 1.04-1.29x
@@ -153,18 +154,22 @@ bool chunk_cluster_suits(std::uint32_t m, std::uint32_t n, std::uint32_t k, std:
 // 14336 x 4096 up to 8: 73-97 % of the slots, 0.76-0.95x) and lost elsewhere (Llama-3-8B
 // qkv above 8 tokens and Qwen3-32B qkv up to 8: 58 and 61 %, 1.02-1.12x; q_b and the others
 // that do not fit at once: 1.01-1.17x).
-// The deep kernel's warps per CTA where it suits the shape, else 0.
-std::uint32_t deep_warps_if_suited(std::uint32_t m, std::uint32_t n, std::uint32_t k,
-                                   std::uint32_t sms, bool pdl) {
+// Above 8 tokens the deep kernel's three-per-SM form (w8a16_gemm_m16_skinny_deep_form) makes
+// Llama-3-8B qkv's 384 CTAs of 8 warps fit at once (97 % of 396 slots), and with PDL the
+// rule above then takes it (9.61-9.97 us against 12.46-13.39 for the first form's 8 warps,
+// docs/performance.md item 70).
+// The deep kernel's form where it suits the shape.
+std::optional<SkinnyDeepForm> deep_form_if_suited(std::uint32_t m, std::uint32_t n,
+                                                  std::uint32_t k, std::uint32_t sms, bool pdl) {
   const std::uint64_t bytes = std::uint64_t{n} * k;
   constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
-  if (k < 1536 || bytes < 16 * kMiB || bytes >= 64 * kMiB) return 0;
-  const std::uint32_t warps = w8a16_gemm_m16_skinny_deep_warps(m, n, sms);
-  const std::uint64_t slots =
-      std::uint64_t{sms} * w8a16_gemm_m16_skinny_deep_ctas_per_sm(m, warps);
+  if (k < 1536 || bytes < 16 * kMiB || bytes >= 64 * kMiB) return std::nullopt;
+  const SkinnyDeepForm form = w8a16_gemm_m16_skinny_deep_form(m, n, sms);
+  const std::uint64_t slots = std::uint64_t{sms} * form.ctas_per_sm;
   const std::uint64_t ctas = div_ceil(n, 16);
   const bool suits = pdl ? ctas <= slots && 3 * ctas >= 2 * slots : 2 * ctas >= slots;
-  return suits ? warps : 0;
+  if (!suits) return std::nullopt;
+  return form;
 }
 
 }  // namespace
@@ -172,11 +177,10 @@ std::uint32_t deep_warps_if_suited(std::uint32_t m, std::uint32_t n, std::uint32
 M16Plan plan_m16_gemm(std::uint32_t m, std::uint32_t n, std::uint32_t k,
                       std::uint32_t sm_count, M16LaunchOptions launch) {
   const std::uint32_t sms = sm_count == 0 ? 132 : sm_count;
-  if (const std::uint32_t warps =
-          deep_warps_if_suited(m, n, k, sms, launch.programmatic_dependent);
-      warps != 0) {
-    return {"w8a16_gemm_m16_skinny_deep", 1, 0, 0, warps,
-            w8a16_gemm_m16_skinny_deep_one_chunk_blocks(k, warps)};
+  if (const std::optional<SkinnyDeepForm> deep =
+          deep_form_if_suited(m, n, k, sms, launch.programmatic_dependent)) {
+    return {deep->kernel, 1, 0, 0, deep->warps,
+            w8a16_gemm_m16_skinny_deep_one_chunk_blocks(k, deep->warps)};
   }
   if (skinny_suits(m, n, k, launch.programmatic_dependent)) {
     M16Plan plan{"w8a16_gemm_m16_skinny", 1, 0, 0, W8A16_GEMM_M16_SKINNY_WARPS};

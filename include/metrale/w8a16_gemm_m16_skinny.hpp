@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 
 #include "metrale/gpu_backend.hpp"
 #include "metrale/w8a16_gemm_m16_splitk.hpp"
@@ -55,14 +56,29 @@ inline constexpr std::uint32_t W8A16_GEMM_M16_SKINNY_REGISTERS_M16 = 72;
 // CTAs of `warps` warps of the deep kernel one SM holds for m tokens (64 K registers).
 std::uint32_t w8a16_gemm_m16_skinny_deep_ctas_per_sm(std::uint32_t m, std::uint32_t warps);
 
+// The same for its three-per-SM form, w8a16_gemm_m16_skinny_deep3 (0 above 8 warps).
+std::uint32_t w8a16_gemm_m16_skinny_deep3_ctas_per_sm(std::uint32_t m, std::uint32_t warps);
+
 // CTAs of `warps` warps of the one-block kernel one SM holds for m tokens.
 std::uint32_t w8a16_gemm_m16_skinny_ctas_per_sm(std::uint32_t m, std::uint32_t warps);
 
-// The warps per CTA the plan gives the deep kernel on one chunk of K (one CTA per 16 rows)
-// for m tokens and n rows on `sm_count` SMs: the most of 16, 8 and 4 whose CTAs all fit on
-// the device at once, else 4 (measured on an H200, docs/performance.md item 58: the best
-// of the three on every 16-64 MiB layer of the benchmark at m = 1, 2, 4, 8, 9, 12, 16).
-std::uint32_t w8a16_gemm_m16_skinny_deep_warps(std::uint32_t m, std::uint32_t n,
+// The form of the deep kernel and the warps per CTA the plan gives it on one chunk of K
+// (one CTA per 16 rows).
+struct SkinnyDeepForm {
+  std::string_view kernel;    // "w8a16_gemm_m16_skinny_deep" or "w8a16_gemm_m16_skinny_deep3"
+  std::uint32_t warps;        // 16, 8 or 4
+  std::uint32_t ctas_per_sm;  // CTAs of `warps` warps of `kernel` one SM holds
+};
+
+// The form for m tokens and n rows on `sm_count` SMs: the most warps of 16, 8 and 4 whose
+// CTAs all fit on the device at once, in the first form where it fits, else in the
+// three-per-SM form (above 8 tokens it fits 3 CTAs of 8 warps and 6 of 4 on an SM where
+// the first fits 2 and 5); else the first form on 4 warps. Measured on an H200
+// (docs/performance.md, items 58 and 70): the first form's best of the three on every
+// 16-64 MiB layer of the benchmark at m = 1, 2, 4, 8, 9, 12, 16, and above 8 tokens the
+// three-per-SM form 0.83-0.93x its time where only it fits (Llama-3-8B qkv on 8 warps,
+// 12288 x 2048 on 4), 0.74-0.78x with PDL.
+SkinnyDeepForm w8a16_gemm_m16_skinny_deep_form(std::uint32_t m, std::uint32_t n,
                                                std::uint32_t sm_count);
 
 // The blocks per warp that cover K in one chunk on `warps` warps (at least 1): what the

@@ -47,7 +47,8 @@ void w8a16_gemm_m16_splitk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr
 // Which entry and split to run for a shape on a device with `sm_count` SMs (for callers
 // that ask for the automatic choice, e.g. attention projections; the dense FFN keeps
 // METRALE_FFN_M16_TC_NTILE): the deep skinny entry on one chunk of K
-// (w8a16_gemm_m16_skinny_deep, on w8a16_gemm_m16_skinny_deep_warps) on layers of 16-64 MiB
+// (w8a16_gemm_m16_skinny_deep or _deep3, as w8a16_gemm_m16_skinny_deep_form says) on layers
+// of 16-64 MiB
 // with K of at least 1536 where its CTAs fill at least half of the device's CTA slots;
 // else the skinny entry (w8a16_gemm_m16_skinny.hpp, 8 warps per
 // CTA, the caller's workspace) on layers under 16 MiB, on 16 MiB ones, up to 8 tokens on
@@ -66,8 +67,8 @@ struct M16Plan {
   // "w8a16_gemm_m16", "w8a16_gemm_m16_n64", "w8a16_gemm_m16_splitk",
   // "w8a16_gemm_m16_stream" (w8a16_gemm_m16_stream.hpp), "w8a16_gemm_m16_streamk" or
   // "w8a16_gemm_m16_skinny" (its one-block-per-warp kernel) or
-  // "w8a16_gemm_m16_skinny_deep" (one chunk of K: warp_blocks x warps covers K, so no
-  // workspace)
+  // "w8a16_gemm_m16_skinny_deep" or "w8a16_gemm_m16_skinny_deep3" (one chunk of K:
+  // warp_blocks x warps covers K, so no workspace)
   std::string_view entry;
   std::uint32_t split;     // 1 for the seed's entries, stream-K and skinny
   std::uint32_t ctas = 0;  // stream-K's persistent grid; 0 for the other entries

@@ -118,14 +118,18 @@ TEST_CASE("gpu: the C ABI's planned entries equal the C++ launchers, bit for bit
     });
   }
 
-  // Llama-3-8B o and down at 5 and 12 tokens: the deep skinny entry on the warps the plan
-  // gives the device, one chunk of K, no workspace.
-  for (const auto& [m, n, k] : {std::array<std::uint32_t, 3>{5, 4096, 4096}, {12, 4096, 14336}}) {
+  // Llama-3-8B o and down at 5 and 12 tokens, qkv at 12 (the three-per-SM form on an
+  // H200): the deep skinny entry in the form and on the warps the plan gives the device,
+  // one chunk of K, no workspace.
+  for (const auto& [m, n, k] : {std::array<std::uint32_t, 3>{5, 4096, 4096}, {12, 4096, 14336},
+                                {12, 6144, 4096}}) {
     CAPTURE(m);
     CAPTURE(n);
     const Plan pl = plan(c, m, n, k);
     CHECK(pl.entry == "metrale_w8a16_gemm_m16_skinny_deep");
-    const std::uint32_t warps = w8a16_gemm_m16_skinny_deep_warps(m, n, gpu().sm_count());
+    const SkinnyDeepForm form = w8a16_gemm_m16_skinny_deep_form(m, n, gpu().sm_count());
+    MESSAGE("C ABI deep skinny m=", m, " n=", n, ": ", form.kernel, " on ", form.warps, " warps");
+    const std::uint32_t warps = form.warps;
     Problem p(m, n, k, k, n, 4240 + m);
     compare(
         c, p,
@@ -137,7 +141,7 @@ TEST_CASE("gpu: the C ABI's planned entries equal the C++ launchers, bit for bit
         },
         [&] {
           w8a16_gemm_m16_skinny_deep(
-              gpu().backend, gpu().cache.kernel("w8a16_gemm_m16_skinny_deep"), p.input.get(),
+              gpu().backend, gpu().cache.kernel(form.kernel), p.input.get(),
               p.weight.get(), p.scale.get(), p.out.get(), m, n, k, k, n, {}, warps,
               w8a16_gemm_m16_skinny_deep_one_chunk_blocks(k, warps), 0);
         },

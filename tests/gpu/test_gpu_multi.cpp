@@ -80,11 +80,12 @@ std::vector<std::vector<std::uint16_t>> run_all(Device& dev, const std::vector<S
                                 4, 0);
           break;
         case 3: {
-          // The deep skinny entry on one chunk of K, on the warps the plan gives this GPU.
-          const std::uint32_t warps =
-              w8a16_gemm_m16_skinny_deep_warps(
+          // The deep skinny entry on one chunk of K, in the form and on the warps the plan
+          // gives this GPU.
+          const SkinnyDeepForm form = w8a16_gemm_m16_skinny_deep_form(
               s.m, s.n, static_cast<std::uint32_t>(dev.backend.info().sm_count));
-          w8a16_gemm_m16_skinny_deep(dev.backend, dev.cache.kernel("w8a16_gemm_m16_skinny_deep"),
+          const std::uint32_t warps = form.warps;
+          w8a16_gemm_m16_skinny_deep(dev.backend, dev.cache.kernel(form.kernel),
                                      x.get(), w.get(), sc.get(), out.get(), s.m, s.n, s.k, s.k,
                                      s.n, {}, warps,
                                      w8a16_gemm_m16_skinny_deep_one_chunk_blocks(s.k, warps), 0);

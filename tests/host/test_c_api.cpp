@@ -375,6 +375,9 @@ TEST_CASE("C ABI: launchers check their arguments, then refuse to launch without
   expect_plan(1, 26624, 1024, "metrale_w8a16_gemm_m16_splitk", 1, 0);
   expect_plan(1, 24576, 1536, "metrale_w8a16_gemm_m16_skinny_deep", 1, 0);
   expect_plan(16, 4096, 14336, "metrale_w8a16_gemm_m16_skinny_deep", 1, 0);
+  // The plan's three-per-SM form (Llama-3-8B qkv above 8 tokens) runs through the same call.
+  CHECK(metrale::plan_m16_gemm(16, 6144, 4096, 132).entry == "w8a16_gemm_m16_skinny_deep3");
+  expect_plan(16, 6144, 4096, "metrale_w8a16_gemm_m16_skinny_deep", 1, 0);
 
   // The deep entry: its guards, then no device.
   expect(metrale_w8a16_gemm_m16_skinny_deep(s, kIn, kW, kS, kOut, 17, 4096, 4096, 4096, 4096,

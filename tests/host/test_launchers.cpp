@@ -620,8 +620,8 @@ TEST_CASE("plan_m16_gemm: stream-K, streaming, 64-wide or split tiles where each
   }
   CHECK(plan_m16_gemm(2, 10240, 5120, 132, pdl).entry == "w8a16_gemm_m16_streamk");
   CHECK(plan_m16_gemm(2, 32768, 1024, 132).entry == "w8a16_gemm_m16_streamk");
-  CHECK(plan_m16_gemm(9, 6144, 4096, 132, pdl).entry == "w8a16_gemm_m16_streamk");
-  CHECK(plan_m16_gemm(16, 6144, 4096, 132, pdl).ctas == 132u);
+  // Above 8 tokens with PDL Llama-3-8B qkv takes the deep kernel's three-per-SM form.
+  CHECK(plan_m16_gemm(9, 6144, 4096, 132, pdl).entry == "w8a16_gemm_m16_skinny_deep3");
   // 48 MiB at m = 1 with K = 1024 (1536 seed tiles): the seed's entry.
   CHECK(plan(49152, 1024).entry == "w8a16_gemm_m16");
   CHECK(plan(49152, 1024).ctas == 0);
@@ -631,7 +631,6 @@ TEST_CASE("plan_m16_gemm: stream-K, streaming, 64-wide or split tiles where each
   CHECK(plan(576, 256).split == 1);
   // Above 8 tokens from 16 to 20 MiB, the 64-wide tile where its tiles cover the SMs.
   CHECK(plan_m16_gemm(9, 17408, 1024, 132).entry == "w8a16_gemm_m16_n64");
-  CHECK(plan_m16_gemm(9, 12288, 2048, 132, pdl).entry == "w8a16_gemm_m16_streamk");
   // The streaming entry where a split gives 1.5 to 2 of its 128-row CTAs per SM with 8 K
   // blocks each: 198 tiles unsplit at K = 2048 (with PDL, 1584 deep CTAs do not fit at
   // once); 208 unsplit at K = 1024; 96 tiles split 2 are too few.
@@ -695,13 +694,26 @@ TEST_CASE("plan_m16_gemm: the deep skinny entry on 16-64 MiB layers, one chunk o
   CHECK(w8a16_gemm_m16_skinny_deep_ctas_per_sm(16, 8) == 2);
   CHECK(w8a16_gemm_m16_skinny_deep_ctas_per_sm(16, 4) == 5);
   CHECK(w8a16_gemm_m16_skinny_deep_ctas_per_sm(1, 0) == 0);
-  CHECK(w8a16_gemm_m16_skinny_deep_warps(1, 4096, 132) == 16);   // 256 CTAs, 264 fit
-  CHECK(w8a16_gemm_m16_skinny_deep_warps(9, 4096, 132) == 8);
-  CHECK(w8a16_gemm_m16_skinny_deep_warps(1, 4096, 114) == 8);    // 228 fit
-  CHECK(w8a16_gemm_m16_skinny_deep_warps(8, 6144, 132) == 8);    // 384 CTAs, 528 fit
-  CHECK(w8a16_gemm_m16_skinny_deep_warps(9, 6144, 132) == 4);
-  CHECK(w8a16_gemm_m16_skinny_deep_warps(1, 10240, 132) == 4);   // 640 CTAs, 1056 fit
-  CHECK(w8a16_gemm_m16_skinny_deep_warps(1, 24576, 132) == 4);   // none fits at once
+  // The three-per-SM form: 80 registers above 8 tokens, CTAs of at most 8 warps.
+  CHECK(w8a16_gemm_m16_skinny_deep3_ctas_per_sm(16, 8) == 3);
+  CHECK(w8a16_gemm_m16_skinny_deep3_ctas_per_sm(16, 4) == 6);
+  CHECK(w8a16_gemm_m16_skinny_deep3_ctas_per_sm(8, 8) == 4);
+  CHECK(w8a16_gemm_m16_skinny_deep3_ctas_per_sm(16, 16) == 0);
+  const auto form = [](std::uint32_t m, std::uint32_t n, std::uint32_t sms) {
+    const SkinnyDeepForm f = w8a16_gemm_m16_skinny_deep_form(m, n, sms);
+    return fmt::format("{}/{} x{}", f.kernel, f.warps, f.ctas_per_sm);
+  };
+  CHECK(form(1, 4096, 132) == "w8a16_gemm_m16_skinny_deep/16 x2");   // 256 CTAs, 264 fit
+  CHECK(form(9, 4096, 132) == "w8a16_gemm_m16_skinny_deep/8 x2");
+  CHECK(form(1, 4096, 114) == "w8a16_gemm_m16_skinny_deep/8 x4");    // 228 fit
+  CHECK(form(8, 6144, 132) == "w8a16_gemm_m16_skinny_deep/8 x4");    // 384 CTAs, 528 fit
+  CHECK(form(9, 6144, 132) == "w8a16_gemm_m16_skinny_deep3/8 x3");   // 264 fit, or 396
+  CHECK(form(16, 6144, 114) == "w8a16_gemm_m16_skinny_deep/4 x5");   // 342 fit, or 570
+  CHECK(form(1, 10240, 132) == "w8a16_gemm_m16_skinny_deep/4 x8");   // 640 CTAs, 1056 fit
+  CHECK(form(16, 10240, 132) == "w8a16_gemm_m16_skinny_deep/4 x5");  // 660 fit
+  CHECK(form(16, 12288, 132) == "w8a16_gemm_m16_skinny_deep3/4 x6"); // 768 CTAs: 660, or 792
+  CHECK(form(1, 24576, 132) == "w8a16_gemm_m16_skinny_deep/4 x8");   // none fits at once
+  CHECK(form(16, 24576, 132) == "w8a16_gemm_m16_skinny_deep/4 x5");
   // One chunk of K: ceil(K blocks / warps), at least 1.
   CHECK(w8a16_gemm_m16_skinny_deep_one_chunk_blocks(4096, 16) == 2);
   CHECK(w8a16_gemm_m16_skinny_deep_one_chunk_blocks(14336, 16) == 7);
@@ -711,25 +723,30 @@ TEST_CASE("plan_m16_gemm: the deep skinny entry on 16-64 MiB layers, one chunk o
   struct Want {
     std::uint32_t n, k, warps_m8, warps_m16;
     // The PDL plan keeps the deep entry: its CTAs fit at once and fill two thirds of the
-    // slots (o, down: 256 of 264; qkv 384 of 528, not of 660; Qwen3-32B qkv 640 of 660,
-    // not of 1056; q_b never fits; 8192 x 2048 512 of 528 and of 660).
+    // slots (o, down: 256 of 264; qkv 384 of 528, and above 8 tokens of the three-per-SM
+    // form's 396; Qwen3-32B qkv 640 of 660, not of 1056; q_b never fits; 8192 x 2048 512
+    // of 528 and of 660).
     bool pdl_m8, pdl_m16;
+    bool deep3_m16 = false;  // above 8 tokens the three-per-SM form
   };
   // Llama-3-8B o, qkv and down, Qwen3-32B qkv, DeepSeek-V3 q_b, and 16 MiB at K = 2048.
-  for (const Want& w : {Want{4096, 4096, 16, 8, true, true}, Want{6144, 4096, 8, 4, true, false},
-                        Want{4096, 14336, 16, 8, true, true}, Want{10240, 5120, 4, 4, false, true},
-                        Want{24576, 1536, 4, 4, false, false}, Want{8192, 2048, 8, 4, true, true}}) {
+  for (const Want& w :
+       {Want{4096, 4096, 16, 8, true, true}, Want{6144, 4096, 8, 8, true, true, true},
+        Want{4096, 14336, 16, 8, true, true}, Want{10240, 5120, 4, 4, false, true},
+        Want{24576, 1536, 4, 4, false, false}, Want{8192, 2048, 8, 4, true, true}}) {
     for (std::uint32_t m = 1; m <= 16; ++m) {
       CAPTURE(w.n);
       CAPTURE(m);
       const std::uint32_t warps = m <= 8 ? w.warps_m8 : w.warps_m16;
+      const std::string_view kernel = m > 8 && w.deep3_m16 ? "w8a16_gemm_m16_skinny_deep3"
+                                                           : "w8a16_gemm_m16_skinny_deep";
       for (const bool pdl : {false, true}) {
         const M16Plan p = plan_m16_gemm(m, w.n, w.k, 132, M16LaunchOptions{pdl});
         if (pdl && !(m <= 8 ? w.pdl_m8 : w.pdl_m16)) {
-          CHECK(p.entry != "w8a16_gemm_m16_skinny_deep");
+          CHECK_FALSE(p.entry.starts_with("w8a16_gemm_m16_skinny_deep"));
           continue;
         }
-        CHECK(p.entry == "w8a16_gemm_m16_skinny_deep");
+        CHECK(p.entry == kernel);
         CHECK(p.warps == warps);
         CHECK(p.warp_blocks == (w.k / 128 + warps - 1) / warps);
         CHECK(p.split == 1);
@@ -774,9 +791,7 @@ TEST_CASE("plan_m16_gemm with PDL: split-K for the seed's entries, stream-K on i
       const M16Plan p = plan_m16_gemm(m, n, k, 132, pdl);
       // The skinny entries' own PDL bounds are their cases; the layers the plain plan gives
       // them and the PDL plan does not are named below.
-      if (plain.entry == "w8a16_gemm_m16_skinny" || plain.entry == "w8a16_gemm_m16_skinny_deep") {
-        continue;
-      }
+      if (plain.entry.starts_with("w8a16_gemm_m16_skinny")) continue;
       const bool tiled = plain.entry == "w8a16_gemm_m16" || plain.entry == "w8a16_gemm_m16_n64" ||
                          plain.entry == "w8a16_gemm_m16_splitk";
       if (tiled && std::uint64_t{n} * k >= (std::uint64_t{16} << 20) && m >= 4 && m <= 8) {
@@ -802,13 +817,15 @@ TEST_CASE("plan_m16_gemm with PDL: split-K for the seed's entries, stream-K on i
   CHECK(plan_m16_gemm(1, 7168, 16384, 114, pdl).ctas == 228u);
   CHECK(plan_m16_gemm(1, 4096, 14336, 132, pdl).entry == "w8a16_gemm_m16_skinny_deep");
   // Where the plain plan is a skinny entry and the PDL plan is not: a 16 MiB layer with
-  // K = 1024 (the seed's grid as split-K / 1 at 1 token, stream-K from 4), and 12288 x 2048
-  // above 8 tokens (768 deep CTAs of 4 warps, 660 slots; stream-K from 20 MiB).
+  // K = 1024 (the seed's grid as split-K / 1 at 1 token, stream-K from 4). Above 8 tokens
+  // 12288 x 2048 takes the three-per-SM form with and without PDL (768 CTAs of 4 warps in
+  // its 792 slots; the first form's 660 do not hold them).
   CHECK(plan_m16_gemm(1, 16384, 1024, 132, pdl).entry == "w8a16_gemm_m16_splitk");
   CHECK(plan_m16_gemm(1, 16384, 1024, 132, pdl).split == 1);
   CHECK(plan_m16_gemm(6, 16384, 1024, 132, pdl).entry == "w8a16_gemm_m16_streamk");
-  CHECK(plan_m16_gemm(9, 12288, 2048, 132).entry == "w8a16_gemm_m16_skinny_deep");
-  CHECK(plan_m16_gemm(9, 12288, 2048, 132, pdl).entry == "w8a16_gemm_m16_streamk");
+  CHECK(plan_m16_gemm(9, 12288, 2048, 132).entry == "w8a16_gemm_m16_skinny_deep3");
+  CHECK(plan_m16_gemm(9, 12288, 2048, 132, pdl).entry == "w8a16_gemm_m16_skinny_deep3");
+  CHECK(plan_m16_gemm(9, 12288, 2048, 132, pdl).warps == 4);
   CHECK(plan_m16_gemm(1, 1536, 7168, 132, pdl).entry == "w8a16_gemm_m16_skinny");
   CHECK(plan_m16_gemm(1, 1536, 7168, 132, M16LaunchOptions{}).entry ==
         plan_m16_gemm(1, 1536, 7168, 132).entry);

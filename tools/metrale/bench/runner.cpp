@@ -23,7 +23,7 @@ std::string choice_name(const M16Plan& plan, std::uint32_t sm_count) {
   if (plan.entry == "w8a16_gemm_m16_splitk" || plan.entry == "w8a16_gemm_m16_stream") {
     return fmt::format("{}/{}", plan.entry, plan.split);
   }
-  if (plan.entry == "w8a16_gemm_m16_skinny" || plan.entry == "w8a16_gemm_m16_skinny_deep") {
+  if (plan.entry.starts_with("w8a16_gemm_m16_skinny")) {
     return fmt::format("{}/{}{}", plan.entry, plan.warps, plan.chunk_cluster ? ".cl" : "");
   }
   std::string name(plan.entry);
