@@ -89,20 +89,6 @@ constexpr u32 kTokenGroups = TOKEN_GROUPS;
 #endif
 constexpr u32 kTokens = 8 * kTokenGroups;
 
-#if defined(SKINNY_PARTIAL_EVICT_LAST)
-// Tuning point: the slots' stores and loads under an evict-last L2 policy.
-__device__ __forceinline__ void store_flagged(u64* at, u64 v) {
-  asm volatile("st.relaxed.gpu.global.L2::cache_hint.u64 [%0], %1, %2;"
-               :: "l"(at), "l"(v), "l"(l2_evict_last_policy()) : "memory");
-}
-
-__device__ __forceinline__ u64 load_flagged(const u64* at) {
-  u64 v;
-  asm volatile("ld.relaxed.gpu.global.L2::cache_hint.u64 %0, [%1], %2;"
-               : "=l"(v) : "l"(at), "l"(l2_evict_last_policy()) : "memory");
-  return v;
-}
-#else
 __device__ __forceinline__ void store_flagged(u64* at, u64 v) {
   asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" :: "l"(at), "l"(v) : "memory");
 }
@@ -112,7 +98,6 @@ __device__ __forceinline__ u64 load_flagged(const u64* at) {
   asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(at) : "memory");
   return v;
 }
-#endif
 
 // What one lane holds of one block: rows g and g + 8, 64-K halves h = 0, 1.
 struct WarpBlock {
