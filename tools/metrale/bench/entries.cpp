@@ -166,7 +166,16 @@ constexpr std::array kTuning = {
                &skinny_deep<4, 8>},
     BenchEntry{"w8a16_gemm_m16_skinny_deep/8x4+pdl", "w8a16_gemm_m16_skinny_deep", 1, nullptr,
                &skinny_deep<8, 4, true>},
-    // The deep kernel's three-CTAs-per-SM form on 4 warps, one chunk.
+    // Both forms of the deep kernel on 2 warps, one chunk.
+    BenchEntry{"w8a16_gemm_m16_skinny_deep/2", "w8a16_gemm_m16_skinny_deep", 1, nullptr,
+               &skinny_deep_one_chunk<2>},
+    BenchEntry{"w8a16_gemm_m16_skinny_deep/2+pdl", "w8a16_gemm_m16_skinny_deep", 1, nullptr,
+               &skinny_deep_one_chunk<2, true>},
+    BenchEntry{"w8a16_gemm_m16_skinny_deep3/2", "w8a16_gemm_m16_skinny_deep3", 1, nullptr,
+               &skinny_deep_one_chunk<2>},
+    BenchEntry{"w8a16_gemm_m16_skinny_deep3/2+pdl", "w8a16_gemm_m16_skinny_deep3", 1, nullptr,
+               &skinny_deep_one_chunk<2, true>},
+    // The deep kernel's three-per-SM form on 4 warps, one chunk.
     BenchEntry{"w8a16_gemm_m16_skinny_deep3/4", "w8a16_gemm_m16_skinny_deep3", 1, nullptr,
                &skinny_deep_one_chunk<4>},
     BenchEntry{"w8a16_gemm_m16_skinny_deep3/4+pdl", "w8a16_gemm_m16_skinny_deep3", 1, nullptr,
