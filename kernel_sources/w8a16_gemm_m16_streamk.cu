@@ -195,29 +195,38 @@ __device__ __forceinline__ u64* partial_pair(u64* partials, u32 cta, u32 p) {
   return partials + static_cast<u64>(cta) * kPartialWords + 2 * (p * kComputeThreads + threadIdx.x);
 }
 
-// The partials' stores, loads and clears keep their lines in L2 (l2_evict_last_policy):
-// measured on an H200, 0.96-0.99x the time on two CTAs per SM on the layers of 64 MiB and
-// more (docs/performance.md, item 70). STREAMK_PARTIAL_EVICT_NORMAL (a tuning point) drops
-// the hint.
+// On layers of 64 MiB and more the partials' stores, loads and clears keep their lines in
+// L2 (l2_evict_last_policy), which took 0.96-0.99x the time on two CTAs per SM there and
+// 1.00-1.07x on the layers of 16-56 MiB, on either grid (docs/performance.md, item 70).
+// STREAMK_PARTIAL_EVICT_NORMAL (a tuning point) drops the hint everywhere.
+constexpr u64 kKeepPartialsFrom = u64{64} << 20;  // weight bytes
+
+__device__ __forceinline__ bool keep_partials(const Operands& op) {
 #if defined(STREAMK_PARTIAL_EVICT_NORMAL)
-__device__ __forceinline__ void store_pair(u64* at, u64 a, u64 b) {
-  asm volatile("st.relaxed.gpu.global.v2.u64 [%0], {%1, %2};" :: "l"(at), "l"(a), "l"(b) : "memory");
-}
-
-__device__ __forceinline__ void load_pair(const u64* at, u64& a, u64& b) {
-  asm volatile("ld.relaxed.gpu.global.v2.u64 {%0, %1}, [%2];" : "=l"(a), "=l"(b) : "l"(at) : "memory");
-}
+  (void)op;
+  return false;
 #else
-__device__ __forceinline__ void store_pair(u64* at, u64 a, u64 b) {
-  asm volatile("st.relaxed.gpu.global.L2::cache_hint.v2.u64 [%0], {%1, %2}, %3;"
-               :: "l"(at), "l"(a), "l"(b), "l"(l2_evict_last_policy()) : "memory");
+  return static_cast<u64>(op.n) * op.k >= kKeepPartialsFrom;
+#endif
 }
 
-__device__ __forceinline__ void load_pair(const u64* at, u64& a, u64& b) {
-  asm volatile("ld.relaxed.gpu.global.L2::cache_hint.v2.u64 {%0, %1}, [%2], %3;"
-               : "=l"(a), "=l"(b) : "l"(at), "l"(l2_evict_last_policy()) : "memory");
+__device__ __forceinline__ void store_pair(u64* at, u64 a, u64 b, bool keep) {
+  if (keep) {
+    asm volatile("st.relaxed.gpu.global.L2::cache_hint.v2.u64 [%0], {%1, %2}, %3;"
+                 :: "l"(at), "l"(a), "l"(b), "l"(l2_evict_last_policy()) : "memory");
+  } else {
+    asm volatile("st.relaxed.gpu.global.v2.u64 [%0], {%1, %2};" :: "l"(at), "l"(a), "l"(b) : "memory");
+  }
 }
-#endif
+
+__device__ __forceinline__ void load_pair(const u64* at, u64& a, u64& b, bool keep) {
+  if (keep) {
+    asm volatile("ld.relaxed.gpu.global.L2::cache_hint.v2.u64 {%0, %1}, [%2], %3;"
+                 : "=l"(a), "=l"(b) : "l"(at), "l"(l2_evict_last_policy()) : "memory");
+  } else {
+    asm volatile("ld.relaxed.gpu.global.v2.u64 {%0, %1}, [%2];" : "=l"(a), "=l"(b) : "l"(at) : "memory");
+  }
+}
 
 // Whether this thread's pair p holds outputs: tokens 8 (p / 2) + 2t and the next, of
 // which the first is below m. The writer and the reader of a pair are threads of the same
@@ -233,7 +242,7 @@ __device__ __forceinline__ bool pair_needed(u32 p, u32 m) {
 
 // A run that starts inside its tile: its FP32 partial, flagged, in this CTA's slot.
 template <u32 kTokenGroups>
-__device__ __forceinline__ void write_partial(u64* partials, u32 m,
+__device__ __forceinline__ void write_partial(u64* partials, u32 m, bool keep,
                                               const float (&acc)[kTokenGroups][4]) {
 #pragma unroll
   for (u32 tg = 0; tg < kTokenGroups; ++tg)
@@ -242,7 +251,7 @@ __device__ __forceinline__ void write_partial(u64* partials, u32 m,
       if (!pair_needed(2 * tg + h, m)) continue;
       store_pair(partial_pair(partials, blockIdx.x, 2 * tg + h),
                  kPartialFlag | __float_as_uint(acc[tg][2 * h]),
-                 kPartialFlag | __float_as_uint(acc[tg][2 * h + 1]));
+                 kPartialFlag | __float_as_uint(acc[tg][2 * h + 1]), keep);
     }
 }
 
@@ -250,7 +259,7 @@ __device__ __forceinline__ void write_partial(u64* partials, u32 m,
 // a launch that completes leaves every slot zero for the next, whatever its shape and grid.
 template <u32 kTokenGroups>
 __device__ __forceinline__ void add_partials(u64* partials, u32 first, u32 last, u32 m,
-                                             float (&acc)[kTokenGroups][4]) {
+                                             bool keep, float (&acc)[kTokenGroups][4]) {
   constexpr u32 kPairs = 2 * kTokenGroups;
   constexpr u32 kBatch = kWordsInFlight / kPairs;
 #pragma unroll 1
@@ -261,7 +270,7 @@ __device__ __forceinline__ void add_partials(u64* partials, u32 first, u32 last,
 #pragma unroll
       for (u32 p = 0; p < kPairs; ++p) {
         if (q0 + j <= last && pair_needed(p, m)) {
-          load_pair(partial_pair(partials, q0 + j, p), w[j][p][0], w[j][p][1]);
+          load_pair(partial_pair(partials, q0 + j, p), w[j][p][0], w[j][p][1], keep);
         }
       }
 #pragma unroll
@@ -272,12 +281,12 @@ __device__ __forceinline__ void add_partials(u64* partials, u32 first, u32 last,
         if (!pair_needed(p, m)) continue;
 #if !defined(METRALE_DIAG_REDUCE_NO_WAIT)
         while ((w[j][p][0] >> 32) == 0 || (w[j][p][1] >> 32) == 0) {
-          load_pair(partial_pair(partials, q0 + j, p), w[j][p][0], w[j][p][1]);
+          load_pair(partial_pair(partials, q0 + j, p), w[j][p][0], w[j][p][1], keep);
         }
 #endif
         acc[p / 2][2 * (p % 2)] += __uint_as_float(static_cast<u32>(w[j][p][0]));
         acc[p / 2][2 * (p % 2) + 1] += __uint_as_float(static_cast<u32>(w[j][p][1]));
-        store_pair(partial_pair(partials, q0 + j, p), 0, 0);
+        store_pair(partial_pair(partials, q0 + j, p), 0, 0, keep);
       }
     }
   }
@@ -375,7 +384,7 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
         if (whole) {
           store_tile<kTokenGroups>(op, tile, acc);
         } else if (kb_first != 0) {
-          write_partial<kTokenGroups>(partials, op.m, acc);
+          write_partial<kTokenGroups>(partials, op.m, keep_partials(op), acc);
         } else {
           // This CTA runs the tile's first units, at the end of its range: it keeps them
           // in its registers and adds the others' partials after the loop.
@@ -398,7 +407,7 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
   }
   if (owns_split_tile) {
     const Contributors c = contributors_of(wk, tile);
-    add_partials<kTokenGroups>(partials, c.c0 + 1, c.c1, op.m, acc);
+    add_partials<kTokenGroups>(partials, c.c0 + 1, c.c1, op.m, keep_partials(op), acc);
     store_tile<kTokenGroups>(op, tile, acc);
   }
 }

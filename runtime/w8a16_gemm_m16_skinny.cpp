@@ -91,7 +91,7 @@ SkinnyDeepForm w8a16_gemm_m16_skinny_deep_form(std::uint32_t m, std::uint32_t n,
                                                std::uint32_t sm_count) {
   const std::uint64_t groups = div_ceil(n, 16);
   const auto fits = [&](std::uint32_t ctas) { return groups <= std::uint64_t{sm_count} * ctas; };
-  for (const std::uint32_t warps : {16u, 8u, 4u}) {
+  for (const std::uint32_t warps : {16u, 8u, 4u, 2u}) {
     if (const std::uint32_t c = w8a16_gemm_m16_skinny_deep_ctas_per_sm(m, warps); fits(c)) {
       return {kDeep, warps, c};
     }

@@ -66,18 +66,19 @@ std::uint32_t w8a16_gemm_m16_skinny_ctas_per_sm(std::uint32_t m, std::uint32_t w
 // (one CTA per 16 rows).
 struct SkinnyDeepForm {
   std::string_view kernel;    // "w8a16_gemm_m16_skinny_deep" or "w8a16_gemm_m16_skinny_deep3"
-  std::uint32_t warps;        // 16, 8 or 4
+  std::uint32_t warps;        // 16, 8, 4 or 2
   std::uint32_t ctas_per_sm;  // CTAs of `warps` warps of `kernel` one SM holds
 };
 
-// The form for m tokens and n rows on `sm_count` SMs: the most warps of 16, 8 and 4 whose
-// CTAs all fit on the device at once, in the first form where it fits, else in the
-// three-per-SM form (above 8 tokens it fits 3 CTAs of 8 warps and 6 of 4 on an SM where
-// the first fits 2 and 5); else the first form on 4 warps. Measured on an H200
-// (docs/performance.md, items 58 and 70): the first form's best of the three on every
-// 16-64 MiB layer of the benchmark at m = 1, 2, 4, 8, 9, 12, 16, and above 8 tokens the
+// The form for m tokens and n rows on `sm_count` SMs: the most warps of 16, 8, 4 and 2
+// whose CTAs all fit on the device at once, in the first form where it fits, else in the
+// three-per-SM form (above 8 tokens it fits 3 CTAs of 8 warps, 6 of 4 and 12 of 2 on an SM
+// where the first fits 2, 5 and 10); else the first form on 4 warps. Measured on an H200
+// (docs/performance.md, items 58 and 70): the first form's best of 16, 8 and 4 on every
+// 16-64 MiB layer of the benchmark at m = 1, 2, 4, 8, 9, 12, 16; above 8 tokens the
 // three-per-SM form 0.83-0.93x its time where only it fits (Llama-3-8B qkv on 8 warps,
-// 12288 x 2048 on 4), 0.74-0.78x with PDL.
+// 12288 x 2048 on 4), 0.74-0.78x with PDL; 2 warps where only they fit 0.90-0.93x the time
+// of 4 (DeepSeek-V3 q_b at m = 1, 8 and 16, 16384 x 2048 at 16).
 SkinnyDeepForm w8a16_gemm_m16_skinny_deep_form(std::uint32_t m, std::uint32_t n,
                                                std::uint32_t sm_count);
 

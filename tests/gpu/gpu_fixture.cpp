@@ -235,9 +235,10 @@ const std::vector<TcEntry>& tc_entries() {
       skinny_deep_entry(3, 5),
       skinny_deep_entry(2, 7),
       skinny_deep_entry(8, 2, true),
-      // Its three-per-SM form (80 registers above 8 tokens): 8 warps on one chunk, 3
+      // Its three-per-SM form (80 registers above 8 tokens): 8 and 2 warps on one chunk, 3
       // warps of 5 blocks, and with PDL.
       skinny_deep_entry(8, 1024, false, "w8a16_gemm_m16_skinny_deep3"),
+      skinny_deep_entry(2, 1024, false, "w8a16_gemm_m16_skinny_deep3"),
       skinny_deep_entry(3, 5, false, "w8a16_gemm_m16_skinny_deep3"),
       skinny_deep_entry(4, 2, true, "w8a16_gemm_m16_skinny_deep3"),
   };

@@ -119,10 +119,10 @@ TEST_CASE("gpu: the C ABI's planned entries equal the C++ launchers, bit for bit
   }
 
   // Llama-3-8B o and down at 5 and 12 tokens, qkv at 12 (the three-per-SM form on an
-  // H200): the deep skinny entry in the form and on the warps the plan gives the device,
-  // one chunk of K, no workspace.
+  // H200), DeepSeek-V3 q_b at 3 (2 warps): the deep skinny entry in the form and on the
+  // warps the plan gives the device, one chunk of K, no workspace.
   for (const auto& [m, n, k] : {std::array<std::uint32_t, 3>{5, 4096, 4096}, {12, 4096, 14336},
-                                {12, 6144, 4096}}) {
+                                {12, 6144, 4096}, {3, 24576, 1536}}) {
     CAPTURE(m);
     CAPTURE(n);
     const Plan pl = plan(c, m, n, k);
