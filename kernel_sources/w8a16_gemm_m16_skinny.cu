@@ -407,13 +407,6 @@ __device__ __forceinline__ void gemm_skinny(const Operands& op, u64* partials) {
 SKINNY_KERNEL(w8a16_gemm_m16_skinny, 1, 512, SKINNY_MIN_CTAS)
 SKINNY_KERNEL(w8a16_gemm_m16_skinny2, 2, 512, 1)
 SKINNY_KERNEL(w8a16_gemm_m16_skinny_deep, 0, SKINNY_DEEP_MAX_THREADS, SKINNY_DEEP_MIN_CTAS)
-// The deep kernel for CTAs of up to 12 warps, two per SM: above 8 tokens its registers are
-// capped at 80 (against 90), so an SM holds three CTAs of 8 warps instead of two, and two
-// of 12. SKINNY_DEEP3_MAX_THREADS and SKINNY_DEEP3_MIN_CTAS: its launch bounds (tuning).
-#ifndef SKINNY_DEEP3_MAX_THREADS
-#define SKINNY_DEEP3_MAX_THREADS 384
-#endif
-#ifndef SKINNY_DEEP3_MIN_CTAS
-#define SKINNY_DEEP3_MIN_CTAS 2
-#endif
-SKINNY_KERNEL(w8a16_gemm_m16_skinny_deep3, 0, SKINNY_DEEP3_MAX_THREADS, SKINNY_DEEP3_MIN_CTAS)
+// The deep kernel for CTAs of up to 8 warps, three per SM: above 8 tokens its registers
+// are capped at 80 (against 90), so three CTAs of 8 warps fit on an SM instead of two.
+SKINNY_KERNEL(w8a16_gemm_m16_skinny_deep3, 0, 256, 3)

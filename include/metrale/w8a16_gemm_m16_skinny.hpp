@@ -46,7 +46,7 @@ inline constexpr std::uint32_t W8A16_GEMM_M16_SKINNY_DEEP_REGISTERS_M16 = 96;
 // The deep kernel's second form, "w8a16_gemm_m16_skinny_deep3": CTAs of at most 8 warps,
 // launch bounds of three per SM, which cap its 9..16-token build at 80 registers (its
 // 8-token build is the first form's).
-inline constexpr std::uint32_t W8A16_GEMM_M16_SKINNY_DEEP3_MAX_WARPS = 12;
+inline constexpr std::uint32_t W8A16_GEMM_M16_SKINNY_DEEP3_MAX_WARPS = 8;
 inline constexpr std::uint32_t W8A16_GEMM_M16_SKINNY_DEEP3_REGISTERS_M16 = 80;
 
 // The same for the one-block kernel, w8a16_gemm_m16_skinny (56 and 71 with NVRTC 13.0).

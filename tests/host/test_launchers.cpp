@@ -573,7 +573,7 @@ TEST_CASE("skinny deep launcher: the caller's blocks per warp, its own handle, g
           w8a16_gemm_m16_skinny_deep(f.gpu, deep3, kIn, kW, kS, kOut, 12, 6144, 4096, 4096, 6144,
                                      {}, 16, 2, 0);
         }) == "w8a16_gemm_m16_skinny_deep: warps=16 on w8a16_gemm_m16_skinny_deep3, whose CTAs "
-              "take at most 12 warps");
+              "take at most 8 warps");
   CHECK(f.gpu.launches().size() == 3);
 }
 

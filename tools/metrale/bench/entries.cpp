@@ -175,12 +175,6 @@ constexpr std::array kTuning = {
                &skinny_deep_one_chunk<2>},
     BenchEntry{"w8a16_gemm_m16_skinny_deep3/2+pdl", "w8a16_gemm_m16_skinny_deep3", 1, nullptr,
                &skinny_deep_one_chunk<2, true>},
-    BenchEntry{"w8a16_gemm_m16_skinny_deep3/12", "w8a16_gemm_m16_skinny_deep3", 1, nullptr,
-               &skinny_deep_one_chunk<12>},
-    BenchEntry{"w8a16_gemm_m16_skinny_deep3/12+pdl", "w8a16_gemm_m16_skinny_deep3", 1, nullptr,
-               &skinny_deep_one_chunk<12, true>},
-    BenchEntry{"w8a16_gemm_m16_skinny_deep/12", "w8a16_gemm_m16_skinny_deep", 1, nullptr,
-               &skinny_deep_one_chunk<12>},
     // The deep kernel's three-per-SM form on 4 warps, one chunk.
     BenchEntry{"w8a16_gemm_m16_skinny_deep3/4", "w8a16_gemm_m16_skinny_deep3", 1, nullptr,
                &skinny_deep_one_chunk<4>},
