@@ -134,7 +134,7 @@ for s in "${steps[@]}"; do
       step hostcost bash -c "for pin in '' 'taskset -c 3'; do echo \"--- \${pin:-not pinned}\"
         \$pin $BUILD/tools/metrale bench --shape 4096x4096 --m 1 --entry w8a16_gemm_m16 --no-baselines --replays 1 --min-bytes 128 2>&1 | grep 'host cost'; done" ;;
     multigpu)
-      step multigpu "$BUILD/tests/metrale_gpu_tests" -tc="*two GPUs*,*multi*" ;;
+      step multigpu "$BUILD/tests/metrale_gpu_tests" -tc="*two GPUs*,*one GPU*" ;;
     *) echo "unknown step $s"; exit 2 ;;
   esac
 done
