@@ -187,7 +187,11 @@ __device__ __forceinline__ u32 fragment_token(u32 tg, u32 e, u32 t) { return 8 *
 constexpr u64 kPartialFlag = u64{1} << 32;
 constexpr u32 kPartialPairs = 2 * kMaxTokens / 8;  // a thread's word pairs at TOKEN_GROUPS=2
 constexpr u32 kPartialWords = 2 * kPartialPairs * kComputeThreads;  // one CTA's slot
-constexpr u32 kWordsInFlight = 8;  // pairs of words a thread loads before it adds
+// Pairs of words a thread loads before it adds (STREAMK_PAIRS_IN_FLIGHT, a tuning point).
+#ifndef STREAMK_PAIRS_IN_FLIGHT
+#define STREAMK_PAIRS_IN_FLIGHT 8
+#endif
+constexpr u32 kWordsInFlight = STREAMK_PAIRS_IN_FLIGHT;
 
 // Pair p of this thread's words in CTA cta's slot: a warp's pair p is 512 contiguous
 // bytes, and a reader thread finds its own fragment's elements at the same place.
