@@ -181,22 +181,42 @@ __device__ __forceinline__ float load_shared_f32(u32 addr) {
 __device__ __forceinline__ u32 fragment_row(u32 e, u32 g) { return g + 8 * (e / 2); }
 __device__ __forceinline__ u32 fragment_token(u32 tg, u32 e, u32 t) { return 8 * tg + 2 * t + (e % 2); }
 
-// A partial word: the FP32 bits in the low half, kPartialFlag in the high half; zero is
-// "not written yet". A 64-bit access is single-copy atomic, so a reader that sees the
-// flag sees the value of the same write, with no fence between them.
-constexpr u64 kPartialFlag = u64{1} << 32;
+// A partial word, zero meaning "not written yet": the FP32 bits with the sign bit flipped,
+// -0.0 written as +0.0 (the one value that would flip to zero; equal under the accuracy
+// contract). A 32-bit access is single-copy atomic, so a reader that sees a word non-zero
+// sees the value of the same write, with no fence between them. STREAMK_PARTIAL_WORDS64 (a
+// tuning point) writes 64-bit words instead, the FP32 bits in the low half and a flag in
+// the high half: twice the bytes (docs/performance.md, item 71).
+#if defined(STREAMK_PARTIAL_WORDS64)
+using PartialWord = u64;
+__device__ __forceinline__ PartialWord flagged(float v) {
+  return (u64{1} << 32) | __float_as_uint(v);
+}
+__device__ __forceinline__ float value_of(PartialWord w) {
+  return __uint_as_float(static_cast<u32>(w));
+}
+#else
+using PartialWord = u32;
+__device__ __forceinline__ PartialWord flagged(float v) {
+  const u32 bits = __float_as_uint(v);
+  return (bits == 0x80000000u ? 0u : bits) ^ 0x80000000u;
+}
+__device__ __forceinline__ float value_of(PartialWord w) { return __uint_as_float(w ^ 0x80000000u); }
+#endif
 constexpr u32 kPartialPairs = 2 * kMaxTokens / 8;  // a thread's word pairs at TOKEN_GROUPS=2
-constexpr u32 kPartialWords = 2 * kPartialPairs * kComputeThreads;  // one CTA's slot
+// One CTA's slot, in words (the workspace holds 16 KiB per CTA, w8a16_gemm_m16_streamk.hpp).
+constexpr u32 kPartialWords = 2 * kPartialPairs * kComputeThreads;
 // Pairs of words a thread loads before it adds (STREAMK_PAIRS_IN_FLIGHT, a tuning point).
 #ifndef STREAMK_PAIRS_IN_FLIGHT
 #define STREAMK_PAIRS_IN_FLIGHT 8
 #endif
 constexpr u32 kWordsInFlight = STREAMK_PAIRS_IN_FLIGHT;
 
-// Pair p of this thread's words in CTA cta's slot: a warp's pair p is 512 contiguous
-// bytes, and a reader thread finds its own fragment's elements at the same place.
-__device__ __forceinline__ u64* partial_pair(u64* partials, u32 cta, u32 p) {
-  return partials + static_cast<u64>(cta) * kPartialWords + 2 * (p * kComputeThreads + threadIdx.x);
+// Pair p of this thread's words in CTA cta's slot: a warp's pair p is contiguous (256 or
+// 512 bytes), and a reader thread finds its own fragment's elements at the same place.
+__device__ __forceinline__ PartialWord* partial_pair(u64* partials, u32 cta, u32 p) {
+  return reinterpret_cast<PartialWord*>(partials) + static_cast<u64>(cta) * kPartialWords +
+         2 * (p * kComputeThreads + threadIdx.x);
 }
 
 // On layers of 64 MiB and more the partials' stores, loads and clears keep their lines in
@@ -214,23 +234,38 @@ __device__ __forceinline__ bool keep_partials(const Operands& op) {
 #endif
 }
 
-__device__ __forceinline__ void store_pair(u64* at, u64 a, u64 b, bool keep) {
+#if defined(STREAMK_PARTIAL_WORDS64)
+#define METRALE_PARTIAL_VEC "v2.u64"
+#define METRALE_PARTIAL_REG "l"
+#else
+#define METRALE_PARTIAL_VEC "v2.u32"
+#define METRALE_PARTIAL_REG "r"
+#endif
+__device__ __forceinline__ void store_pair(PartialWord* at, PartialWord a, PartialWord b,
+                                           bool keep) {
   if (keep) {
-    asm volatile("st.relaxed.gpu.global.L2::cache_hint.v2.u64 [%0], {%1, %2}, %3;"
-                 :: "l"(at), "l"(a), "l"(b), "l"(l2_evict_last_policy()) : "memory");
+    asm volatile("st.relaxed.gpu.global.L2::cache_hint." METRALE_PARTIAL_VEC " [%0], {%1, %2}, %3;"
+                 :: "l"(at), METRALE_PARTIAL_REG(a), METRALE_PARTIAL_REG(b),
+                    "l"(l2_evict_last_policy()) : "memory");
   } else {
-    asm volatile("st.relaxed.gpu.global.v2.u64 [%0], {%1, %2};" :: "l"(at), "l"(a), "l"(b) : "memory");
+    asm volatile("st.relaxed.gpu.global." METRALE_PARTIAL_VEC " [%0], {%1, %2};"
+                 :: "l"(at), METRALE_PARTIAL_REG(a), METRALE_PARTIAL_REG(b) : "memory");
   }
 }
 
-__device__ __forceinline__ void load_pair(const u64* at, u64& a, u64& b, bool keep) {
+__device__ __forceinline__ void load_pair(const PartialWord* at, PartialWord& a, PartialWord& b,
+                                          bool keep) {
   if (keep) {
-    asm volatile("ld.relaxed.gpu.global.L2::cache_hint.v2.u64 {%0, %1}, [%2], %3;"
-                 : "=l"(a), "=l"(b) : "l"(at), "l"(l2_evict_last_policy()) : "memory");
+    asm volatile("ld.relaxed.gpu.global.L2::cache_hint." METRALE_PARTIAL_VEC " {%0, %1}, [%2], %3;"
+                 : "=" METRALE_PARTIAL_REG(a), "=" METRALE_PARTIAL_REG(b)
+                 : "l"(at), "l"(l2_evict_last_policy()) : "memory");
   } else {
-    asm volatile("ld.relaxed.gpu.global.v2.u64 {%0, %1}, [%2];" : "=l"(a), "=l"(b) : "l"(at) : "memory");
+    asm volatile("ld.relaxed.gpu.global." METRALE_PARTIAL_VEC " {%0, %1}, [%2];"
+                 : "=" METRALE_PARTIAL_REG(a), "=" METRALE_PARTIAL_REG(b) : "l"(at) : "memory");
   }
 }
+#undef METRALE_PARTIAL_VEC
+#undef METRALE_PARTIAL_REG
 
 // Whether this thread's pair p holds outputs: tokens 8 (p / 2) + 2t and the next, of
 // which the first is below m. The writer and the reader of a pair are threads of the same
@@ -253,9 +288,8 @@ __device__ __forceinline__ void write_partial(u64* partials, u32 m, bool keep,
 #pragma unroll
     for (u32 h = 0; h < 2; ++h) {
       if (!pair_needed(2 * tg + h, m)) continue;
-      store_pair(partial_pair(partials, blockIdx.x, 2 * tg + h),
-                 kPartialFlag | __float_as_uint(acc[tg][2 * h]),
-                 kPartialFlag | __float_as_uint(acc[tg][2 * h + 1]), keep);
+      store_pair(partial_pair(partials, blockIdx.x, 2 * tg + h), flagged(acc[tg][2 * h]),
+                 flagged(acc[tg][2 * h + 1]), keep);
     }
 }
 
@@ -268,7 +302,7 @@ __device__ __forceinline__ void add_partials(u64* partials, u32 first, u32 last,
   constexpr u32 kBatch = kWordsInFlight / kPairs;
 #pragma unroll 1
   for (u32 q0 = first; q0 <= last; q0 += kBatch) {
-    u64 w[kBatch][kPairs][2];
+    PartialWord w[kBatch][kPairs][2];
 #pragma unroll
     for (u32 j = 0; j < kBatch; ++j)
 #pragma unroll
@@ -284,12 +318,12 @@ __device__ __forceinline__ void add_partials(u64* partials, u32 first, u32 last,
       for (u32 p = 0; p < kPairs; ++p) {
         if (!pair_needed(p, m)) continue;
 #if !defined(METRALE_DIAG_REDUCE_NO_WAIT)
-        while ((w[j][p][0] >> 32) == 0 || (w[j][p][1] >> 32) == 0) {
+        while (w[j][p][0] == 0 || w[j][p][1] == 0) {
           load_pair(partial_pair(partials, q0 + j, p), w[j][p][0], w[j][p][1], keep);
         }
 #endif
-        acc[p / 2][2 * (p % 2)] += __uint_as_float(static_cast<u32>(w[j][p][0]));
-        acc[p / 2][2 * (p % 2) + 1] += __uint_as_float(static_cast<u32>(w[j][p][1]));
+        acc[p / 2][2 * (p % 2)] += value_of(w[j][p][0]);
+        acc[p / 2][2 * (p % 2) + 1] += value_of(w[j][p][1]);
         store_pair(partial_pair(partials, q0 + j, p), 0, 0, keep);
       }
     }
@@ -381,7 +415,7 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
       const bool skip = false;
 #endif
 #if defined(METRALE_DIAG_NO_REDUCE)
-      (void)whole; (void)kPartialFlag;
+      (void)whole;
       if (!skip) store_tile<kTokenGroups>(op, tile, acc);  // split tiles come out wrong
 #else
       if (!skip) {
