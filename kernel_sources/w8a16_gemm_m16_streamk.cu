@@ -17,16 +17,16 @@
 // over CTAs c0 < ... < c1 (only at the ends of their ranges) is added up by c0, whose
 // range ends with the tile's first units, so it reaches the tile last (or with the CTAs
 // whose ranges lie inside the tile). Each other contributor writes its FP32 partial to its
-// own slot of the caller's workspace, one 64-bit word per element with a flag beside the
-// value, and goes on: no barrier, no fence, no atomic. After its last unit c0 waits for
-// the flags of c0+1..c1, adds their values to its registers in that fixed order, clears
-// the words and stores the tile. Results are bit-identical from run to run on one device
+// own slot of the caller's workspace, one 32-bit word per element that is never zero once
+// written, and goes on: no barrier, no fence, no atomic. After its last unit c0 waits for
+// the words of c0+1..c1 to turn non-zero, adds their values to its registers in that fixed
+// order, clears the words and stores the tile. Results are bit-identical from run to run on one device
 // and grid. The wait needs the contributors to be scheduled while c0 waits; a contributor
 // writes its partial before it waits on anything, so two CTAs resident at a time suffice
 // when CTAs start in index order (the hardware's order).
 //
-// Workspace: `partials`, P slots of 256 threads x 8 words (16 KiB), all zero before the
-// launch and left zero after it. Grid: (P, 1, 1)  Block: (288, 1, 1); dynamic shared
+// Workspace: `partials`, P slots of 16 KiB (256 threads x 8 words of 32 bits use the
+// first 8 KiB), all zero before the launch and left zero after it. Grid: (P, 1, 1)  Block: (288, 1, 1); dynamic shared
 // memory 128 + stages * (16384 + m * 256) bytes. m in 1..16, K a multiple of 128,
 // a_row_stride a multiple of 8; w_map / x_map as in w8a16_gemm_m16_stream.cu with 128-row
 // boxes. Built twice, TOKEN_GROUPS=1 for m <= 8 and 2 for m in 9..16, as
@@ -41,8 +41,9 @@
 // STREAMK_PREFETCH_STAGES=P (a tuning point) issues only P weight stages ahead of the
 // wait for the preceding grid, the others with their activations; STREAMK_MIN_CTAS the
 // launch bounds' CTAs per SM (2), STREAMK_PARTIAL_ALL_PAIRS moves every word pair of a
-// partial below 8 tokens too, STREAMK_PARTIAL_EVICT_NORMAL drops the partials' L2 hint
-// (docs/performance.md, items 65, 69 and 70). As a programmatic
+// partial below 8 tokens too, STREAMK_PARTIAL_EVICT_NORMAL drops the partials' L2 hint,
+// STREAMK_PARTIAL_WORDS64 writes 64-bit flagged words and STREAMK_PAIRS_IN_FLIGHT sets the
+// pairs loaded before adding (docs/performance.md, items 65, 69, 70 and 71). As a programmatic
 // dependent launch it streams its first weights before the preceding kernel ends and
 // touches activations, outputs and workspace only after it.
 #include "m16_stream_pipeline.cuh"

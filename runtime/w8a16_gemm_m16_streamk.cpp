@@ -13,8 +13,9 @@ namespace metrale {
 namespace {
 
 constexpr std::uint32_t kRows = 128;
-// A CTA's slot of partials: 256 compute threads x 8 flagged 64-bit words (a tile's 128
-// rows x 16 tokens of FP32, each with its flag).
+// A CTA's slot of partials: 256 compute threads x 8 words of a tile's 128 rows x 16
+// tokens, sized for 64-bit words (the kernel's tuning point STREAMK_PARTIAL_WORDS64); the
+// shipped kernel's 32-bit words use the first half.
 constexpr std::uint64_t kSlotBytes = 256 * 8 * 8;
 
 }  // namespace
