@@ -291,12 +291,8 @@ __device__ __forceinline__ void store_cluster_f32(float* local, u32 rank, float 
 // `local` has in this CTA.
 __device__ __forceinline__ float load_cluster_f32(const float* local, u32 rank) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  u64 generic = reinterpret_cast<u64>(local);
-  u32 shared_addr, remote;
-  asm volatile("{\n\t.reg .u64 s;\n\tcvta.to.shared.u64 s, %1;\n\tcvt.u32.u64 %0, s;\n\t}"
-               : "=r"(shared_addr)
-               : "l"(generic));
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(shared_addr), "r"(rank));
+  u32 remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(shared_address(local)), "r"(rank));
   float v;
   asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(remote) : "memory");
   return v;
