@@ -194,12 +194,7 @@ __device__ __forceinline__ void compute_block(float (&acc)[kTokenGroups][4], u32
   // kMmaChains independent accumulators (one per K half when 2) shorten the chain of
   // dependent MMAs a unit waits on; they are added before the scale.
   float part[kMmaChains][kTokenGroups][4];
-#pragma unroll
-  for (u32 tg = 0; tg < kTokenGroups; ++tg)
-#pragma unroll
-    for (u32 e = 0; e < 4; ++e)
-#pragma unroll
-      for (u32 c = 0; c < kMmaChains; ++c) part[c][tg][e] = 0.0f;
+  set_zero(part);
 
   uint4 w[2][2];  // [g / g+8][load order: K half h ^ (g & 1)]
 #pragma unroll

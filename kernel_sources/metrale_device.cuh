@@ -174,6 +174,14 @@ __device__ __forceinline__ void poison_nan_columns(float (&acc)[kTokenGroups][4]
   }
 }
 
+// Every element of a (nested) float array set to 0, unrolled: accumulators of any shape.
+__device__ __forceinline__ void set_zero(float& v) { v = 0.0f; }
+template <typename T, u32 N>
+__device__ __forceinline__ void set_zero(T (&a)[N]) {
+#pragma unroll
+  for (u32 i = 0; i < N; ++i) set_zero(a[i]);
+}
+
 // An L2 policy that evicts first what is loaded with it: for weights, read exactly once,
 // so that the activations every CTA re-reads stay in L2.
 __device__ __forceinline__ u64 l2_evict_first_policy() {

@@ -224,12 +224,7 @@ __device__ __forceinline__ void gemm_m16(const Operands& op, unsigned char* smem
   const u64 policy = l2_evict_first_policy();
 
   float acc[kRowGroups][kTokenGroups][4];
-#pragma unroll
-  for (u32 r = 0; r < kRowGroups; ++r)
-#pragma unroll
-    for (u32 tg = 0; tg < kTokenGroups; ++tg)
-#pragma unroll
-      for (u32 e = 0; e < 4; ++e) acc[r][tg][e] = 0.0f;
+  set_zero(acc);
 
   // NaN weight codes seen in this thread's rows (g, g+8 of each row group).
   u32 nan_bits[kRowGroups][2];
@@ -261,14 +256,7 @@ __device__ __forceinline__ void gemm_m16(const Operands& op, unsigned char* smem
       asm volatile("cp.async.wait_group %0;" :: "n"(kDepth - 1) : "memory");
       __syncwarp();
       float part[kMmaChains][kRowGroups][kTokenGroups][4];
-#pragma unroll
-      for (u32 c = 0; c < kMmaChains; ++c)
-#pragma unroll
-        for (u32 r = 0; r < kRowGroups; ++r)
-#pragma unroll
-          for (u32 tg = 0; tg < kTokenGroups; ++tg)
-#pragma unroll
-            for (u32 e = 0; e < 4; ++e) part[c][r][tg][e] = 0.0f;
+      set_zero(part);
 #if defined(METRALE_DIAG_LOADS_ONLY)
       // Diagnostic: the weights are only folded into the NaN bits (kept live), no decode
       // and no MMA: what the loads, the activations' staging and the reduction cost alone.

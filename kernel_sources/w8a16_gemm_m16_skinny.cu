@@ -145,12 +145,7 @@ __device__ __forceinline__ void load_activations(WarpBlock& blk, const Operands&
 __device__ __forceinline__ void block_mma(float (&acc)[kTokenGroups][4], u32 (&nan_bits)[2],
                                           const WarpBlock& blk) {
   float part[kMmaChains][kTokenGroups][4];
-#pragma unroll
-  for (u32 h = 0; h < kMmaChains; ++h)
-#pragma unroll
-    for (u32 tg = 0; tg < kTokenGroups; ++tg)
-#pragma unroll
-      for (u32 e = 0; e < 4; ++e) part[h][tg][e] = 0.0f;
+  set_zero(part);
 #pragma unroll
   for (u32 h = 0; h < 2; ++h) {
     mma_half_block<kTokenGroups>(part[h % kMmaChains], nan_bits, blk.w[0][h], blk.w[1][h], blk.x[h]);
@@ -324,10 +319,7 @@ __device__ __forceinline__ void gemm_skinny(const Operands& op, u64* partials) {
   if (clustered) cluster_arrive_relaxed();
 
   float acc[kTokenGroups][4];
-#pragma unroll
-  for (u32 tg = 0; tg < kTokenGroups; ++tg)
-#pragma unroll
-    for (u32 e = 0; e < 4; ++e) acc[tg][e] = 0.0f;
+  set_zero(acc);
   u32 nan_bits[2] = {0, 0};
   if constexpr (kWarpBlocks == 0) {
     stream_deep(acc, nan_bits, op, row0, first, warp_blocks, k_blocks, warps, policy, g, t);

@@ -191,10 +191,7 @@ __device__ __forceinline__ void gemm(const Operands& op, const Layout& L, unsign
   const u32 warp_x = kStageWeightBytes + kp * L.x_block;        // ... and activations
 
   float acc[kTokenGroups][4];
-#pragma unroll
-  for (u32 tg = 0; tg < kTokenGroups; ++tg)
-#pragma unroll
-    for (u32 e = 0; e < 4; ++e) acc[tg][e] = 0.0f;
+  set_zero(acc);
   u32 nan_bits[2] = {0, 0};
 
   for (u32 i = 0; i < L.stages; ++i) issue_weights(st, i);

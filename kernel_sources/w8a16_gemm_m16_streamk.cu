@@ -377,10 +377,7 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
 
   float acc[kTokenGroups][4];
   u32 nan_bits[2] = {0, 0};
-#pragma unroll
-  for (u32 tg = 0; tg < kTokenGroups; ++tg)
-#pragma unroll
-    for (u32 e = 0; e < 4; ++e) acc[tg][e] = 0.0f;
+  set_zero(acc);
 
   // Outputs and the workspace are written only after the preceding grid has finished
   // (a programmatic dependent launch); the first stage cannot land before it anyway.
@@ -432,10 +429,7 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
         }
       }
 #endif
-#pragma unroll
-      for (u32 tg = 0; tg < kTokenGroups; ++tg)
-#pragma unroll
-        for (u32 e = 0; e < 4; ++e) acc[tg][e] = 0.0f;
+      set_zero(acc);
       nan_bits[0] = nan_bits[1] = 0;
       kb_first = 0;
     }
