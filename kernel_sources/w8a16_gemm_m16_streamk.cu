@@ -37,7 +37,9 @@
 // METRALE_DIAG_NO_REDUCE stores every tile from registers, split tiles included (wrong
 // results: it measures what the split tiles cost; bench --time-wrong times it);
 // METRALE_DIAG_REDUCE_NO_WAIT adds the partials as read once, flagged or not (wrong
-// wherever one is late: what the waiting costs).
+// wherever one is late: what the waiting costs); METRALE_DIAG_REDUCE_NO_READ writes the
+// partials but stores a split tile from its first CTA's registers alone (what the reading
+// costs; it leaves the workspace dirty, so a run of it needs a fresh workspace after).
 // STREAMK_PREFETCH_STAGES=P (a tuning point) issues only P weight stages ahead of the
 // wait for the preceding grid, the others with their activations; STREAMK_MIN_CTAS the
 // launch bounds' CTAs per SM (2), STREAMK_PARTIAL_ALL_PAIRS moves every word pair of a
@@ -381,7 +383,11 @@ __device__ __forceinline__
 #endif
 void finish_split_tile(const Operands op, u64* partials, u32 first, u32 last, u32 tile,
                        TileAcc<kTokenGroups> acc) {
+#if defined(METRALE_DIAG_REDUCE_NO_READ)
+  (void)partials; (void)first; (void)last;
+#else
   add_partials<kTokenGroups>(partials, first, last, op.m, keep_partials(op), acc.v);
+#endif
   store_tile<kTokenGroups>(op, tile, acc.v);
 }
 
