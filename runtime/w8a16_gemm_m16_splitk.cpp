@@ -167,10 +167,13 @@ std::optional<SkinnyDeepForm> deep_form_if_suited(std::uint32_t m, std::uint32_t
   const SkinnyDeepForm form = w8a16_gemm_m16_skinny_deep_form(m, n, sms);
   const std::uint64_t slots = std::uint64_t{sms} * form.ctas_per_sm;
   const std::uint64_t ctas = div_ceil(n, 16);
-  // With PDL, CTAs of 2 warps need 90 % of the slots (item 70: DeepSeek-V3 q_b at 16
-  // tokens, 1536 CTAs in 1584 slots, 13.86 us against 14.97 for stream-K on one CTA per SM;
-  // 16384 x 2048 at 16 tokens, 1024 CTAs in 1320, 14.49 against 13.44).
-  const bool fills = form.warps == 2 ? 10 * ctas >= 9 * slots : 3 * ctas >= 2 * slots;
+  // With PDL, above 8 tokens CTAs of 2 warps need 90 % of the slots (item 70: DeepSeek-V3
+  // q_b at 16 tokens, 1536 CTAs in 1584 slots, 13.86 us against 14.97 for stream-K on one
+  // CTA per SM; 16384 x 2048 at 16 tokens, 1024 CTAs in 1320, 14.49 against 13.44). Up to 8
+  // tokens two thirds do, as for the other forms (item 73: q_b's 1536 CTAs in 2112 slots,
+  // 12.38-12.95 us at m = 1..8 against 12.90-14.66 for split-K / 1 and stream-K on one CTA
+  // per SM, 1.02-1.16x).
+  const bool fills = form.warps == 2 && m > 8 ? 10 * ctas >= 9 * slots : 3 * ctas >= 2 * slots;
   const bool suits = pdl ? ctas <= slots && fills : 2 * ctas >= slots;
   if (!suits) return std::nullopt;
   return form;

@@ -599,7 +599,7 @@ TEST_CASE("plan_m16_gemm: stream-K, streaming, 64-wide or split tiles where each
   CHECK(plan_m16_gemm(1, 51200, 5120, 114).ctas == 228);
   // Where the deep skinny entry declines (K under 1536; with PDL, CTAs that do not fill
   // two thirds of the slots or do not fit at once): one CTA per SM from 32 MiB at 2 tokens
-  // and more (DeepSeek-V3 q_b with PDL, 32768 x 1024; Qwen3-32B qkv with PDL up to 8 tokens)
+  // and more (32768 x 1024; Qwen3-32B qkv with PDL up to 8 tokens)
   // and from 20 MiB at 5 (25600 x 1024; Llama-3-8B qkv with PDL above 8 tokens); else the
   // tiled entries below.
   const M16LaunchOptions pdl{true};
@@ -617,10 +617,12 @@ TEST_CASE("plan_m16_gemm: stream-K, streaming, 64-wide or split tiles where each
       CHECK(p.stages == 0u);
     }
     // q_b with PDL: up to 8 tokens its 1536 deep CTAs of 2 warps fill 73 % of 2112 slots,
-    // under the 90 % CTAs of 2 warps need; above, 97 % of the three-per-SM form's 1584.
+    // over the two thirds they need there; above, 97 % of the three-per-SM form's 1584,
+    // over the 90 % they need there.
     const M16Plan q_b = plan_m16_gemm(m, 24576, 1536, 132, pdl);
-    CHECK(q_b.entry == (m <= 8 ? "w8a16_gemm_m16_streamk" : "w8a16_gemm_m16_skinny_deep3"));
-    CHECK(q_b.ctas == (m <= 8 ? 132u : 0u));
+    CHECK(q_b.entry == (m <= 8 ? "w8a16_gemm_m16_skinny_deep" : "w8a16_gemm_m16_skinny_deep3"));
+    CHECK(q_b.warps == 2u);
+    CHECK(q_b.ctas == 0u);
   }
   CHECK(plan_m16_gemm(2, 10240, 5120, 132, pdl).entry == "w8a16_gemm_m16_streamk");
   CHECK(plan_m16_gemm(2, 32768, 1024, 132).entry == "w8a16_gemm_m16_streamk");
@@ -636,12 +638,15 @@ TEST_CASE("plan_m16_gemm: stream-K, streaming, 64-wide or split tiles where each
   // Above 8 tokens from 16 to 20 MiB, the 64-wide tile where its tiles cover the SMs.
   CHECK(plan_m16_gemm(9, 17408, 1024, 132).entry == "w8a16_gemm_m16_n64");
   // The streaming entry where a split gives 1.5 to 2 of its 128-row CTAs per SM with 8 K
-  // blocks each: 198 tiles unsplit at K = 2048 (with PDL, 1584 deep CTAs do not fit at
-  // once); 208 unsplit at K = 1024; 96 tiles split 2 are too few.
-  CHECK(plan_m16_gemm(1, 25344, 2048, 132, pdl).entry == "w8a16_gemm_m16_stream");
-  CHECK(plan_m16_gemm(1, 25344, 2048, 132, pdl).split == 1);
-  CHECK(plan(26624, 1024).entry == "w8a16_gemm_m16_stream");
-  CHECK(plan(26624, 1024).split == 1);
+  // blocks each: 208 tiles unsplit at K = 1024, with or without PDL; 96 tiles split 2 are
+  // too few. At K = 2048 the deep entry takes 198 tiles' rows instead (1584 CTAs of 2
+  // warps fill 75 % of 2112 slots).
+  for (const M16LaunchOptions launch : {M16LaunchOptions{}, pdl}) {
+    CHECK(plan_m16_gemm(1, 26624, 1024, 132, launch).entry == "w8a16_gemm_m16_stream");
+    CHECK(plan_m16_gemm(1, 26624, 1024, 132, launch).split == 1);
+  }
+  CHECK(plan_m16_gemm(1, 25344, 2048, 132, pdl).entry == "w8a16_gemm_m16_skinny_deep");
+  CHECK(plan_m16_gemm(1, 25344, 2048, 132, pdl).warps == 2u);
   CHECK(plan_m16_gemm(1, 12288, 2048, 132, pdl).entry != "w8a16_gemm_m16_stream");
 }
 
@@ -729,9 +734,10 @@ TEST_CASE("plan_m16_gemm: the deep skinny entry on 16-64 MiB layers, one chunk o
   struct Want {
     std::uint32_t n, k, warps_m8, warps_m16;
     // The PDL plan keeps the deep entry: its CTAs fit at once and fill two thirds of the
-    // slots, 90 % with CTAs of 2 warps (o, down: 256 of 264; qkv 384 of 528, and above 8
-    // tokens of the three-per-SM form's 396; Qwen3-32B qkv 640 of 660, not of 1056; q_b
-    // 1536 of 2112 not, of the three-per-SM form's 1584; 8192 x 2048 512 of 528 and of 660).
+    // slots, above 8 tokens 90 % with CTAs of 2 warps (o, down: 256 of 264; qkv 384 of
+    // 528, and above 8 tokens of the three-per-SM form's 396; Qwen3-32B qkv 640 of 660, not
+    // of 1056; q_b 1536 of 2112, and of the three-per-SM form's 1584; 8192 x 2048 512 of 528
+    // and of 660).
     bool pdl_m8, pdl_m16;
     bool deep3_m16 = false;  // above 8 tokens the three-per-SM form
   };
@@ -739,7 +745,7 @@ TEST_CASE("plan_m16_gemm: the deep skinny entry on 16-64 MiB layers, one chunk o
   for (const Want& w :
        {Want{4096, 4096, 16, 8, true, true}, Want{6144, 4096, 8, 8, true, true, true},
         Want{4096, 14336, 16, 8, true, true}, Want{10240, 5120, 4, 4, false, true},
-        Want{24576, 1536, 2, 2, false, true, true}, Want{8192, 2048, 8, 4, true, true}}) {
+        Want{24576, 1536, 2, 2, true, true, true}, Want{8192, 2048, 8, 4, true, true}}) {
     for (std::uint32_t m = 1; m <= 16; ++m) {
       CAPTURE(w.n);
       CAPTURE(m);
