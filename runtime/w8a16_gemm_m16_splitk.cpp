@@ -163,10 +163,18 @@ std::optional<SkinnyDeepForm> deep_form_if_suited(std::uint32_t m, std::uint32_t
                                                   std::uint32_t k, std::uint32_t sms, bool pdl) {
   const std::uint64_t bytes = std::uint64_t{n} * k;
   constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
-  if (k < 1536 || bytes < 16 * kMiB || bytes >= 64 * kMiB) return std::nullopt;
+  if (k < 1536 || bytes >= 64 * kMiB) return std::nullopt;
   const SkinnyDeepForm form = w8a16_gemm_m16_skinny_deep_form(m, n, sms);
   const std::uint64_t slots = std::uint64_t{sms} * form.ctas_per_sm;
   const std::uint64_t ctas = div_ceil(n, 16);
+  // Under 16 MiB only above 8 tokens, with K of 4096 and more, where its CTAs fit at once
+  // and fill 90 % of the slots (item 73, m = 9..16, with and without PDL: 2048 x 4096 and
+  // 2048 x 7168, 128 CTAs of 16 warps in 132 slots, 0.85-0.95x the skinny entry's time;
+  // q_a's 96 lost up to 13 tokens, 1024 x 8192's 64 everywhere).
+  if (bytes < 16 * kMiB) {
+    if (m <= 8 || k < 4096 || ctas > slots || 10 * ctas < 9 * slots) return std::nullopt;
+    return form;
+  }
   // With PDL, above 8 tokens CTAs of 2 warps need 90 % of the slots (item 70: DeepSeek-V3
   // q_b at 16 tokens, 1536 CTAs in 1584 slots, 13.86 us against 14.97 for stream-K on one
   // CTA per SM; 16384 x 2048 at 16 tokens, 1024 CTAs in 1320, 14.49 against 13.44). Up to 8

@@ -661,10 +661,26 @@ TEST_CASE("plan_m16_gemm: the skinny entry on small layers") {
   };
   for (std::uint32_t m = 1; m <= 16; ++m) {
     CAPTURE(m);
-    // Under 16 MiB (DeepSeek-V3 kv_a, q_a, 1024 x 2048), with or without PDL.
-    for (const auto& [n, k] : {std::pair{576u, 7168u}, {1536u, 7168u}, {1024u, 2048u}}) {
+    // Under 16 MiB (DeepSeek-V3 kv_a, q_a, 1024 x 2048, 1024 x 8192, 2048 x 2048), with or
+    // without PDL.
+    for (const auto& [n, k] : {std::pair{576u, 7168u}, {1536u, 7168u}, {1024u, 2048u},
+                               {1024u, 8192u}, {2048u, 2048u}}) {
       CHECK(skinny(m, n, k));
       CHECK(skinny(m, n, k, true));
+    }
+    // Above 8 tokens the deep entry on 16 warps where its CTAs fill 90 % of the slots and K
+    // is 4096 or more: 2048 rows (128 CTAs in 132 slots), not q_a's 1536 (96).
+    for (const auto& [n, k] : {std::pair{2048u, 4096u}, {2048u, 7168u}}) {
+      for (const bool pdl : {false, true}) {
+        const M16Plan p = plan_m16_gemm(m, n, k, 132, M16LaunchOptions{pdl});
+        if (m <= 8) {
+          CHECK(skinny(m, n, k, pdl));
+        } else {
+          CHECK(p.entry == "w8a16_gemm_m16_skinny_deep");
+          CHECK(p.warps == 16u);
+          CHECK(p.warp_blocks == (k / 128 + 15) / 16);
+        }
+      }
     }
     // 16 MiB with K = 1024 (under the deep entry's 1536): without PDL only; up to 24 MiB
     // up to 8 tokens.
