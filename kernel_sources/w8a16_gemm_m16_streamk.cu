@@ -39,7 +39,9 @@
 // METRALE_DIAG_REDUCE_NO_WAIT adds the partials as read once, flagged or not (wrong
 // wherever one is late: what the waiting costs); METRALE_DIAG_REDUCE_NO_READ writes the
 // partials but stores a split tile from its first CTA's registers alone (what the reading
-// costs; it leaves the workspace dirty, so a run of it needs a fresh workspace after).
+// costs; it leaves the workspace dirty, so a run of it needs a fresh workspace after);
+// METRALE_DIAG_REDUCE_NO_CLEAR leaves the words it read in place (what the clearing costs;
+// from the second launch on nothing waits and the partials are stale).
 // STREAMK_PREFETCH_STAGES=P (a tuning point) issues only P weight stages ahead of the
 // wait for the preceding grid, the others with their activations; STREAMK_MIN_CTAS the
 // launch bounds' CTAs per SM (2), STREAMK_PARTIAL_ALL_PAIRS moves every word pair of a
@@ -327,7 +329,9 @@ __device__ __forceinline__ void add_partials(u64* partials, u32 first, u32 last,
 #endif
         acc[p / 2][2 * (p % 2)] += value_of(w[j][p][0]);
         acc[p / 2][2 * (p % 2) + 1] += value_of(w[j][p][1]);
+#if !defined(METRALE_DIAG_REDUCE_NO_CLEAR)
         store_pair(partial_pair(partials, q0 + j, p), 0, 0, keep);
+#endif
       }
     }
   }
