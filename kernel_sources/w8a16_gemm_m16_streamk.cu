@@ -217,22 +217,11 @@ constexpr u32 kPartialWords = 2 * kPartialPairs * kComputeThreads;
 #endif
 constexpr u32 kWordsInFlight = STREAMK_PAIRS_IN_FLIGHT;
 
-// Pair p of this thread's words in CTA cta's slot; a reader thread finds its own
-// fragment's elements at the same place. The pairs of lanes with the same t (fragment
-// tokens 2t, 2t + 1) lie together, t-major: below 8 tokens the pairs a partial moves
-// (pair_needed) fill whole sectors, e.g. at one token the first quarter of each pair p.
-// STREAMK_PARTIAL_THREAD_ORDER (a tuning point) lays them out in thread order instead.
-__device__ __forceinline__ u32 partial_position() {
-#if defined(STREAMK_PARTIAL_THREAD_ORDER)
-  return threadIdx.x;
-#else
-  return (threadIdx.x % 4) * (kComputeThreads / 4) + threadIdx.x / 4;
-#endif
-}
-
+// Pair p of this thread's words in CTA cta's slot: a warp's pair p is contiguous (256 or
+// 512 bytes), and a reader thread finds its own fragment's elements at the same place.
 __device__ __forceinline__ PartialWord* partial_pair(u64* partials, u32 cta, u32 p) {
   return reinterpret_cast<PartialWord*>(partials) + static_cast<u64>(cta) * kPartialWords +
-         2 * (p * kComputeThreads + partial_position());
+         2 * (p * kComputeThreads + threadIdx.x);
 }
 
 // On layers of 64 MiB and more the partials' stores, loads and clears keep their lines in
