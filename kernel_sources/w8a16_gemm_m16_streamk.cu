@@ -208,42 +208,20 @@ __device__ __forceinline__ PartialWord flagged(float v) {
 }
 __device__ __forceinline__ float value_of(PartialWord w) { return __uint_as_float(w ^ 0x80000000u); }
 #endif
-// A partial moves in 16-byte chunks, one vector access each: a thread's values
-// acc[tg][e], in that order, kChunkWords to a chunk (4 words of 32 bits, or 2 of 64).
-constexpr u32 kChunkWords = 16 / sizeof(PartialWord);
-struct Chunk {
-  PartialWord w[kChunkWords];
-};
-constexpr u32 kPartialChunks = 4 * 2 / kChunkWords;  // a thread's chunks at TOKEN_GROUPS=2
+constexpr u32 kPartialPairs = 2 * kMaxTokens / 8;  // a thread's word pairs at TOKEN_GROUPS=2
 // One CTA's slot, in words (the workspace holds 16 KiB per CTA, w8a16_gemm_m16_streamk.hpp).
-constexpr u32 kPartialWords = kChunkWords * kPartialChunks * kComputeThreads;
+constexpr u32 kPartialWords = 2 * kPartialPairs * kComputeThreads;
 // Pairs of words a thread loads before it adds (STREAMK_PAIRS_IN_FLIGHT, a tuning point).
 #ifndef STREAMK_PAIRS_IN_FLIGHT
 #define STREAMK_PAIRS_IN_FLIGHT 8
 #endif
-constexpr u32 kWordsInFlight = 2 * STREAMK_PAIRS_IN_FLIGHT;
+constexpr u32 kWordsInFlight = STREAMK_PAIRS_IN_FLIGHT;
 
-// Chunk c of this thread's values in CTA cta's slot: a warp's chunk c is contiguous (512
-// bytes), one 16-byte access per thread, and a reader thread finds its own fragment's
-// elements at the same place. STREAMK_PARTIAL_PAIRS (a tuning point) moves a chunk as
-// 8-byte pairs, a warp's pair contiguous (256 bytes), as before (docs/performance.md, item
-// 72); 64-bit words (STREAMK_PARTIAL_WORDS64) always move that way, one pair a chunk.
-#if defined(STREAMK_PARTIAL_PAIRS) || defined(STREAMK_PARTIAL_WORDS64)
-#define METRALE_PARTIAL_IN_PAIRS 1
-#else
-#define METRALE_PARTIAL_IN_PAIRS 0
-#endif
-__device__ __forceinline__ PartialWord* partial_slot(u64* partials, u32 cta) {
-  return reinterpret_cast<PartialWord*>(partials) + static_cast<u64>(cta) * kPartialWords;
-}
-// The words of chunk c, or with METRALE_PARTIAL_IN_PAIRS its pair h.
-__device__ __forceinline__ PartialWord* chunk_words(PartialWord* slot, u32 c, u32 h = 0) {
-#if METRALE_PARTIAL_IN_PAIRS
-  return slot + 2 * ((c * kChunkWords / 2 + h) * kComputeThreads + threadIdx.x);
-#else
-  (void)h;
-  return slot + kChunkWords * (c * kComputeThreads + threadIdx.x);
-#endif
+// Pair p of this thread's words in CTA cta's slot: a warp's pair p is contiguous (256 or
+// 512 bytes), and a reader thread finds its own fragment's elements at the same place.
+__device__ __forceinline__ PartialWord* partial_pair(u64* partials, u32 cta, u32 p) {
+  return reinterpret_cast<PartialWord*>(partials) + static_cast<u64>(cta) * kPartialWords +
+         2 * (p * kComputeThreads + threadIdx.x);
 }
 
 // On layers of 64 MiB and more the partials' stores, loads and clears keep their lines in
@@ -261,8 +239,6 @@ __device__ __forceinline__ bool keep_partials(const Operands& op) {
 #endif
 }
 
-#if METRALE_PARTIAL_IN_PAIRS
-// 8 bytes: a pair of words.
 #if defined(STREAMK_PARTIAL_WORDS64)
 #define METRALE_PARTIAL_VEC "v2.u64"
 #define METRALE_PARTIAL_REG "l"
@@ -270,8 +246,8 @@ __device__ __forceinline__ bool keep_partials(const Operands& op) {
 #define METRALE_PARTIAL_VEC "v2.u32"
 #define METRALE_PARTIAL_REG "r"
 #endif
-__device__ __forceinline__ void store_words2(PartialWord* at, PartialWord a, PartialWord b,
-                                             bool keep) {
+__device__ __forceinline__ void store_pair(PartialWord* at, PartialWord a, PartialWord b,
+                                           bool keep) {
   if (keep) {
     asm volatile("st.relaxed.gpu.global.L2::cache_hint." METRALE_PARTIAL_VEC " [%0], {%1, %2}, %3;"
                  :: "l"(at), METRALE_PARTIAL_REG(a), METRALE_PARTIAL_REG(b),
@@ -282,8 +258,8 @@ __device__ __forceinline__ void store_words2(PartialWord* at, PartialWord a, Par
   }
 }
 
-__device__ __forceinline__ void load_words2(const PartialWord* at, PartialWord& a, PartialWord& b,
-                                            bool keep) {
+__device__ __forceinline__ void load_pair(const PartialWord* at, PartialWord& a, PartialWord& b,
+                                          bool keep) {
   if (keep) {
     asm volatile("ld.relaxed.gpu.global.L2::cache_hint." METRALE_PARTIAL_VEC " {%0, %1}, [%2], %3;"
                  : "=" METRALE_PARTIAL_REG(a), "=" METRALE_PARTIAL_REG(b)
@@ -295,86 +271,31 @@ __device__ __forceinline__ void load_words2(const PartialWord* at, PartialWord& 
 }
 #undef METRALE_PARTIAL_VEC
 #undef METRALE_PARTIAL_REG
-#endif
 
-__device__ __forceinline__ void store_chunk(PartialWord* slot, u32 c, const Chunk& v, bool keep) {
-#if !METRALE_PARTIAL_IN_PAIRS
-  PartialWord* at = chunk_words(slot, c);
-  if (keep) {
-    asm volatile("st.relaxed.gpu.global.L2::cache_hint.v4.u32 [%0], {%1, %2, %3, %4}, %5;"
-                 :: "l"(at), "r"(v.w[0]), "r"(v.w[1]), "r"(v.w[2]), "r"(v.w[3]),
-                    "l"(l2_evict_last_policy()) : "memory");
-  } else {
-    asm volatile("st.relaxed.gpu.global.v4.u32 [%0], {%1, %2, %3, %4};"
-                 :: "l"(at), "r"(v.w[0]), "r"(v.w[1]), "r"(v.w[2]), "r"(v.w[3]) : "memory");
-  }
-#else
-#pragma unroll
-  for (u32 h = 0; h < kChunkWords / 2; ++h) {
-    store_words2(chunk_words(slot, c, h), v.w[2 * h], v.w[2 * h + 1], keep);
-  }
-#endif
-}
-
-__device__ __forceinline__ void load_chunk(PartialWord* slot, u32 c, Chunk& v, bool keep) {
-#if !METRALE_PARTIAL_IN_PAIRS
-  const PartialWord* at = chunk_words(slot, c);
-  if (keep) {
-    asm volatile("ld.relaxed.gpu.global.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
-                 : "=r"(v.w[0]), "=r"(v.w[1]), "=r"(v.w[2]), "=r"(v.w[3])
-                 : "l"(at), "l"(l2_evict_last_policy()) : "memory");
-  } else {
-    asm volatile("ld.relaxed.gpu.global.v4.u32 {%0, %1, %2, %3}, [%4];"
-                 : "=r"(v.w[0]), "=r"(v.w[1]), "=r"(v.w[2]), "=r"(v.w[3]) : "l"(at) : "memory");
-  }
-#else
-#pragma unroll
-  for (u32 h = 0; h < kChunkWords / 2; ++h) {
-    load_words2(chunk_words(slot, c, h), v.w[2 * h], v.w[2 * h + 1], keep);
-  }
-#endif
-}
-#undef METRALE_PARTIAL_IN_PAIRS
-
-__device__ __forceinline__ bool chunk_written(const Chunk& c) {
-  bool written = true;
-#pragma unroll
-  for (u32 i = 0; i < kChunkWords; ++i) written = written && c.w[i] != 0;
-  return written;
-}
-
-// Whether this thread's chunk c holds outputs: tokens 8 tg + 2t and the next (tg the
-// chunk's token group), of which the first is below m. The writer and the reader of a
-// chunk are threads of the same index, so both skip the same chunks: below 8 tokens a
-// partial moves only its tokens. STREAMK_PARTIAL_ALL_PAIRS (a tuning point) moves every
-// chunk, as for 16 tokens.
-__device__ __forceinline__ bool chunk_needed(u32 c, u32 m) {
+// Whether this thread's pair p holds outputs: tokens 8 (p / 2) + 2t and the next, of
+// which the first is below m. The writer and the reader of a pair are threads of the same
+// index, so both skip the same pairs: below 8 tokens a partial moves only its tokens.
+// STREAMK_PARTIAL_ALL_PAIRS (a tuning point) moves every pair, as for 16 tokens.
+__device__ __forceinline__ bool pair_needed(u32 p, u32 m) {
 #if defined(STREAMK_PARTIAL_ALL_PAIRS)
   return true;
 #else
-  return 8 * (c * kChunkWords / 4) + 2 * (threadIdx.x % 4) < m;
+  return 8 * (p / 2) + 2 * (threadIdx.x % 4) < m;
 #endif
-}
-
-// Value i of this thread's kTokenGroups x 4 accumulators, in chunk order.
-template <u32 kTokenGroups>
-__device__ __forceinline__ float& acc_at(float (&acc)[kTokenGroups][4], u32 i) {
-  return acc[i / 4][i % 4];
 }
 
 // A run that starts inside its tile: its FP32 partial, flagged, in this CTA's slot.
 template <u32 kTokenGroups>
 __device__ __forceinline__ void write_partial(u64* partials, u32 m, bool keep,
-                                              float (&acc)[kTokenGroups][4]) {
-  constexpr u32 kChunks = 4 * kTokenGroups / kChunkWords;
+                                              const float (&acc)[kTokenGroups][4]) {
 #pragma unroll
-  for (u32 c = 0; c < kChunks; ++c) {
-    if (!chunk_needed(c, m)) continue;
-    Chunk chunk;
+  for (u32 tg = 0; tg < kTokenGroups; ++tg)
 #pragma unroll
-    for (u32 i = 0; i < kChunkWords; ++i) chunk.w[i] = flagged(acc_at(acc, c * kChunkWords + i));
-    store_chunk(partial_slot(partials, blockIdx.x), c, chunk, keep);
-  }
+    for (u32 h = 0; h < 2; ++h) {
+      if (!pair_needed(2 * tg + h, m)) continue;
+      store_pair(partial_pair(partials, blockIdx.x, 2 * tg + h), flagged(acc[tg][2 * h]),
+                 flagged(acc[tg][2 * h + 1]), keep);
+    }
 }
 
 // acc += the partials of CTAs first..last, in that order, each waited for, then cleared:
@@ -382,34 +303,34 @@ __device__ __forceinline__ void write_partial(u64* partials, u32 m, bool keep,
 template <u32 kTokenGroups>
 __device__ __forceinline__ void add_partials(u64* partials, u32 first, u32 last, u32 m,
                                              bool keep, float (&acc)[kTokenGroups][4]) {
-  constexpr u32 kChunks = 4 * kTokenGroups / kChunkWords;
-  constexpr u32 kBatch = kWordsInFlight / (4 * kTokenGroups);
-  static_assert(kBatch >= 1, "STREAMK_PAIRS_IN_FLIGHT holds at least one partial");
-  const Chunk zero{};
+  constexpr u32 kPairs = 2 * kTokenGroups;
+  constexpr u32 kBatch = kWordsInFlight / kPairs;
 #pragma unroll 1
   for (u32 q0 = first; q0 <= last; q0 += kBatch) {
-    Chunk w[kBatch][kChunks];
+    PartialWord w[kBatch][kPairs][2];
 #pragma unroll
     for (u32 j = 0; j < kBatch; ++j)
 #pragma unroll
-      for (u32 c = 0; c < kChunks; ++c) {
-        if (q0 + j <= last && chunk_needed(c, m)) {
-          load_chunk(partial_slot(partials, q0 + j), c, w[j][c], keep);
+      for (u32 p = 0; p < kPairs; ++p) {
+        if (q0 + j <= last && pair_needed(p, m)) {
+          load_pair(partial_pair(partials, q0 + j, p), w[j][p][0], w[j][p][1], keep);
         }
       }
 #pragma unroll
     for (u32 j = 0; j < kBatch; ++j) {
       if (q0 + j > last) break;
 #pragma unroll
-      for (u32 c = 0; c < kChunks; ++c) {
-        if (!chunk_needed(c, m)) continue;
+      for (u32 p = 0; p < kPairs; ++p) {
+        if (!pair_needed(p, m)) continue;
 #if !defined(METRALE_DIAG_REDUCE_NO_WAIT)
-        while (!chunk_written(w[j][c])) load_chunk(partial_slot(partials, q0 + j), c, w[j][c], keep);
+        while (w[j][p][0] == 0 || w[j][p][1] == 0) {
+          load_pair(partial_pair(partials, q0 + j, p), w[j][p][0], w[j][p][1], keep);
+        }
 #endif
-#pragma unroll
-        for (u32 i = 0; i < kChunkWords; ++i) acc_at(acc, c * kChunkWords + i) += value_of(w[j][c].w[i]);
+        acc[p / 2][2 * (p % 2)] += value_of(w[j][p][0]);
+        acc[p / 2][2 * (p % 2) + 1] += value_of(w[j][p][1]);
 #if !defined(METRALE_DIAG_REDUCE_NO_CLEAR)
-        store_chunk(partial_slot(partials, q0 + j), c, zero, keep);
+        store_pair(partial_pair(partials, q0 + j, p), 0, 0, keep);
 #endif
       }
     }
