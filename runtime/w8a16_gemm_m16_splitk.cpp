@@ -169,7 +169,7 @@ std::optional<SkinnyDeepForm> deep_form_if_suited(std::uint32_t m, std::uint32_t
   const std::uint64_t ctas = div_ceil(n, 16);
   // Under 16 MiB only above 8 tokens, with K of 4096 and more, where its CTAs fit at once
   // and fill 90 % of the slots (item 73, m = 9..16, with and without PDL: 2048 x 4096 and
-  // 2048 x 7168, 128 CTAs of 16 warps in 132 slots, 0.85-0.95x the skinny entry's time;
+  // 2048 x 7168, 128 CTAs of 16 warps in 132 slots, 0.86-0.94x the skinny entry's time;
   // q_a's 96 lost up to 13 tokens, 1024 x 8192's 64 everywhere).
   if (bytes < 16 * kMiB) {
     if (m <= 8 || k < 4096 || ctas > slots || 10 * ctas < 9 * slots) return std::nullopt;
