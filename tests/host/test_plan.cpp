@@ -1,0 +1,317 @@
+// plan_m16_gemm picks the entry, split and grid for a shape, device and launch options
+// from thresholds measured on an H200 (docs/performance.md); these cases pin each rule to
+// the layers it was measured on and to the edges between rules.
+#include <doctest/doctest.h>
+
+#include <fmt/format.h>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "metrale/w8a16_gemm_m16.hpp"
+#include "metrale/w8a16_gemm_m16_skinny.hpp"
+#include "metrale/w8a16_gemm_m16_splitk.hpp"
+#include "metrale/w8a16_gemm_m16_streamk.hpp"
+
+using namespace metrale;
+
+TEST_CASE("plan_m16_gemm: stream-K, streaming, 64-wide or split tiles where each fills the SMs") {
+  const auto plan = [](std::uint32_t n, std::uint32_t k) { return plan_m16_gemm(1, n, k, 132); };
+  // 64 MiB and more: stream-K on two CTAs per SM at every m.
+  for (const auto& [n, k] : {std::pair{28672u, 4096u}, {51200u, 5120u}, {36864u, 7168u},
+                            {5120u, 25600u}, {7168u, 16384u}, {7168u, 18432u}}) {
+    for (const std::uint32_t m : {1u, 8u, 16u}) {
+      const M16Plan p = plan_m16_gemm(m, n, k, 132);
+      CHECK(p.entry == "w8a16_gemm_m16_streamk");
+      CHECK(p.split == 1);
+      CHECK(p.ctas == 264u);
+      CHECK(p.stages == (m <= 8 ? 3u : 0u));
+    }
+  }
+  CHECK(streamk_plan_stages(1, 264, 132) == 3u);
+  CHECK(streamk_plan_stages(8, 396, 132) == 3u);
+  CHECK(streamk_plan_stages(9, 264, 132) == 0u);
+  CHECK(streamk_plan_stages(1, 263, 132) == 0u);
+  CHECK(streamk_plan_stages(1, 132, 132) == 0u);
+  CHECK(streamk_plan_stages(1, 264, 0) == 0u);
+  CHECK(plan_m16_gemm(1, 51200, 5120, 114).ctas == 228);
+  // Where the deep skinny entry declines (K under 1536; with PDL, CTAs that do not fill
+  // two thirds of the slots or do not fit at once): one CTA per SM from 32 MiB at 2 tokens
+  // and more (32768 x 1024; Qwen3-32B qkv with PDL up to 8 tokens)
+  // and from 20 MiB at 5 (25600 x 1024; Llama-3-8B qkv with PDL above 8 tokens); else the
+  // tiled entries below.
+  const M16LaunchOptions pdl{true};
+  for (const std::uint32_t m : {5u, 8u}) {
+    const M16Plan p = plan_m16_gemm(m, 10240, 5120, 132, pdl);
+    CHECK(p.entry == "w8a16_gemm_m16_streamk");
+    CHECK(p.ctas == 132u);
+  }
+  for (const std::uint32_t m : {5u, 8u, 9u, 16u}) {
+    CAPTURE(m);
+    for (const M16Plan& p : {plan_m16_gemm(m, 32768, 1024, 132),
+                             plan_m16_gemm(m, 25600, 1024, 132)}) {
+      CHECK(p.entry == "w8a16_gemm_m16_streamk");
+      CHECK(p.ctas == 132u);
+      CHECK(p.stages == 0u);
+    }
+    // q_b with PDL: up to 8 tokens its 1536 deep CTAs of 2 warps fill 73 % of 2112 slots,
+    // over the two thirds they need there; above, 97 % of the three-per-SM form's 1584,
+    // over the 90 % they need there.
+    const M16Plan q_b = plan_m16_gemm(m, 24576, 1536, 132, pdl);
+    CHECK(q_b.entry == (m <= 8 ? "w8a16_gemm_m16_skinny_deep" : "w8a16_gemm_m16_skinny_deep3"));
+    CHECK(q_b.warps == 2u);
+    CHECK(q_b.ctas == 0u);
+  }
+  CHECK(plan_m16_gemm(2, 10240, 5120, 132, pdl).entry == "w8a16_gemm_m16_streamk");
+  CHECK(plan_m16_gemm(2, 32768, 1024, 132).entry == "w8a16_gemm_m16_streamk");
+  // Above 8 tokens with PDL Llama-3-8B qkv takes the deep kernel's three-per-SM form.
+  CHECK(plan_m16_gemm(9, 6144, 4096, 132, pdl).entry == "w8a16_gemm_m16_skinny_deep3");
+  // 48 MiB at m = 1 with K = 1024 (1536 seed tiles): the seed's entry.
+  CHECK(plan(49152, 1024).entry == "w8a16_gemm_m16");
+  CHECK(plan(49152, 1024).ctas == 0);
+  // Under one full chunk of K the skinny entry is not picked: 18 tiles with too few K
+  // blocks to share, no split.
+  CHECK(plan(576, 256).entry == "w8a16_gemm_m16");
+  CHECK(plan(576, 256).split == 1);
+  // Above 8 tokens from 16 to 20 MiB, the 64-wide tile where its tiles cover the SMs.
+  CHECK(plan_m16_gemm(9, 17408, 1024, 132).entry == "w8a16_gemm_m16_n64");
+  // The streaming entry where a split gives 1.5 to 2 of its 128-row CTAs per SM with 8 K
+  // blocks each: 208 tiles unsplit at K = 1024, with or without PDL; 96 tiles split 2 are
+  // too few. At K = 2048 the deep entry takes 198 tiles' rows instead (1584 CTAs of 2
+  // warps fill 75 % of 2112 slots).
+  for (const M16LaunchOptions launch : {M16LaunchOptions{}, pdl}) {
+    CHECK(plan_m16_gemm(1, 26624, 1024, 132, launch).entry == "w8a16_gemm_m16_stream");
+    CHECK(plan_m16_gemm(1, 26624, 1024, 132, launch).split == 1);
+  }
+  CHECK(plan_m16_gemm(1, 25344, 2048, 132, pdl).entry == "w8a16_gemm_m16_skinny_deep");
+  CHECK(plan_m16_gemm(1, 25344, 2048, 132, pdl).warps == 2u);
+  CHECK(plan_m16_gemm(1, 12288, 2048, 132, pdl).entry != "w8a16_gemm_m16_stream");
+}
+
+TEST_CASE("plan_m16_gemm: the skinny entry on small layers") {
+  const auto skinny = [](std::uint32_t m, std::uint32_t n, std::uint32_t k, bool pdl = false) {
+    const M16Plan p = plan_m16_gemm(m, n, k, 132, M16LaunchOptions{pdl});
+    if (p.entry != "w8a16_gemm_m16_skinny") return false;
+    CHECK(p.warps == W8A16_GEMM_M16_SKINNY_WARPS);
+    CHECK(p.split == 1);
+    CHECK(p.ctas == 0);
+    return true;
+  };
+  for (std::uint32_t m = 1; m <= 16; ++m) {
+    CAPTURE(m);
+    // Under 16 MiB (DeepSeek-V3 kv_a, q_a, 1024 x 2048, 1024 x 8192, 2048 x 2048), with or
+    // without PDL.
+    for (const auto& [n, k] : {std::pair{576u, 7168u}, {1536u, 7168u}, {1024u, 2048u},
+                               {1024u, 8192u}, {2048u, 2048u}}) {
+      CHECK(skinny(m, n, k));
+      CHECK(skinny(m, n, k, true));
+    }
+    // Above 8 tokens the deep entry on 16 warps where its CTAs fill 90 % of the slots and K
+    // is 4096 or more: 2048 rows (128 CTAs in 132 slots), not q_a's 1536 (96).
+    for (const auto& [n, k] : {std::pair{2048u, 4096u}, {2048u, 7168u}}) {
+      for (const bool pdl : {false, true}) {
+        const M16Plan p = plan_m16_gemm(m, n, k, 132, M16LaunchOptions{pdl});
+        if (m <= 8) {
+          CHECK(skinny(m, n, k, pdl));
+        } else {
+          CHECK(p.entry == "w8a16_gemm_m16_skinny_deep");
+          CHECK(p.warps == 16u);
+          CHECK(p.warp_blocks == (k / 128 + 15) / 16);
+        }
+      }
+    }
+    // 16 MiB with K = 1024 (under the deep entry's 1536): without PDL only; up to 24 MiB
+    // up to 8 tokens.
+    CHECK(skinny(m, 16384, 1024));
+    CHECK_FALSE(skinny(m, 16384, 1024, true));
+    CHECK(skinny(m, 24576, 1024) == (m <= 8));
+    CHECK_FALSE(skinny(m, 24576, 1024, true));
+    // From 16 MiB with K >= 1536 the deep entry takes over (its own case); with PDL where it
+    // declines (CTAs of 4 warps), not this entry either; but where the deep entry's CTAs
+    // would fill under half the slots (2048 x 8192 up to 8 tokens), this one, with or
+    // without PDL.
+    CHECK(skinny(m, 2048, 8192) == (m <= 8));
+    CHECK(skinny(m, 2048, 8192, true) == (m <= 8));
+    for (const auto& [n, k] : {std::pair{4096u, 4096u}, {8192u, 2048u}, {6144u, 4096u}, {12288u, 2048u}, {4096u, 14336u}, {10240u, 5120u},
+                              {24576u, 1536u}}) {
+      CHECK_FALSE(skinny(m, n, k));
+      CHECK_FALSE(skinny(m, n, k, true));
+    }
+    // Nor over 24 MiB with K under 1536, nor from 64 MiB.
+    CHECK_FALSE(skinny(m, 26624, 1024));
+    CHECK_FALSE(skinny(m, 4096, 16384));
+    CHECK_FALSE(skinny(m, 28672, 4096));
+    // Under one chunk of K (1024).
+    CHECK_FALSE(skinny(m, 16384, 896));
+    CHECK_FALSE(skinny(m, 576, 256, true));
+  }
+}
+
+TEST_CASE("plan_m16_gemm: the deep skinny entry on 16-64 MiB layers, one chunk of K") {
+  // The CTAs an SM holds at 64 / 96 registers and the warps that fit a layer's CTAs on the
+  // device at once: 16, else 8, else 4.
+  CHECK(w8a16_gemm_m16_skinny_deep_ctas_per_sm(1, 16) == 2);
+  CHECK(w8a16_gemm_m16_skinny_deep_ctas_per_sm(8, 8) == 4);
+  CHECK(w8a16_gemm_m16_skinny_deep_ctas_per_sm(8, 4) == 8);
+  CHECK(w8a16_gemm_m16_skinny_deep_ctas_per_sm(9, 16) == 1);
+  CHECK(w8a16_gemm_m16_skinny_deep_ctas_per_sm(16, 8) == 2);
+  CHECK(w8a16_gemm_m16_skinny_deep_ctas_per_sm(16, 4) == 5);
+  CHECK(w8a16_gemm_m16_skinny_deep_ctas_per_sm(1, 0) == 0);
+  // The three-per-SM form: 80 registers above 8 tokens, CTAs of at most 8 warps.
+  CHECK(w8a16_gemm_m16_skinny_deep3_ctas_per_sm(16, 8) == 3);
+  CHECK(w8a16_gemm_m16_skinny_deep3_ctas_per_sm(16, 4) == 6);
+  CHECK(w8a16_gemm_m16_skinny_deep3_ctas_per_sm(8, 8) == 4);
+  CHECK(w8a16_gemm_m16_skinny_deep3_ctas_per_sm(16, 16) == 0);
+  const auto form = [](std::uint32_t m, std::uint32_t n, std::uint32_t sms) {
+    const SkinnyDeepForm f = w8a16_gemm_m16_skinny_deep_form(m, n, sms);
+    return fmt::format("{}/{} x{}", f.kernel, f.warps, f.ctas_per_sm);
+  };
+  CHECK(form(1, 4096, 132) == "w8a16_gemm_m16_skinny_deep/16 x2");   // 256 CTAs, 264 fit
+  CHECK(form(9, 4096, 132) == "w8a16_gemm_m16_skinny_deep/8 x2");
+  CHECK(form(1, 4096, 114) == "w8a16_gemm_m16_skinny_deep/8 x4");    // 228 fit
+  CHECK(form(8, 6144, 132) == "w8a16_gemm_m16_skinny_deep/8 x4");    // 384 CTAs, 528 fit
+  CHECK(form(9, 6144, 132) == "w8a16_gemm_m16_skinny_deep3/8 x3");   // 264 fit, or 396
+  CHECK(form(16, 6144, 114) == "w8a16_gemm_m16_skinny_deep/4 x5");   // 342 fit, or 570
+  CHECK(form(1, 10240, 132) == "w8a16_gemm_m16_skinny_deep/4 x8");   // 640 CTAs, 1056 fit
+  CHECK(form(16, 10240, 132) == "w8a16_gemm_m16_skinny_deep/4 x5");  // 660 fit
+  CHECK(form(16, 12288, 132) == "w8a16_gemm_m16_skinny_deep3/4 x6"); // 768 CTAs: 660, or 792
+  CHECK(form(1, 24576, 132) == "w8a16_gemm_m16_skinny_deep/2 x16");  // 1536 CTAs, 2112 fit
+  CHECK(form(16, 24576, 132) == "w8a16_gemm_m16_skinny_deep3/2 x12"); // 1320, or 1584
+  CHECK(form(16, 16384, 132) == "w8a16_gemm_m16_skinny_deep/2 x10");  // 1024 CTAs, 1320 fit
+  CHECK(form(1, 65536, 132) == "w8a16_gemm_m16_skinny_deep/4 x8");    // none fits at once
+  // One chunk of K: ceil(K blocks / warps), at least 1.
+  CHECK(w8a16_gemm_m16_skinny_deep_one_chunk_blocks(4096, 16) == 2);
+  CHECK(w8a16_gemm_m16_skinny_deep_one_chunk_blocks(14336, 16) == 7);
+  CHECK(w8a16_gemm_m16_skinny_deep_one_chunk_blocks(1536, 4) == 3);
+  CHECK(w8a16_gemm_m16_skinny_deep_one_chunk_blocks(0, 4) == 1);
+
+  struct Want {
+    std::uint32_t n, k, warps_m8, warps_m16;
+    // The PDL plan keeps the deep entry: its CTAs fit at once and fill two thirds of the
+    // slots, above 8 tokens 90 % with CTAs of 2 warps (o, down: 256 of 264; qkv 384 of
+    // 528, and above 8 tokens of the three-per-SM form's 396; Qwen3-32B qkv 640 of 660, not
+    // of 1056; q_b 1536 of 2112, and of the three-per-SM form's 1584; 8192 x 2048 512 of 528
+    // and of 660).
+    bool pdl_m8, pdl_m16;
+    bool deep3_m16 = false;  // above 8 tokens the three-per-SM form
+  };
+  // Llama-3-8B o, qkv and down, Qwen3-32B qkv, DeepSeek-V3 q_b, and 16 MiB at K = 2048.
+  for (const Want& w :
+       {Want{4096, 4096, 16, 8, true, true}, Want{6144, 4096, 8, 8, true, true, true},
+        Want{4096, 14336, 16, 8, true, true}, Want{10240, 5120, 4, 4, false, true},
+        Want{24576, 1536, 2, 2, true, true, true}, Want{8192, 2048, 8, 4, true, true}}) {
+    for (std::uint32_t m = 1; m <= 16; ++m) {
+      CAPTURE(w.n);
+      CAPTURE(m);
+      const std::uint32_t warps = m <= 8 ? w.warps_m8 : w.warps_m16;
+      const std::string_view kernel = m > 8 && w.deep3_m16 ? "w8a16_gemm_m16_skinny_deep3"
+                                                           : "w8a16_gemm_m16_skinny_deep";
+      for (const bool pdl : {false, true}) {
+        const M16Plan p = plan_m16_gemm(m, w.n, w.k, 132, M16LaunchOptions{pdl});
+        if (pdl && !(m <= 8 ? w.pdl_m8 : w.pdl_m16)) {
+          CHECK_FALSE(p.entry.starts_with("w8a16_gemm_m16_skinny_deep"));
+          continue;
+        }
+        CHECK(p.entry == kernel);
+        CHECK(p.warps == warps);
+        CHECK(p.warp_blocks == (w.k / 128 + warps - 1) / warps);
+        CHECK(p.split == 1);
+        CHECK(p.ctas == 0);
+        // One chunk: no workspace.
+        CHECK(w8a16_gemm_m16_skinny_workspace_bytes(w.n, w.k, p.warps, p.warp_blocks) == 0);
+      }
+    }
+  }
+  // Not where its CTAs fill under half of the device's slots: 2048 x 8192 up to 8 tokens
+  // (128 CTAs of 16 warps, 264 slots); above, 128 of 132.
+  for (std::uint32_t m = 1; m <= 16; ++m) {
+    CAPTURE(m);
+    const M16Plan p = plan_m16_gemm(m, 2048, 8192, 132);
+    CHECK((p.entry == "w8a16_gemm_m16_skinny_deep") == (m > 8));
+    if (m <= 8) CHECK(p.entry == "w8a16_gemm_m16_skinny");
+  }
+  // Not under 16 MiB, from 64 MiB, or with K under 1536.
+  for (const std::uint32_t m : {1u, 8u, 16u}) {
+    CHECK(plan_m16_gemm(m, 1536, 7168, 132).entry == "w8a16_gemm_m16_skinny");
+    CHECK(plan_m16_gemm(m, 28672, 4096, 132).entry == "w8a16_gemm_m16_streamk");
+    CHECK(plan_m16_gemm(m, 4096, 16384, 132).entry == "w8a16_gemm_m16_streamk");
+    CHECK(plan_m16_gemm(m, 16384, 1024, 132).entry == "w8a16_gemm_m16_skinny");
+  }
+}
+
+TEST_CASE("plan_m16_gemm with PDL: split-K for the seed's entries, stream-K on its grid") {
+  const M16LaunchOptions pdl{true};
+  // Every shape of the default set, m 1..16: the PDL plan differs from the plain one only
+  // where that one picks a tiled entry from 16 MiB at 4 to 8 tokens (stream-K on one CTA
+  // per SM instead) or an entry that takes no launch options.
+  for (const auto& [n, k] : {std::pair{6144u, 4096u}, {4096u, 4096u}, {28672u, 4096u},
+                            {4096u, 14336u}, {10240u, 5120u}, {51200u, 5120u},
+                            {5120u, 25600u}, {1536u, 7168u}, {576u, 7168u}, {24576u, 1536u},
+                            {7168u, 16384u}, {36864u, 7168u}, {7168u, 18432u}, {12288u, 2048u},
+                            {7168u, 4096u}}) {
+    for (std::uint32_t m = 1; m <= 16; ++m) {
+      CAPTURE(n);
+      CAPTURE(k);
+      CAPTURE(m);
+      const M16Plan plain = plan_m16_gemm(m, n, k, 132);
+      const M16Plan p = plan_m16_gemm(m, n, k, 132, pdl);
+      // The skinny entries' own PDL bounds are their cases; the layers the plain plan gives
+      // them and the PDL plan does not are named below.
+      if (plain.entry.starts_with("w8a16_gemm_m16_skinny")) continue;
+      const bool tiled = plain.entry == "w8a16_gemm_m16" || plain.entry == "w8a16_gemm_m16_n64" ||
+                         plain.entry == "w8a16_gemm_m16_splitk";
+      if (tiled && std::uint64_t{n} * k >= (std::uint64_t{16} << 20) && m >= 4 && m <= 8) {
+        CHECK(p.entry == "w8a16_gemm_m16_streamk");
+        CHECK(p.ctas == 132u);
+      } else if (plain.entry == "w8a16_gemm_m16" || plain.entry == "w8a16_gemm_m16_n64") {
+        CHECK(p.entry == "w8a16_gemm_m16_splitk");
+        CHECK(p.split == 1);
+        CHECK(p.ctas == 0);
+      } else {
+        CHECK(p.entry == plain.entry);
+        CHECK(p.split == plain.split);
+        CHECK(p.ctas == plain.ctas);
+        CHECK(p.stages == plain.stages);
+      }
+    }
+  }
+  // Named cases: Qwen3-32B qkv and DeepSeek-V3 q_b at m = 1, DeepSeek-V3 o at m = 1, and
+  // the device's SM count.
+  CHECK(plan_m16_gemm(1, 10240, 5120, 132, pdl).entry == "w8a16_gemm_m16_splitk");
+  CHECK(plan_m16_gemm(1, 24576, 1536, 132, pdl).split == 1);
+  CHECK(plan_m16_gemm(1, 7168, 16384, 132, pdl).ctas == 264u);
+  CHECK(plan_m16_gemm(1, 7168, 16384, 114, pdl).ctas == 228u);
+  CHECK(plan_m16_gemm(1, 4096, 14336, 132, pdl).entry == "w8a16_gemm_m16_skinny_deep");
+  // Where the plain plan is a skinny entry and the PDL plan is not: a 16 MiB layer with
+  // K = 1024 (the seed's grid as split-K / 1 at 1 token, stream-K from 4). Above 8 tokens
+  // 12288 x 2048 takes the three-per-SM form with and without PDL (768 CTAs of 4 warps in
+  // its 792 slots; the first form's 660 do not hold them).
+  CHECK(plan_m16_gemm(1, 16384, 1024, 132, pdl).entry == "w8a16_gemm_m16_splitk");
+  CHECK(plan_m16_gemm(1, 16384, 1024, 132, pdl).split == 1);
+  CHECK(plan_m16_gemm(6, 16384, 1024, 132, pdl).entry == "w8a16_gemm_m16_streamk");
+  CHECK(plan_m16_gemm(9, 12288, 2048, 132).entry == "w8a16_gemm_m16_skinny_deep3");
+  CHECK(plan_m16_gemm(9, 12288, 2048, 132, pdl).entry == "w8a16_gemm_m16_skinny_deep3");
+  CHECK(plan_m16_gemm(9, 12288, 2048, 132, pdl).warps == 4);
+  CHECK(plan_m16_gemm(1, 1536, 7168, 132, pdl).entry == "w8a16_gemm_m16_skinny");
+  CHECK(plan_m16_gemm(1, 1536, 7168, 132, M16LaunchOptions{}).entry ==
+        plan_m16_gemm(1, 1536, 7168, 132).entry);
+  // The skinny entry's chunks as one cluster: with PDL only, where all its CTAs fit at
+  // once. kv_a: 36 groups x 7 chunks = 252 CTAs against 528 slots up to 8 tokens (56
+  // registers, 4 CTAs of 8 warps per SM) and 396 above (72, 3); q_a: 672 CTAs.
+  CHECK(w8a16_gemm_m16_skinny_ctas_per_sm(8, 8) == 4);
+  CHECK(w8a16_gemm_m16_skinny_ctas_per_sm(9, 8) == 3);
+  for (const std::uint32_t m : {1u, 8u, 9u, 16u}) {
+    CAPTURE(m);
+    CHECK(plan_m16_gemm(m, 576, 7168, 132, pdl).chunk_cluster);
+    CHECK_FALSE(plan_m16_gemm(m, 576, 7168, 132).chunk_cluster);
+    CHECK_FALSE(plan_m16_gemm(m, 1536, 7168, 132, pdl).chunk_cluster);
+    CHECK(plan_m16_gemm(m, 1536, 7168, 132, pdl).entry == "w8a16_gemm_m16_skinny");
+  }
+  // On 64 SMs kv_a's 252 CTAs fit at once up to 8 tokens (256 slots), not above (192);
+  // one chunk (K = 1024) leaves nothing to hand off.
+  CHECK(plan_m16_gemm(1, 576, 7168, 64, pdl).chunk_cluster);
+  CHECK_FALSE(plan_m16_gemm(16, 576, 7168, 64, pdl).chunk_cluster);
+  CHECK_FALSE(plan_m16_gemm(1, 576, 1024, 132, pdl).chunk_cluster);
+}
