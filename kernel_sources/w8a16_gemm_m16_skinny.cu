@@ -44,8 +44,7 @@
 // SKINNY_MMA_CHAINS, SKINNY_MIN_CTAS (the one-block kernel's launch-bounds minimum, which
 // caps its registers), SKINNY_CHUNKS_IN_FLIGHT (the words chunk 0 polls together),
 // SKINNY_DEEP_BUFFERS, SKINNY_DEEP_MAX_THREADS and SKINNY_DEEP_MIN_CTAS (the deep kernel's
-// blocks in flight per warp and launch bounds), SKINNY_DEEP_L2_AHEAD (its blocks asked of
-// L2 ahead of the registers).
+// blocks in flight per warp and launch bounds).
 #include "metrale_device.cuh"
 
 namespace {
@@ -236,26 +235,6 @@ __device__ __forceinline__ void stream_at_once(float (&acc)[kTokenGroups][4], u3
 #define SKINNY_DEEP_BUFFERS 1
 #endif
 constexpr u32 kDeepBuffers = SKINNY_DEEP_BUFFERS;
-// SKINNY_DEEP_L2_AHEAD=A (a tuning point): each warp also asks L2 for the block A blocks
-// past those in its registers, 128 bytes of each of its 16 rows, so that more weight
-// bytes are on their way from DRAM than the registers hold (docs/performance.md, item 74).
-#ifndef SKINNY_DEEP_L2_AHEAD
-#define SKINNY_DEEP_L2_AHEAD 0
-#endif
-constexpr u32 kL2Ahead = SKINNY_DEEP_L2_AHEAD;
-
-__device__ __forceinline__ void prefetch_block_l2(const Operands& op, u32 row0, u32 b, u32 g,
-                                                  u32 t) {
-  const u32 lane = 4 * g + t;
-  const u32 row = row0 + lane;
-  if (lane >= 16 || row >= op.n) return;
-  const u8* p = op.weight + static_cast<u64>(row) * op.k + b * kBlockK;
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("cp.async.bulk.prefetch.L2.global [%0], 128;" :: "l"(p) : "memory");
-#else
-  asm volatile("prefetch.global.L2 [%0];" :: "l"(p) : "memory");
-#endif
-}
 
 __device__ __forceinline__ void stream_deep(float (&acc)[kTokenGroups][4], u32 (&nan_bits)[2],
                                             const Operands& op, u32 row0, u32 first,
@@ -268,10 +247,6 @@ __device__ __forceinline__ void stream_deep(float (&acc)[kTokenGroups][4], u32 (
 #pragma unroll
   for (u32 s = 0; s < kDeepBuffers; ++s) {
     if (s < count) load_weights(buf[s], op, row0, first + s * stride, policy, g, t);
-  }
-#pragma unroll
-  for (u32 a = 0; a < kL2Ahead; ++a) {
-    if (kDeepBuffers + a < count) prefetch_block_l2(op, row0, first + (kDeepBuffers + a) * stride, g, t);
   }
   wait_for_preceding_grid();
 #pragma unroll 1
@@ -295,9 +270,6 @@ __device__ __forceinline__ void stream_deep(float (&acc)[kTokenGroups][4], u32 (
         block_mma(acc, nan_bits, buf[s]);
         if (j + kDeepBuffers < count) {
           load_weights(buf[s], op, row0, b + kDeepBuffers * stride, policy, g, t);
-        }
-        if (kL2Ahead != 0 && j + kDeepBuffers + kL2Ahead < count) {
-          prefetch_block_l2(op, row0, b + (kDeepBuffers + kL2Ahead) * stride, g, t);
         }
       }
     }
