@@ -396,9 +396,20 @@ __device__ __forceinline__ void gemm_skinny(const Operands& op, u64* partials) {
         partials);                                                                              \
   }
 
+// SKINNY_KERNELS picks the kernels a module holds: 1 the chunked ones, 2 the deep ones, 3
+// (the default) all four. The library compiles the two halves as modules of their own,
+// side by side at start-up: all four in one module took 0.9-1.3 s to compile on the
+// H200's host, the slowest module of a cold start (docs/startup.md).
+#ifndef SKINNY_KERNELS
+#define SKINNY_KERNELS 3
+#endif
+#if SKINNY_KERNELS & 1
 SKINNY_KERNEL(w8a16_gemm_m16_skinny, 1, 512, SKINNY_MIN_CTAS)
 SKINNY_KERNEL(w8a16_gemm_m16_skinny2, 2, 512, 1)
+#endif
+#if SKINNY_KERNELS & 2
 SKINNY_KERNEL(w8a16_gemm_m16_skinny_deep, 0, SKINNY_DEEP_MAX_THREADS, SKINNY_DEEP_MIN_CTAS)
 // The deep kernel for CTAs of up to 8 warps, three per SM: above 8 tokens its registers
 // are capped at 80 (against 90), so three CTAs of 8 warps fit on an SM instead of two.
 SKINNY_KERNEL(w8a16_gemm_m16_skinny_deep3, 0, 256, 3)
+#endif

@@ -36,11 +36,18 @@ std::span<const KernelVariant> kernel_variants() {
        true},
       {"w8a16_gemm_m16_streamk", "w8a16_gemm_m16_streamk.cu", {}, {"w8a16_gemm_m16_streamk"}, {},
        true},
+      // One source, two modules: the chunked kernels and the deep ones compile side by
+      // side (SKINNY_KERNELS in the source).
       {"w8a16_gemm_m16_skinny",
        "w8a16_gemm_m16_skinny.cu",
+       {{"SKINNY_KERNELS", "1"}},
+       {"w8a16_gemm_m16_skinny", "w8a16_gemm_m16_skinny2"},
        {},
-       {"w8a16_gemm_m16_skinny", "w8a16_gemm_m16_skinny2", "w8a16_gemm_m16_skinny_deep",
-        "w8a16_gemm_m16_skinny_deep3"},
+       true},
+      {"w8a16_gemm_m16_skinny_deep",
+       "w8a16_gemm_m16_skinny.cu",
+       {{"SKINNY_KERNELS", "2"}},
+       {"w8a16_gemm_m16_skinny_deep", "w8a16_gemm_m16_skinny_deep3"},
        {},
        true},
       // Likewise one kernel for the contiguous and the strided entry.

@@ -61,11 +61,11 @@ int cmd_info(int argc, char** argv) {
       normalize_target(args.value_or("target", gpu ? gpu->target() : "sm_90"));
   fmt::print("target: {}\n\n", target);
 
-  fmt::print("{:<28} {:>12} {:>12} {:>8}\n", "module", "compile ms", "cubin bytes", "log");
+  fmt::print("{:<32} {:>12} {:>12} {:>8}\n", "module", "compile ms", "cubin bytes", "log");
   for (const KernelVariant& v : all_module_builds()) {
     CompiledModule c = nvrtc_compile(
         CompileRequest{v.source, embedded_source(v.source), v.defines, {}, target});
-    fmt::print("{:<28} {:>12.1f} {:>12} {:>8}\n", v.name, c.compile_ms, c.image.size(),
+    fmt::print("{:<32} {:>12.1f} {:>12} {:>8}\n", v.name, c.compile_ms, c.image.size(),
                c.log.empty() ? "clean" : "WARN");
     if (!c.log.empty()) fmt::print("{}\n", c.log);
   }
