@@ -10,7 +10,16 @@
 #   PROFILE_ARGS="--shape 7168x16384 --m 1 --entry w8a16_gemm_m16_splitk/4" \
 #     PROFILE_KERNEL=w8a16_gemm_m16_splitk tools/device_run.sh build profile
 #     (ncu counters of the first launch of each PROFILE_KERNEL, default any w8a16_gemm*)
+#   AB_DEFINES='-;NAME=1' AB_ARGS='--shape 28672x4096 --m 1,16 --entry ...' \
+#     tools/device_run.sh build ab          (the benchmark once per define set, '-' = none)
+#   SANITIZE_CASES='-tc=*bit-identical*' tools/device_run.sh build sanitize
+#   Other knobs, each step's own: PROBE_ARGS, RINGDIAG_ARGS, RINGDIAG_DEFINES, KTIME_ARGS,
+#   KTIME_COUNT, KTIME_KERNELS, COMPILE_JOBS, COMPILE_VARIANTS; BUILD (build-device), OUT.
 set -uo pipefail
+if [[ ${1:-} == -h || ${1:-} == --help ]]; then
+  sed -n '2,/^set -uo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
+  exit 0
+fi
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/device-out}
 mkdir -p "$OUT"
