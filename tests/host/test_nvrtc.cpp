@@ -96,6 +96,25 @@ TEST_CASE("compute_XY targets give PTX") {
   CHECK(ptx.find("cvt.rn.f16x2.e4m3x2") == std::string::npos);
 }
 
+TEST_CASE("each module defines the kernels of its own entries and no other variant's") {
+  // Modules that share a source (the skinny one: its chunked and its deep kernels) must
+  // each hold only their own kernels, or a cold start compiles them twice.
+  for (const KernelVariant& v : all_module_builds()) {
+    CAPTURE(v.name);
+    const CompiledModule m = nvrtc_compile(
+        CompileRequest{v.source, embedded_source(v.source), v.defines, {}, "compute_90"});
+    const std::string ptx(m.image.data());
+    for (const KernelVariant& other : kernel_variants()) {
+      for (const std::string& e : other.entries) {
+        const std::string symbol(kernel_symbol_of(other, e));
+        const bool own = v.name == other.name || v.name.starts_with(other.name + ".");
+        CAPTURE(symbol);
+        CHECK((ptx.find(".entry " + symbol + "(") != std::string::npos) == own);
+      }
+    }
+  }
+}
+
 TEST_CASE("the reference decodes with the conversion instruction from sm_89, integers before") {
   const KernelVariant& v = variant_named("w8a16_gemv_batch16");
   const auto ptx_for = [&](const char* target) {
