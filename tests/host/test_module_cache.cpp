@@ -130,6 +130,11 @@ TEST_CASE("entries that share a kernel: one compile, one function, warm-up by en
   CHECK(kernel_symbol_of(variant_named("w8a16_gemv_batch16"), "w8a16_gemv_batch16") ==
         "w8a16_gemv_batch16_strided");
   CHECK(kernel_symbol_of(variant_named("fill_random"), "fill_u16") == "fill_u16");
+  // The deep entry's two forms share a module: the C function looks up the 80-register
+  // form after the first, which then compiles nothing.
+  CHECK(&variant_for_entry("w8a16_gemm_m16_skinny_deep") ==
+        &variant_for_entry("w8a16_gemm_m16_skinny_deep3"));
+  CHECK(&variant_for_entry("w8a16_gemm_m16_skinny") != &variant_for_entry("w8a16_gemm_m16_skinny_deep"));
   // Named twice, by variant and by entry: its two modules once.
   const std::vector<std::string> names = {"w8a16_gemm_m16_strided", "w8a16_gemm_m16_splitk"};
   const std::vector<KernelVariant> builds = module_builds_named(names);
