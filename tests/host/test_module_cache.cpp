@@ -134,7 +134,8 @@ TEST_CASE("entries that share a kernel: one compile, one function, warm-up by en
   // form after the first, which then compiles nothing.
   CHECK(&variant_for_entry("w8a16_gemm_m16_skinny_deep") ==
         &variant_for_entry("w8a16_gemm_m16_skinny_deep3"));
-  CHECK(&variant_for_entry("w8a16_gemm_m16_skinny") != &variant_for_entry("w8a16_gemm_m16_skinny_deep"));
+  CHECK(&variant_for_entry("w8a16_gemm_m16_skinny") !=
+        &variant_for_entry("w8a16_gemm_m16_skinny_deep"));
   // Named twice, by variant and by entry: its two modules once.
   const std::vector<std::string> names = {"w8a16_gemm_m16_strided", "w8a16_gemm_m16_splitk"};
   const std::vector<KernelVariant> builds = module_builds_named(names);
