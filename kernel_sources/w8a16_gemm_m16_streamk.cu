@@ -371,30 +371,6 @@ __device__ __forceinline__ Contributors contributors_of(const Work& wk, u32 tile
           owner_of(static_cast<u64>(tile) * wk.k_blocks + wk.k_blocks - 1, units, gridDim.x)};
 }
 
-// The split tile this CTA adds up after its loop: the others' partials, then the store.
-// STREAMK_REDUCE_OUTLINED (a tuning point) makes it a call, so that the registers of its
-// wait loop are not the main loop's (docs/performance.md, item 72).
-template <u32 kTokenGroups>
-struct TileAcc {
-  float v[kTokenGroups][4];
-};
-
-template <u32 kTokenGroups>
-#if defined(STREAMK_REDUCE_OUTLINED)
-__device__ __noinline__
-#else
-__device__ __forceinline__
-#endif
-void finish_split_tile(const Operands op, u64* partials, u32 first, u32 last, u32 tile,
-                       TileAcc<kTokenGroups> acc) {
-#if defined(METRALE_DIAG_REDUCE_NO_READ)
-  (void)partials; (void)first; (void)last;
-#else
-  add_partials<kTokenGroups>(partials, first, last, op.m, keep_partials(op), acc.v);
-#endif
-  store_tile<kTokenGroups>(op, tile, acc.v);
-}
-
 template <u32 kTokenGroups>
 __device__ __forceinline__ void consume(const Operands& op, const Work& wk, const Ring& r,
                                         u64* partials) {
@@ -469,13 +445,11 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
     }
   }
   if (owns_split_tile) {
+#if !defined(METRALE_DIAG_REDUCE_NO_READ)
     const Contributors c = contributors_of(wk, tile);
-    TileAcc<kTokenGroups> a;
-#pragma unroll
-    for (u32 tg = 0; tg < kTokenGroups; ++tg)
-#pragma unroll
-      for (u32 e = 0; e < 4; ++e) a.v[tg][e] = acc[tg][e];
-    finish_split_tile<kTokenGroups>(op, partials, c.c0 + 1, c.c1, tile, a);
+    add_partials<kTokenGroups>(partials, c.c0 + 1, c.c1, op.m, keep_partials(op), acc);
+#endif
+    store_tile<kTokenGroups>(op, tile, acc);
   }
 }
 
