@@ -282,12 +282,20 @@ __device__ __forceinline__ void cluster_wait() {
 #endif
 }
 
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+// The address in CTA `rank` of the cluster of the shared variable at `local` in this CTA.
+__device__ __forceinline__ u32 cluster_shared_address(const void* local, u32 rank) {
+  u32 remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(shared_address(local)), "r"(rank));
+  return remote;
+}
+#endif
+
 // Writes a float to the shared memory of CTA `rank` of the cluster, at the address
 // `local` has in this CTA.
 __device__ __forceinline__ void store_cluster_f32(float* local, u32 rank, float v) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  u32 remote;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(shared_address(local)), "r"(rank));
+  const u32 remote = cluster_shared_address(local, rank);
   asm volatile("st.shared::cluster.f32 [%0], %1;" :: "r"(remote), "f"(v) : "memory");
 #else
   (void)rank;
@@ -299,8 +307,7 @@ __device__ __forceinline__ void store_cluster_f32(float* local, u32 rank, float 
 // `local` has in this CTA.
 __device__ __forceinline__ float load_cluster_f32(const float* local, u32 rank) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  u32 remote;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(shared_address(local)), "r"(rank));
+  const u32 remote = cluster_shared_address(local, rank);
   float v;
   asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(remote) : "memory");
   return v;
