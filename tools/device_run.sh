@@ -12,7 +12,8 @@
 #     (ncu counters of the first launch of each PROFILE_KERNEL, default any w8a16_gemm*)
 #   AB_DEFINES='-;NAME=1' AB_ARGS='--shape 28672x4096 --m 1,16 --entry ...' \
 #     tools/device_run.sh build ab          (the benchmark once per define set, '-' = none)
-#   SANITIZE_CASES='-tc=*bit-identical*' tools/device_run.sh build sanitize
+#   SANITIZE_CASES='-tc=*bit-identical*' tools/device_run.sh build sanitize   (default: the
+#     determinism case and the cluster handoff's comparison)
 #   Other knobs, each step's own: PROBE_ARGS, RINGDIAG_ARGS, RINGDIAG_DEFINES, KTIME_ARGS,
 #   KTIME_COUNT, KTIME_KERNELS, COMPILE_JOBS, COMPILE_VARIANTS; BUILD (build-device), OUT.
 set -uo pipefail
@@ -95,10 +96,12 @@ for s in "${steps[@]}"; do
         for f in $BUILD/sass/*w8a16_gemm_m16*.cubin; do
           echo \"\$f: HMMA \$(cuobjdump --dump-sass \$f | grep -c HMMA), LDG.128 \$(cuobjdump --dump-sass \$f | grep -c 'LDG.E.*128'), LDL/STL \$(cuobjdump --dump-sass \$f | grep -cE 'LDL|STL')\"
         done" ;;
-    sanitize)  # SANITIZE_CASES: doctest case filter (default: all but the long sweeps)
+    sanitize)  # SANITIZE_CASES: doctest case filter (default: the determinism case, every
+               # entry, and the cluster handoff's comparison, about 2.5 min in all; the
+               # whole suite under memcheck runs past one call's 10 minutes)
       for tool in memcheck racecheck; do
         step "san-$tool" compute-sanitizer --tool "$tool" --error-exitcode 9 \
-          "$BUILD/tests/metrale_gpu_tests" "${SANITIZE_CASES:--tce=*sweep*,*random shapes*,*bit for bit*}"
+          "$BUILD/tests/metrale_gpu_tests" "${SANITIZE_CASES:--tc=*bit-identical*,*as a cluster*}"
       done ;;
     bench)
       step bench "$BUILD/tools/metrale" bench --json "$OUT/bench.json" ${BENCH_ARGS:-} ;;
