@@ -170,9 +170,13 @@ std::optional<SkinnyDeepForm> deep_form_if_suited(std::uint32_t m, std::uint32_t
   // Under 16 MiB only above 8 tokens, with K of 4096 and more, where its CTAs fit at once
   // and fill 90 % of the slots (item 73, m = 9..16, with and without PDL: 2048 x 4096 and
   // 2048 x 7168, 128 CTAs of 16 warps in 132 slots, 0.86-0.94x the skinny entry's time;
-  // q_a's 96 lost up to 13 tokens, 1024 x 8192's 64 everywhere).
+  // q_a's 96 lost up to 13 tokens, 1024 x 8192's 64 everywhere). With PDL from 15 tokens
+  // two thirds do (item 76: q_a's 96 CTAs in 132 slots, 7.08 against 7.25 us at m = 15 and
+  // 7.09 against 7.40 at 16; 1.00x at 14, 1.01-1.05x below; without PDL it leads by
+  // 0.5 % at 16 only).
   if (bytes < 16 * kMiB) {
-    if (m <= 8 || k < 4096 || ctas > slots || 10 * ctas < 9 * slots) return std::nullopt;
+    const bool fills = 10 * ctas >= 9 * slots || (pdl && m >= 15 && 3 * ctas >= 2 * slots);
+    if (m <= 8 || k < 4096 || ctas > slots || !fills) return std::nullopt;
     return form;
   }
   // With PDL, above 8 tokens CTAs of 2 warps need 90 % of the slots (item 70: DeepSeek-V3

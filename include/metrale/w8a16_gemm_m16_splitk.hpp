@@ -49,7 +49,9 @@ void w8a16_gemm_m16_splitk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr
 // METRALE_FFN_M16_TC_NTILE): the deep skinny entry on one chunk of K
 // (w8a16_gemm_m16_skinny_deep or _deep3, as w8a16_gemm_m16_skinny_deep_form says) on layers
 // of 16-64 MiB
-// with K of at least 1536 where its CTAs fill at least half of the device's CTA slots;
+// with K of at least 1536 where its CTAs fill at least half of the device's CTA slots,
+// and above 8 tokens on smaller layers with K of at least 4096 where its CTAs all fit at
+// once and fill 90 % of the slots (with PDL from 15 tokens two thirds);
 // else the skinny entry (w8a16_gemm_m16_skinny.hpp, 8 warps per
 // CTA, the caller's workspace) on layers under 16 MiB, on 16 MiB ones, up to 8 tokens on
 // those up to 24 MiB and at one token on those of 32-64 MiB with K of at least 4096, all

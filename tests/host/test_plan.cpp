@@ -102,11 +102,19 @@ TEST_CASE("plan_m16_gemm: the skinny entry on small layers") {
   for (std::uint32_t m = 1; m <= 16; ++m) {
     CAPTURE(m);
     // Under 16 MiB (DeepSeek-V3 kv_a, q_a, 1024 x 2048, 1024 x 8192, 2048 x 2048), with or
-    // without PDL.
+    // without PDL; q_a with PDL from 15 tokens takes the deep entry (below).
     for (const auto& [n, k] : {std::pair{576u, 7168u}, {1536u, 7168u}, {1024u, 2048u},
                                {1024u, 8192u}, {2048u, 2048u}}) {
       CHECK(skinny(m, n, k));
-      CHECK(skinny(m, n, k, true));
+      if (n != 1536 || m < 15) CHECK(skinny(m, n, k, true));
+    }
+    // With PDL from 15 tokens the deep entry on 16 warps where its CTAs fill two thirds of
+    // the slots: q_a's 96 CTAs in 132, not kv_a's 36 nor 1024 x 8192's 64.
+    if (m >= 15) {
+      const M16Plan q_a = plan_m16_gemm(m, 1536, 7168, 132, M16LaunchOptions{true});
+      CHECK(q_a.entry == "w8a16_gemm_m16_skinny_deep");
+      CHECK(q_a.warps == 16u);
+      CHECK(q_a.warp_blocks == 4u);  // 56 K blocks on 16 warps
     }
     // Above 8 tokens the deep entry on 16 warps where its CTAs fill 90 % of the slots and K
     // is 4096 or more: 2048 rows (128 CTAs in 132 slots), not q_a's 1536 (96).
@@ -307,7 +315,9 @@ TEST_CASE("plan_m16_gemm with PDL: split-K for the seed's entries, stream-K on i
     CHECK(plan_m16_gemm(m, 576, 7168, 132, pdl).chunk_cluster);
     CHECK_FALSE(plan_m16_gemm(m, 576, 7168, 132).chunk_cluster);
     CHECK_FALSE(plan_m16_gemm(m, 1536, 7168, 132, pdl).chunk_cluster);
-    CHECK(plan_m16_gemm(m, 1536, 7168, 132, pdl).entry == "w8a16_gemm_m16_skinny");
+    // From 15 tokens q_a takes the deep entry (the plan's case above).
+    CHECK(plan_m16_gemm(m, 1536, 7168, 132, pdl).entry ==
+          (m >= 15 ? "w8a16_gemm_m16_skinny_deep" : "w8a16_gemm_m16_skinny"));
   }
   // On 64 SMs kv_a's 252 CTAs fit at once up to 8 tokens (256 slots), not above (192);
   // one chunk (K = 1024) leaves nothing to hand off.
