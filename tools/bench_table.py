@@ -8,7 +8,8 @@ launches, the plan's choice, the fastest with programmatic dependent launch, the
 choice for callers launching with it, both baselines and the ratios, and what the read
 ceiling's kernel reaches on the layer's bytes per launch where the record has it), then
 the ranges per layer class that the issue's targets name, and how often each of the
-plan's choices is the fastest of its kind. Only numbers in the record are used.
+plan's choices is the fastest of its kind, with the cases where it is not. Only numbers
+in the record are used.
 """
 import json
 import sys
@@ -106,14 +107,20 @@ def main(path):
     for label, key, kind, pool in (
             ("The plan's choice", "choice", "entry without PDL", lambda r: fastest(r["entries"], False)),
             ("Its choice with PDL", "choice_pdl", "+pdl entry", lambda r: fastest(pdl_only(r["entries"]), True))):
-        pairs = [(entry(r, r.get(key)), pool(r)) for r in record["results"]]
-        pairs = [(c, b) for c, b in pairs if c and b]
-        if not pairs:
+        rows = [(r, entry(r, r.get(key)), pool(r)) for r in record["results"]]
+        rows = [(r, c, b) for r, c, b in rows if c and b]
+        if not rows:
             continue
-        hits = sum(1 for c, b in pairs if c["entry"] == b["entry"])
-        worst = max(c["us"] / b["us"] for c, b in pairs)
-        print(f"{label} is the fastest {kind} in {hits} of {len(pairs)} cases; "
+        hits = sum(1 for _, c, b in rows if c["entry"] == b["entry"])
+        worst = max(c["us"] / b["us"] for _, c, b in rows)
+        print(f"{label} is the fastest {kind} in {hits} of {len(rows)} cases; "
               f"at worst it takes {worst:.3f}x the fastest's time.")
+        # The misses, slowest first: where the plan's rules and the measurement disagree.
+        misses = sorted(((c["us"] / b["us"], r, c, b) for r, c, b in rows if c["entry"] != b["entry"]),
+                        key=lambda x: -x[0])
+        for x, r, c, b in misses:
+            print(f"  {r['model']} {r['layer']} m = {r['m']}: {c['entry']} {c['us']:.2f} us "
+                  f"against {b['entry']} {b['us']:.2f} ({x:.3f}x)")
 
 
 if __name__ == "__main__":
