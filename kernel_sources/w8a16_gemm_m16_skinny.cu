@@ -99,30 +99,42 @@ __device__ __forceinline__ u64 load_flagged(const u64* at) {
   return v;
 }
 
-// What one lane holds of one block: rows g and g + 8, 64-K halves h = 0, 1.
+// 16-row groups a warp of the deep kernel takes (a tuning point, SKINNY_DEEP_ROW_GROUPS:
+// with 2, every CTA of an even grid row takes 32 rows and those of odd rows leave).
+#ifndef SKINNY_DEEP_ROW_GROUPS
+#define SKINNY_DEEP_ROW_GROUPS 1
+#endif
+
+// What one lane holds of one block: rows g and g + 8 of each row group, 64-K halves
+// h = 0, 1.
+template <u32 kRowGroups>
 struct WarpBlock {
-  uint4 w[2][2];      // [row g / g+8][half]
+  uint4 w[kRowGroups][2][2];  // [row group][row g / g+8][half]
   uint4 x[2][kTokenGroups][2];  // [half][token group][first / second 8 k] of token 8 tg + g
   float scale;
 };
 
-__device__ __forceinline__ void load_weights(WarpBlock& blk, const Operands& op, u32 row0, u32 b,
-                                             u64 policy, u32 g, u32 t) {
+template <u32 kRowGroups>
+__device__ __forceinline__ void load_weights(WarpBlock<kRowGroups>& blk, const Operands& op,
+                                             u32 row0, u32 b, u64 policy, u32 g, u32 t) {
+#pragma unroll
+  for (u32 r = 0; r < kRowGroups; ++r)
 #pragma unroll
   for (u32 half = 0; half < 2; ++half) {
-    const u32 row = row0 + g + 8 * half;
+    const u32 row = row0 + 16 * r + g + 8 * half;
 #pragma unroll
     for (u32 h = 0; h < 2; ++h) {
-      blk.w[half][h] = row < op.n ? load_stream_16(op.weight + static_cast<u64>(row) * op.k +
-                                                       b * kBlockK + 64 * h + 16 * t,
-                                                   policy)
-                                  : make_uint4(0, 0, 0, 0);
+      blk.w[r][half][h] = row < op.n ? load_stream_16(op.weight + static_cast<u64>(row) * op.k +
+                                                          b * kBlockK + 64 * h + 16 * t,
+                                                      policy)
+                                     : make_uint4(0, 0, 0, 0);
     }
   }
   blk.scale = op.block_scale[static_cast<u64>(row0 / kBlockK) * (op.k / kBlockK) + b];
 }
 
-__device__ __forceinline__ void load_activations(WarpBlock& blk, const Operands& op, u32 b, u32 g,
+template <u32 kRowGroups>
+__device__ __forceinline__ void load_activations(WarpBlock<kRowGroups>& blk, const Operands& op, u32 b, u32 g,
                                                  u32 t) {
 #pragma unroll
   for (u32 tg = 0; tg < kTokenGroups; ++tg) {
@@ -142,19 +154,26 @@ __device__ __forceinline__ void load_activations(WarpBlock& blk, const Operands&
 }
 
 // acc += scale * (this block's partial); one MMA chain per 64-K half.
-__device__ __forceinline__ void block_mma(float (&acc)[kTokenGroups][4], u32 (&nan_bits)[2],
-                                          const WarpBlock& blk) {
-  float part[kMmaChains][kTokenGroups][4];
-  set_zero(part);
+template <u32 kRowGroups>
+__device__ __forceinline__ void block_mma(float (&acc)[kRowGroups][kTokenGroups][4],
+                                          u32 (&nan_bits)[kRowGroups][2],
+                                          const WarpBlock<kRowGroups>& blk) {
 #pragma unroll
-  for (u32 h = 0; h < 2; ++h) {
-    mma_half_block<kTokenGroups>(part[h % kMmaChains], nan_bits, blk.w[0][h], blk.w[1][h], blk.x[h]);
+  for (u32 r = 0; r < kRowGroups; ++r) {
+    float part[kMmaChains][kTokenGroups][4];
+    set_zero(part);
+#pragma unroll
+    for (u32 h = 0; h < 2; ++h) {
+      mma_half_block<kTokenGroups>(part[h % kMmaChains], nan_bits[r], blk.w[r][0][h],
+                                   blk.w[r][1][h], blk.x[h]);
+    }
+#pragma unroll
+    for (u32 tg = 0; tg < kTokenGroups; ++tg)
+#pragma unroll
+      for (u32 e = 0; e < 4; ++e) acc[r][tg][e] = __fmaf_rn(
+            blk.scale, kMmaChains == 2 ? part[0][tg][e] + part[1][tg][e] : part[0][tg][e],
+            acc[r][tg][e]);
   }
-#pragma unroll
-  for (u32 tg = 0; tg < kTokenGroups; ++tg)
-#pragma unroll
-    for (u32 e = 0; e < 4; ++e) acc[tg][e] = __fmaf_rn(
-          blk.scale, kMmaChains == 2 ? part[0][tg][e] + part[1][tg][e] : part[0][tg][e], acc[tg][e]);
 }
 
 // Chunk 0: sum += the partials of chunks 1..chunks-1 of this output, in chunk order, each
@@ -195,14 +214,14 @@ __device__ __forceinline__ float add_chunks(u64* slots, u32 chunks, float sum) {
 
 // The warp's blocks all at once (B = kWarpBlocks): blocks first + j stride below K.
 template <u32 kWarpBlocks>
-__device__ __forceinline__ void stream_at_once(float (&acc)[kTokenGroups][4], u32 (&nan_bits)[2],
+__device__ __forceinline__ void stream_at_once(float (&acc)[1][kTokenGroups][4], u32 (&nan_bits)[1][2],
                                                const Operands& op, u32 row0, u32 first,
                                                u32 k_blocks, u32 stride, u64 policy, u32 g,
                                                u32 t) {
   // Warps past K skip the stream and only arrive at the reduction. Each step tests the
   // warp once, not each block: a predicate per block holds registers for both paths.
   const bool streams = first < k_blocks;
-  WarpBlock blk[kWarpBlocks];
+  WarpBlock<1> blk[kWarpBlocks];
   if (streams) {
 #pragma unroll
     for (u32 j = 0; j < kWarpBlocks; ++j) {
@@ -236,14 +255,16 @@ __device__ __forceinline__ void stream_at_once(float (&acc)[kTokenGroups][4], u3
 #endif
 constexpr u32 kDeepBuffers = SKINNY_DEEP_BUFFERS;
 
-__device__ __forceinline__ void stream_deep(float (&acc)[kTokenGroups][4], u32 (&nan_bits)[2],
+template <u32 kRowGroups>
+__device__ __forceinline__ void stream_deep(float (&acc)[kRowGroups][kTokenGroups][4],
+                                            u32 (&nan_bits)[kRowGroups][2],
                                             const Operands& op, u32 row0, u32 first,
                                             u32 warp_blocks, u32 k_blocks, u32 stride,
                                             u64 policy, u32 g, u32 t) {
   // This warp's blocks: first + j stride for j < warp_blocks, below K.
   const u32 count =
       first < k_blocks ? min(warp_blocks, (k_blocks - first + stride - 1) / stride) : 0;
-  WarpBlock buf[kDeepBuffers];
+  WarpBlock<kRowGroups> buf[kDeepBuffers];
 #pragma unroll
   for (u32 s = 0; s < kDeepBuffers; ++s) {
     if (s < count) load_weights(buf[s], op, row0, first + s * stride, policy, g, t);
@@ -318,65 +339,72 @@ __device__ __forceinline__ void gemm_skinny(const Operands& op, u64* partials) {
   const bool clustered = kWarpBlocks != 0 && chunks > 1 && cluster_size() == chunks;
   if (clustered) cluster_arrive_relaxed();
 
-  float acc[kTokenGroups][4];
+  constexpr u32 kRowGroups = kWarpBlocks == 0 ? SKINNY_DEEP_ROW_GROUPS : 1;
+  if (kRowGroups > 1 && blockIdx.y % kRowGroups != 0) return;
+  float acc[kRowGroups][kTokenGroups][4];
   set_zero(acc);
-  u32 nan_bits[2] = {0, 0};
+  u32 nan_bits[kRowGroups][2] = {};
   if constexpr (kWarpBlocks == 0) {
-    stream_deep(acc, nan_bits, op, row0, first, warp_blocks, k_blocks, warps, policy, g, t);
+    stream_deep<kRowGroups>(acc, nan_bits, op, row0, first, warp_blocks, k_blocks, warps, policy,
+                            g, t);
   } else {
     stream_at_once<kWarpBlocks>(acc, nan_bits, op, row0, first, k_blocks, warps, policy, g, t);
   }
-  poison_nan_columns<kTokenGroups>(acc, nan_bits);
 
-  // C fragment element e: row g + 8 (e / 2), token 8 tg + 2t + (e % 2).
 #pragma unroll
-  for (u32 tg = 0; tg < kTokenGroups; ++tg)
+  for (u32 r = 0; r < kRowGroups; ++r) {
+    poison_nan_columns<kTokenGroups>(acc[r], nan_bits[r]);
+    if (r > 0) __syncthreads();  // the previous row group's reads of the buffer are done
+    // C fragment element e: row g + 8 (e / 2), token 8 tg + 2t + (e % 2).
 #pragma unroll
-    for (u32 e = 0; e < 4; ++e) {
-      const u32 token = 8 * tg + 2 * t + (e % 2);
-      red[(warp * kTokens + token) * kRedStride + g + 8 * (e / 2)] = acc[tg][e];
-    }
-  __syncthreads();
-
-  if (clustered) {
-    // Chunk 0's: the other chunks' partials, [chunk - 1][token][row].
-    float* const handed = red + warps * kTokens * kRedStride;
-    cluster_wait();
-    if (chunk != 0) {
-      for (u32 idx = threadIdx.x; idx < 16 * op.m; idx += blockDim.x) {
-        store_cluster_f32(&handed[(chunk - 1) * kSlotWords + idx], 0, cta_partial(red, warps, idx));
+    for (u32 tg = 0; tg < kTokenGroups; ++tg)
+#pragma unroll
+      for (u32 e = 0; e < 4; ++e) {
+        const u32 token = 8 * tg + 2 * t + (e % 2);
+        red[(warp * kTokens + token) * kRedStride + g + 8 * (e / 2)] = acc[r][tg][e];
       }
-      cluster_arrive_release();
+    __syncthreads();
+
+    if (clustered) {
+      // Chunk 0's: the other chunks' partials, [chunk - 1][token][row].
+      float* const handed = red + warps * kTokens * kRedStride;
+      cluster_wait();
+      if (chunk != 0) {
+        for (u32 idx = threadIdx.x; idx < 16 * op.m; idx += blockDim.x) {
+          store_cluster_f32(&handed[(chunk - 1) * kSlotWords + idx], 0, cta_partial(red, warps, idx));
+        }
+        cluster_arrive_release();
+        return;
+      }
+      cluster_arrive_relaxed();
+      cluster_wait();
+      for (u32 idx = threadIdx.x; idx < 16 * op.m; idx += blockDim.x) {
+        float sum = cta_partial(red, warps, idx);
+        // In chunk order, as the handoff through L2 below: the same sum.
+        for (u32 c = 1; c < chunks; ++c) sum += handed[(c - 1) * kSlotWords + idx];
+        store_output(op, row0, idx, sum);
+      }
       return;
     }
-    cluster_arrive_relaxed();
-    cluster_wait();
+
+    // Thread (token, row): outputs of the CTA's partial, token-major.
+    u64* const slots = partials + static_cast<u64>(blockIdx.y + r) * (chunks - 1) * kSlotWords;
     for (u32 idx = threadIdx.x; idx < 16 * op.m; idx += blockDim.x) {
       float sum = cta_partial(red, warps, idx);
-      // In chunk order, as the handoff through L2 below: the same sum.
-      for (u32 c = 1; c < chunks; ++c) sum += handed[(c - 1) * kSlotWords + idx];
-      store_output(op, row0, idx, sum);
-    }
-    return;
-  }
-
-  // Thread (token, row): outputs of the CTA's partial, token-major.
-  u64* const slots = partials + static_cast<u64>(blockIdx.y) * (chunks - 1) * kSlotWords;
-  for (u32 idx = threadIdx.x; idx < 16 * op.m; idx += blockDim.x) {
-    float sum = cta_partial(red, warps, idx);
-    if (chunk != 0) {
-      store_flagged(slots + static_cast<u64>(chunk - 1) * kSlotWords + idx,
-                    kPartialFlag | __float_as_uint(sum));
-      continue;
-    }
+      if (chunk != 0) {
+        store_flagged(slots + static_cast<u64>(chunk - 1) * kSlotWords + idx,
+                      kPartialFlag | __float_as_uint(sum));
+        continue;
+      }
 #if defined(METRALE_DIAG_NO_HANDOFF)
-    // Diagnostic (wrong results): chunk 0 stores its own partial without waiting for the
-    // others', which still write theirs: what the handoff through L2 costs a launch.
-    (void)add_chunks;
+      // Diagnostic (wrong results): chunk 0 stores its own partial without waiting for the
+      // others', which still write theirs: what the handoff through L2 costs a launch.
+      (void)add_chunks;
 #else
-    if (chunks > 1) sum = add_chunks(slots + idx, chunks, sum);
+      if (chunks > 1) sum = add_chunks(slots + idx, chunks, sum);
 #endif
-    store_output(op, row0, idx, sum);
+      store_output(op, row0 + 16 * r, idx, sum);
+    }
   }
 }
 
