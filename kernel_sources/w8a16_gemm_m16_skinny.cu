@@ -33,13 +33,14 @@
 // while the preceding kernel still runs and waits for it before reading activations or
 // touching outputs and workspace.
 //
-// Grid: (chunks, ceil(N/16), 1)  Block: (32 W, 1, 1), W in 1..16; dynamic shared memory
-// W x 8 TOKEN_GROUPS x 17 floats, plus (chunks - 1) x 256 floats in a cluster.
-// chunks = ceil(K / (128 W B)), with B = 1
-// (w8a16_gemm_m16_skinny), 2 (w8a16_gemm_m16_skinny2) or the caller's
-// (w8a16_gemm_m16_skinny_deep) blocks per warp. m in 1..16, K a
-// multiple of 128. Workspace: ceil(N/16) x (chunks - 1) slots of 256 words. Built twice,
-// TOKEN_GROUPS=1 for m <= 8 and 2 for m in 9..16, as w8a16_gemm_m16.cu. Tuning defines
+// Grid: (chunks, ceil(N/16), 1), ceil(N/32) rows for w8a16_gemm_m16_skinny_deep32
+// Block: (32 W, 1, 1), W in 1..16; dynamic shared memory W x 8 TOKEN_GROUPS x 17 floats,
+// plus (chunks - 1) x 256 floats in a cluster. chunks = ceil(K / (128 W B)), with B = 1
+// (w8a16_gemm_m16_skinny), 2 (w8a16_gemm_m16_skinny2) or the caller's (the deep kernels)
+// blocks per warp. m in 1..16, K a multiple of 128. Workspace: ceil(N/16) x (chunks - 1)
+// slots of 256 words, one per 16-row group and chunk after the first. Built twice,
+// TOKEN_GROUPS=1 for m <= 8 and 2 for m in 9..16, as w8a16_gemm_m16.cu (the 32-row deep
+// kernel with TOKEN_GROUPS=2 only, which serves every m). Tuning defines
 // (for `metrale bench --define`; docs/performance.md has what they measured):
 // SKINNY_MMA_CHAINS, SKINNY_MIN_CTAS (the one-block kernel's launch-bounds minimum, which
 // caps its registers), SKINNY_CHUNKS_IN_FLIGHT (the words chunk 0 polls together),
@@ -99,14 +100,8 @@ __device__ __forceinline__ u64 load_flagged(const u64* at) {
   return v;
 }
 
-// 16-row groups a warp of the deep kernel takes (a tuning point, SKINNY_DEEP_ROW_GROUPS:
-// with 2, every CTA of an even grid row takes 32 rows and those of odd rows leave).
-#ifndef SKINNY_DEEP_ROW_GROUPS
-#define SKINNY_DEEP_ROW_GROUPS 1
-#endif
-
-// What one lane holds of one block: rows g and g + 8 of each row group, 64-K halves
-// h = 0, 1.
+// What one lane holds of one block: rows g and g + 8 of each of the warp's 16-row groups
+// (one, or two in w8a16_gemm_m16_skinny_deep32), 64-K halves h = 0, 1.
 template <u32 kRowGroups>
 struct WarpBlock {
   uint4 w[kRowGroups][2][2];  // [row group][row g / g+8][half]
@@ -253,7 +248,6 @@ __device__ __forceinline__ void stream_at_once(float (&acc)[1][kTokenGroups][4],
 #ifndef SKINNY_DEEP_BUFFERS
 #define SKINNY_DEEP_BUFFERS 1
 #endif
-constexpr u32 kDeepBuffers = SKINNY_DEEP_BUFFERS;
 
 template <u32 kRowGroups>
 __device__ __forceinline__ void stream_deep(float (&acc)[kRowGroups][kTokenGroups][4],
@@ -264,6 +258,7 @@ __device__ __forceinline__ void stream_deep(float (&acc)[kRowGroups][kTokenGroup
   // This warp's blocks: first + j stride for j < warp_blocks, below K.
   const u32 count =
       first < k_blocks ? min(warp_blocks, (k_blocks - first + stride - 1) / stride) : 0;
+  constexpr u32 kDeepBuffers = SKINNY_DEEP_BUFFERS;
   WarpBlock<kRowGroups> buf[kDeepBuffers];
 #pragma unroll
   for (u32 s = 0; s < kDeepBuffers; ++s) {
@@ -312,9 +307,11 @@ __device__ __forceinline__ void store_output(const Operands& op, u32 row0, u32 i
 }
 
 // kWarpBlocks = B blocks per warp requested at once, or 0: the deep form, with B from the
-// grid, ceil(K blocks / (chunks x W)).
-template <u32 kWarpBlocks>
+// grid, ceil(K blocks / (chunks x W)). kRowGroups: the CTA's 16-row groups, every warp on
+// all of them (2 only in the deep form).
+template <u32 kWarpBlocks, u32 kRowGroups>
 __device__ __forceinline__ void gemm_skinny(const Operands& op, u64* partials) {
+  static_assert(kRowGroups == 1 || (kRowGroups == 2 && kWarpBlocks == 0), "two row groups: deep form only");
   extern __shared__ float red[];  // [warp][token][row], token rows padded to kRedStride
   const u32 warps = blockDim.x / 32;
   const u32 warp = threadIdx.x / 32;
@@ -323,7 +320,7 @@ __device__ __forceinline__ void gemm_skinny(const Operands& op, u64* partials) {
   const u32 t = lane % 4;
   const u32 chunk = blockIdx.x;
   const u32 chunks = gridDim.x;
-  const u32 row0 = blockIdx.y * 16;
+  const u32 row0 = blockIdx.y * 16 * kRowGroups;
   const u32 k_blocks = op.k / kBlockK;
   const u32 warp_blocks =
       kWarpBlocks != 0 ? kWarpBlocks : (k_blocks + chunks * warps - 1) / (chunks * warps);
@@ -339,11 +336,11 @@ __device__ __forceinline__ void gemm_skinny(const Operands& op, u64* partials) {
   const bool clustered = kWarpBlocks != 0 && chunks > 1 && cluster_size() == chunks;
   if (clustered) cluster_arrive_relaxed();
 
-  constexpr u32 kRowGroups = kWarpBlocks == 0 ? SKINNY_DEEP_ROW_GROUPS : 1;
-  if (kRowGroups > 1 && blockIdx.y % kRowGroups != 0) return;
   float acc[kRowGroups][kTokenGroups][4];
   set_zero(acc);
-  u32 nan_bits[kRowGroups][2] = {};
+  u32 nan_bits[kRowGroups][2];
+#pragma unroll
+  for (u32 r = 0; r < kRowGroups; ++r) nan_bits[r][0] = nan_bits[r][1] = 0;
   if constexpr (kWarpBlocks == 0) {
     stream_deep<kRowGroups>(acc, nan_bits, op, row0, first, warp_blocks, k_blocks, warps, policy,
                             g, t);
@@ -353,6 +350,8 @@ __device__ __forceinline__ void gemm_skinny(const Operands& op, u64* partials) {
 
 #pragma unroll
   for (u32 r = 0; r < kRowGroups; ++r) {
+    // A row group wholly past N has no outputs and no workspace slot (one test for the CTA).
+    if (r > 0 && row0 + 16 * r >= op.n) break;
     poison_nan_columns<kTokenGroups>(acc[r], nan_bits[r]);
     if (r > 0) __syncthreads();  // the previous row group's reads of the buffer are done
     // C fragment element e: row g + 8 (e / 2), token 8 tg + 2t + (e % 2).
@@ -388,7 +387,8 @@ __device__ __forceinline__ void gemm_skinny(const Operands& op, u64* partials) {
     }
 
     // Thread (token, row): outputs of the CTA's partial, token-major.
-    u64* const slots = partials + static_cast<u64>(blockIdx.y + r) * (chunks - 1) * kSlotWords;
+    const u32 group = blockIdx.y * kRowGroups + r;
+    u64* const slots = partials + static_cast<u64>(group) * (chunks - 1) * kSlotWords;
     for (u32 idx = threadIdx.x; idx < 16 * op.m; idx += blockDim.x) {
       float sum = cta_partial(red, warps, idx);
       if (chunk != 0) {
@@ -412,32 +412,40 @@ __device__ __forceinline__ void gemm_skinny(const Operands& op, u64* partials) {
 
 // One kernel per blocks-per-warp form: the registers of a second block would halve the
 // CTAs an SM holds for the one-block form.
-#define SKINNY_KERNEL(name, warp_blocks, max_threads, min_ctas)                                 \
+#define SKINNY_KERNEL(name, warp_blocks, row_groups, max_threads, min_ctas)                     \
   extern "C" __global__ void __launch_bounds__(max_threads, min_ctas)                           \
   name(const u16* __restrict__ input, const u8* __restrict__ weight,                            \
        const float* __restrict__ block_scale, u16* __restrict__ output, u32 m, u32 n, u32 k,    \
        u32 a_row_stride, u32 c_row_stride, u64* __restrict__ partials) {                        \
     /* The next kernel of the stream may launch once every CTA of this one has started. */     \
     allow_dependent_grid();                                                                     \
-    gemm_skinny<warp_blocks>(                                                                   \
+    gemm_skinny<warp_blocks, row_groups>(                                                       \
         Operands{input, weight, block_scale, output, m, n, k, a_row_stride, c_row_stride},      \
         partials);                                                                              \
   }
 
-// SKINNY_KERNELS picks the kernels a module holds: 1 the chunked ones, 2 the deep ones, 3
-// (the default) all four. The library compiles the two halves as modules of their own,
-// side by side at start-up: all four in one module took 0.9-1.3 s to compile on the
-// H200's host, the slowest module of a cold start (docs/startup.md).
+// SKINNY_KERNELS picks the kernels a module holds, as a bit set: 1 the chunked ones, 2
+// the deep ones, 4 the deep kernel on 32 rows; the default, 7, all five. The library
+// compiles them as modules of their own, side by side at start-up: the first four in one
+// module took 0.9-1.3 s to compile on the H200's host, the slowest module of a cold start
+// (docs/startup.md).
 #ifndef SKINNY_KERNELS
-#define SKINNY_KERNELS 3
+#define SKINNY_KERNELS 7
 #endif
 #if SKINNY_KERNELS & 1
-SKINNY_KERNEL(w8a16_gemm_m16_skinny, 1, 512, SKINNY_MIN_CTAS)
-SKINNY_KERNEL(w8a16_gemm_m16_skinny2, 2, 512, 1)
+SKINNY_KERNEL(w8a16_gemm_m16_skinny, 1, 1, 512, SKINNY_MIN_CTAS)
+SKINNY_KERNEL(w8a16_gemm_m16_skinny2, 2, 1, 512, 1)
 #endif
 #if SKINNY_KERNELS & 2
-SKINNY_KERNEL(w8a16_gemm_m16_skinny_deep, 0, SKINNY_DEEP_MAX_THREADS, SKINNY_DEEP_MIN_CTAS)
+SKINNY_KERNEL(w8a16_gemm_m16_skinny_deep, 0, 1, SKINNY_DEEP_MAX_THREADS, SKINNY_DEEP_MIN_CTAS)
 // The deep kernel for CTAs of up to 8 warps, three per SM: above 8 tokens its registers
 // are capped at 80 (against 90), so three CTAs of 8 warps fit on an SM instead of two.
-SKINNY_KERNEL(w8a16_gemm_m16_skinny_deep3, 0, 256, 3)
+SKINNY_KERNEL(w8a16_gemm_m16_skinny_deep3, 0, 1, 256, 3)
+#endif
+#if SKINNY_KERNELS & 4
+// The deep kernel on 32 rows per CTA, every warp on both 16-row groups: a warp's
+// activations serve twice the weight bytes, so above 8 tokens an SM keeps twice the
+// weight bytes in flight at the same warp count (126 registers against 90; the library
+// builds it for 16 tokens only, docs/performance.md item 77).
+SKINNY_KERNEL(w8a16_gemm_m16_skinny_deep32, 0, 2, 512, 1)
 #endif

@@ -271,10 +271,13 @@ metrale_status metrale_w8a16_gemm_m16_skinny_deep(metrale_service* service, uint
   return launch_entry(
       service, "metrale_w8a16_gemm_m16_skinny_deep", "w8a16_gemm_m16_skinny_deep",
       [&](const GpuBackend& gpu, KernelHandle kernel, metrale::KernelService& svc) {
+        // The form plan_m16_gemm gives the deep entry (a launch without PDL).
+        const std::uint32_t sms = device_sm_count(svc);
         const metrale::SkinnyDeepForm form =
-            metrale::w8a16_gemm_m16_skinny_deep_form(m, n, device_sm_count(svc));
+            metrale::w8a16_gemm_m16_skinny_deep32_form(m, n, k, sms, false)
+                .value_or(metrale::w8a16_gemm_m16_skinny_deep_form(m, n, sms));
         const std::uint32_t warps = form.warps;
-        // Both forms are kernels of one module, already loaded with `kernel`'s.
+        // _deep3 shares `kernel`'s module, already loaded; _deep32 is a module of its own.
         if (form.kernel != "w8a16_gemm_m16_skinny_deep") kernel = svc.kernel(form.kernel);
         // One chunk: warps x blocks cover K, so the launch touches no workspace.
         metrale::w8a16_gemm_m16_skinny_deep(gpu, kernel, DevicePtr(input), DevicePtr(weight),
@@ -320,6 +323,7 @@ metrale_status metrale_plan_m16_gemm_entry(metrale_service* service, uint32_t m,
         {"w8a16_gemm_m16_skinny", "metrale_w8a16_gemm_m16_skinny"},
         {"w8a16_gemm_m16_skinny_deep", "metrale_w8a16_gemm_m16_skinny_deep"},
         {"w8a16_gemm_m16_skinny_deep3", "metrale_w8a16_gemm_m16_skinny_deep"},
+        {"w8a16_gemm_m16_skinny_deep32", "metrale_w8a16_gemm_m16_skinny_deep"},
     };
     const char* name = nullptr;
     for (const Named& e : kNames) {

@@ -50,6 +50,14 @@ std::span<const KernelVariant> kernel_variants() {
        {"w8a16_gemm_m16_skinny_deep", "w8a16_gemm_m16_skinny_deep3"},
        {},
        true},
+      // The deep kernel on 32 rows per CTA: one module, its 16-token build, for every m
+      // (the plan takes it above 8 tokens only).
+      {"w8a16_gemm_m16_skinny_deep32",
+       "w8a16_gemm_m16_skinny.cu",
+       {{"SKINNY_KERNELS", "4"}, {"TOKEN_GROUPS", "2"}},
+       {"w8a16_gemm_m16_skinny_deep32"},
+       {},
+       false},
       // Likewise one kernel for the contiguous and the strided entry.
       {"w8a16_gemv_batch16",
        "w8a16_gemv_batch16.cu",

@@ -23,8 +23,12 @@ constexpr std::uint32_t kRedStride = 17;
 constexpr std::string_view kDeep = "w8a16_gemm_m16_skinny_deep";
 // The deep kernel's form for CTAs of up to 8 warps, three per SM.
 constexpr std::string_view kDeep3 = "w8a16_gemm_m16_skinny_deep3";
+// Its form on 32 rows per CTA: one build, for 16 tokens, serves every m.
+constexpr std::string_view kDeep32 = "w8a16_gemm_m16_skinny_deep32";
 
-bool is_deep(std::string_view name) { return name == kDeep || name == kDeep3; }
+bool is_deep(std::string_view name) { return name == kDeep || name == kDeep3 || name == kDeep32; }
+
+std::uint32_t rows_per_cta(std::string_view name) { return name == kDeep32 ? 32 : 16; }
 
 std::string_view name_of(const KernelHandle& kernel) {
   return kernel.name != nullptr ? kernel.name : "";
@@ -82,6 +86,10 @@ std::uint32_t w8a16_gemm_m16_skinny_deep3_ctas_per_sm(std::uint32_t m, std::uint
                      warps);
 }
 
+std::uint32_t w8a16_gemm_m16_skinny_deep32_ctas_per_sm(std::uint32_t warps) {
+  return ctas_per_sm(W8A16_GEMM_M16_SKINNY_DEEP32_REGISTERS, warps);
+}
+
 std::uint32_t w8a16_gemm_m16_skinny_ctas_per_sm(std::uint32_t m, std::uint32_t warps) {
   return ctas_per_sm(m <= 8 ? W8A16_GEMM_M16_SKINNY_REGISTERS_M8 : W8A16_GEMM_M16_SKINNY_REGISTERS_M16,
                      warps);
@@ -100,6 +108,23 @@ SkinnyDeepForm w8a16_gemm_m16_skinny_deep_form(std::uint32_t m, std::uint32_t n,
     }
   }
   return {kDeep, 4, w8a16_gemm_m16_skinny_deep_ctas_per_sm(m, 4)};
+}
+
+std::optional<SkinnyDeepForm> w8a16_gemm_m16_skinny_deep32_form(std::uint32_t m, std::uint32_t n,
+                                                                std::uint32_t k,
+                                                                std::uint32_t sm_count, bool pdl) {
+  constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
+  if (m <= 8 || (pdl && std::uint64_t{n} * k > 64 * kMiB)) return std::nullopt;
+  const std::uint64_t ctas = div_ceil(n, 32);
+  for (const std::uint32_t warps : {16u, 8u}) {
+    const std::uint32_t per_sm = w8a16_gemm_m16_skinny_deep32_ctas_per_sm(warps);
+    const std::uint64_t slots = std::uint64_t{sm_count} * per_sm;
+    if (ctas <= slots) {
+      if (5 * ctas < 4 * slots || k / 128 < 4 * warps) return std::nullopt;
+      return SkinnyDeepForm{kDeep32, warps, per_sm};
+    }
+  }
+  return std::nullopt;
 }
 
 std::uint32_t w8a16_gemm_m16_skinny_deep_one_chunk_blocks(std::uint32_t k, std::uint32_t warps) {
@@ -132,8 +157,9 @@ void launch_skinny(std::string_view fn, const GpuBackend& gpu, KernelHandle kern
   ensure(warp_blocks >= 1 && warp_blocks <= W8A16_GEMM_M16_SKINNY_DEEP_MAX_WARP_BLOCKS,
          "{}: warp_blocks={} outside 1..={}", fn, warp_blocks,
          W8A16_GEMM_M16_SKINNY_DEEP_MAX_WARP_BLOCKS);
-  ensure(div_ceil(n, 16) <= 65535, "{}: N={} needs {} row groups, over the grid's 65535", fn, n,
-         div_ceil(n, 16));
+  const std::uint32_t rows = rows_per_cta(name_of(kernel));
+  ensure(div_ceil(n, rows) <= 65535, "{}: N={} needs {} CTAs of {} rows, over the grid's 65535",
+         fn, n, div_ceil(n, rows), rows);
   guards::check_operands(fn, input, weight, block_scale, output, n);
   const std::uint32_t chunks = w8a16_gemm_m16_skinny_chunks(k, warps, warp_blocks);
   const std::uint64_t needed = slots_bytes(n, chunks);
@@ -147,10 +173,12 @@ void launch_skinny(std::string_view fn, const GpuBackend& gpu, KernelHandle kern
            "(w8a16_gemm_m16_skinny_workspace_bytes)",
            fn, workspace.bytes, n, k, warps, warp_blocks, needed);
   }
-  const std::uint32_t tokens = m <= 8 ? 8 : 16;
+  // The 32-row form has one build, for 16 tokens, whatever m.
+  const bool one_build = name_of(kernel) == kDeep32;
+  const std::uint32_t tokens = m <= 8 && !one_build ? 8 : 16;
   const bool cluster = chunks_as_cluster(gpu, name_of(kernel), chunks, options);
-  KernelLaunch launch(gpu, guards::build_for_tokens(fn, kernel, m));
-  launch.grid({chunks, div_ceil(n, 16), 1})
+  KernelLaunch launch(gpu, one_build ? kernel : guards::build_for_tokens(fn, kernel, m));
+  launch.grid({chunks, div_ceil(n, rows), 1})
       .block({32 * warps, 1, 1})
       .shared_bytes(warps * tokens * kRedStride * 4 +
                     (cluster ? (chunks - 1) * kHandedBytes : 0))
@@ -185,8 +213,8 @@ void w8a16_gemm_m16_skinny_deep(const GpuBackend& gpu, KernelHandle kernel, Devi
                                 std::uint32_t warp_blocks, StreamHandle stream,
                                 M16LaunchOptions options) {
   constexpr std::string_view fn = "w8a16_gemm_m16_skinny_deep";
-  ensure(is_deep(name_of(kernel)), "{}: the handle is of '{}', not of {} or {}", fn,
-         name_of(kernel), kDeep, kDeep3);
+  ensure(is_deep(name_of(kernel)), "{}: the handle is of '{}', not of {}, {} or {}", fn,
+         name_of(kernel), kDeep, kDeep3, kDeep32);
   ensure(name_of(kernel) != kDeep3 || warps <= W8A16_GEMM_M16_SKINNY_DEEP3_MAX_WARPS,
          "{}: warps={} on {}, whose CTAs take at most {} warps", fn, warps, kDeep3,
          W8A16_GEMM_M16_SKINNY_DEEP3_MAX_WARPS);

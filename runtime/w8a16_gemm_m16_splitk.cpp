@@ -196,6 +196,11 @@ std::optional<SkinnyDeepForm> deep_form_if_suited(std::uint32_t m, std::uint32_t
 M16Plan plan_m16_gemm(std::uint32_t m, std::uint32_t n, std::uint32_t k,
                       std::uint32_t sm_count, M16LaunchOptions launch) {
   const std::uint32_t sms = sm_count == 0 ? 132 : sm_count;
+  if (const std::optional<SkinnyDeepForm> deep32 =
+          w8a16_gemm_m16_skinny_deep32_form(m, n, k, sms, launch.programmatic_dependent)) {
+    return {deep32->kernel, 1, 0, 0, deep32->warps,
+            w8a16_gemm_m16_skinny_deep_one_chunk_blocks(k, deep32->warps)};
+  }
   if (const std::optional<SkinnyDeepForm> deep =
           deep_form_if_suited(m, n, k, sms, launch.programmatic_dependent)) {
     return {deep->kernel, 1, 0, 0, deep->warps,

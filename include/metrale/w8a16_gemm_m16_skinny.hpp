@@ -7,16 +7,18 @@
 // no cluster forms). Deterministic (bit-identical from run to run on one device and
 // shape), no atomics, held to the same accuracy budget as the seed's entries.
 //
-// Three kernels of one module: "w8a16_gemm_m16_skinny" (one block per warp),
-// "w8a16_gemm_m16_skinny2" (two), both requested at once, and "w8a16_gemm_m16_skinny_deep"
-// (B blocks per warp, the caller's, taken one after another with the next ones in flight:
-// for layers of tens of MiB). w8a16_gemm_m16_skinny takes either of the first two handles
-// and the chunking follows from it; w8a16_gemm_m16_skinny_deep the third. Grid: (chunks,
-// ceil(N/16), 1)  Block: (32 x warps, 1, 1). Same operands and guards as
-// w8a16_gemm_m16_strided, plus the workspace and 1 <= warps <= 16.
+// The kernels: "w8a16_gemm_m16_skinny" (one block per warp) and "w8a16_gemm_m16_skinny2"
+// (two), both requested at once, and the deep kernel "w8a16_gemm_m16_skinny_deep" (B
+// blocks per warp, the caller's, taken one after another with the next ones in flight:
+// for layers of tens of MiB) with its forms "_deep3" (three CTAs per SM) and "_deep32"
+// (32 rows per CTA). w8a16_gemm_m16_skinny takes either of the first two handles and the
+// chunking follows from it; w8a16_gemm_m16_skinny_deep the deep ones. Grid: (chunks,
+// ceil(N/16), 1), ceil(N/32) for _deep32  Block: (32 x warps, 1, 1). Same operands and
+// guards as w8a16_gemm_m16_strided, plus the workspace and 1 <= warps <= 16.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
 #include "metrale/gpu_backend.hpp"
@@ -49,6 +51,10 @@ inline constexpr std::uint32_t W8A16_GEMM_M16_SKINNY_DEEP_REGISTERS_M16 = 96;
 inline constexpr std::uint32_t W8A16_GEMM_M16_SKINNY_DEEP3_MAX_WARPS = 8;
 inline constexpr std::uint32_t W8A16_GEMM_M16_SKINNY_DEEP3_REGISTERS_M16 = 80;
 
+// The deep kernel's 32-row form, "w8a16_gemm_m16_skinny_deep32": every warp on two 16-row
+// groups, one build (16 tokens) for every m, 126 registers with NVRTC 13.0.
+inline constexpr std::uint32_t W8A16_GEMM_M16_SKINNY_DEEP32_REGISTERS = 128;
+
 // The same for the one-block kernel, w8a16_gemm_m16_skinny (56 and 71 with NVRTC 13.0).
 inline constexpr std::uint32_t W8A16_GEMM_M16_SKINNY_REGISTERS_M8 = 56;
 inline constexpr std::uint32_t W8A16_GEMM_M16_SKINNY_REGISTERS_M16 = 72;
@@ -59,13 +65,16 @@ std::uint32_t w8a16_gemm_m16_skinny_deep_ctas_per_sm(std::uint32_t m, std::uint3
 // The same for its three-per-SM form, w8a16_gemm_m16_skinny_deep3 (0 above 8 warps).
 std::uint32_t w8a16_gemm_m16_skinny_deep3_ctas_per_sm(std::uint32_t m, std::uint32_t warps);
 
+// The same for the 32-row form, w8a16_gemm_m16_skinny_deep32 (any m).
+std::uint32_t w8a16_gemm_m16_skinny_deep32_ctas_per_sm(std::uint32_t warps);
+
 // CTAs of `warps` warps of the one-block kernel one SM holds for m tokens.
 std::uint32_t w8a16_gemm_m16_skinny_ctas_per_sm(std::uint32_t m, std::uint32_t warps);
 
 // The form of the deep kernel and the warps per CTA the plan gives it on one chunk of K
 // (one CTA per 16 rows).
 struct SkinnyDeepForm {
-  std::string_view kernel;    // "w8a16_gemm_m16_skinny_deep" or "w8a16_gemm_m16_skinny_deep3"
+  std::string_view kernel;    // "w8a16_gemm_m16_skinny_deep", "_deep3" or "_deep32"
   std::uint32_t warps;        // 16, 8, 4 or 2
   std::uint32_t ctas_per_sm;  // CTAs of `warps` warps of `kernel` one SM holds
 };
@@ -81,6 +90,20 @@ struct SkinnyDeepForm {
 // of 4 (DeepSeek-V3 q_b at m = 1, 8 and 16, 16384 x 2048 at 16).
 SkinnyDeepForm w8a16_gemm_m16_skinny_deep_form(std::uint32_t m, std::uint32_t n,
                                                std::uint32_t sm_count);
+
+// The 32-row form where it suits m tokens, n x k, on `sm_count` SMs, else none: above 8
+// tokens, on 16 warps or else 8, where its ceil(N/32) CTAs all fit on the device at once,
+// fill at least 80 % of its CTA slots and give every warp at least 4 blocks of K; with PDL
+// (`pdl`) only on layers of up to 64 MiB. Measured on an H200 (docs/performance.md, item
+// 77), against the best other entry at m = 9, 12 and 16: Llama-3-8B down (128 CTAs of 16
+// warps in 132 slots) 0.96-0.97x, 0.93-0.95x with PDL; DeepSeek-V3 o and down (224 of 8
+// warps in 264) 0.91-0.98x without PDL, 0.97-1.05x with it; 8192 x 8192 (256 in 264)
+// 0.90x, 0.86-0.92x with PDL. It lost where fewer CTAs fill the slots (Qwen3-32B down,
+// 160 in 264: 1.18-1.31x), where a warp gets 2 blocks (Llama-3-8B o: 1.15x) and on layers
+// whose CTAs do not fit at once.
+std::optional<SkinnyDeepForm> w8a16_gemm_m16_skinny_deep32_form(std::uint32_t m, std::uint32_t n,
+                                                                std::uint32_t k,
+                                                                std::uint32_t sm_count, bool pdl);
 
 // The blocks per warp that cover K in one chunk on `warps` warps (at least 1): what the
 // plan and the C launcher pass the deep kernel, no workspace needed.
@@ -106,8 +129,8 @@ void w8a16_gemm_m16_skinny(const GpuBackend& gpu, KernelHandle kernel, DevicePtr
                            StreamKWorkspace workspace, std::uint32_t warps, StreamHandle stream,
                            M16LaunchOptions options = {});
 
-// `kernel`: the handle of "w8a16_gemm_m16_skinny_deep", or of "w8a16_gemm_m16_skinny_deep3"
-// with at most 8 warps; 1 <= warp_blocks <= 1024. Chunks
+// `kernel`: the handle of "w8a16_gemm_m16_skinny_deep", of "w8a16_gemm_m16_skinny_deep3"
+// with at most 8 warps, or of "w8a16_gemm_m16_skinny_deep32"; 1 <= warp_blocks <= 1024. Chunks
 // and workspace as w8a16_gemm_m16_skinny_chunks / _workspace_bytes(n, k, warps,
 // warp_blocks).
 void w8a16_gemm_m16_skinny_deep(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input,

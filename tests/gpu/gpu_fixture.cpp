@@ -150,7 +150,7 @@ TcEntry skinny_entry(std::uint32_t warps, bool two_blocks, bool pdl, bool cluste
           }};
 }
 
-// The deep skinny kernel (`kernel`: either of its forms) on `warps` warps of `warp_blocks`
+// The deep skinny kernel (`kernel`: any of its forms) on `warps` warps of `warp_blocks`
 // blocks each.
 TcEntry skinny_deep_entry(std::uint32_t warps, std::uint32_t warp_blocks, bool pdl = false,
                           const char* kernel = "w8a16_gemm_m16_skinny_deep") {
@@ -241,6 +241,12 @@ const std::vector<TcEntry>& tc_entries() {
       skinny_deep_entry(2, 1024, false, "w8a16_gemm_m16_skinny_deep3"),
       skinny_deep_entry(3, 5, false, "w8a16_gemm_m16_skinny_deep3"),
       skinny_deep_entry(4, 2, true, "w8a16_gemm_m16_skinny_deep3"),
+      // Its 32-row form (one 16-token build for every m): one chunk on 16 and 8 warps,
+      // chunks through the workspace (8 warps of 4 blocks, 3 of 5), and with PDL.
+      skinny_deep_entry(16, 1024, false, "w8a16_gemm_m16_skinny_deep32"),
+      skinny_deep_entry(8, 4, false, "w8a16_gemm_m16_skinny_deep32"),
+      skinny_deep_entry(3, 5, false, "w8a16_gemm_m16_skinny_deep32"),
+      skinny_deep_entry(4, 2, true, "w8a16_gemm_m16_skinny_deep32"),
   };
   return entries;
 }

@@ -43,6 +43,9 @@ TEST_CASE("gpu: every variant loads for the device target with its tile constant
           CHECK(a.registers <= static_cast<int>(m8 ? W8A16_GEMM_M16_SKINNY_DEEP_REGISTERS_M8
                                                    : W8A16_GEMM_M16_SKINNY_DEEP_REGISTERS_M16));
         }
+        if (e == "w8a16_gemm_m16_skinny_deep32") {
+          CHECK(a.registers <= static_cast<int>(W8A16_GEMM_M16_SKINNY_DEEP32_REGISTERS));
+        }
         if (e == "w8a16_gemm_m16_skinny_deep3") {
           CHECK(a.registers <= static_cast<int>(m8 ? W8A16_GEMM_M16_SKINNY_DEEP_REGISTERS_M8
                                                    : W8A16_GEMM_M16_SKINNY_DEEP3_REGISTERS_M16));

@@ -505,7 +505,8 @@ TEST_CASE("skinny launcher: chunks of K per 16 rows, its two kernels, workspace,
   CHECK(error_of([&] {
           w8a16_gemm_m16_skinny(f.gpu, one, kIn, kW, kS, kOut, 1, 1u << 21, 1024, 1024, 1u << 21,
                                 {}, 8, 0);
-        }) == "w8a16_gemm_m16_skinny: N=2097152 needs 131072 row groups, over the grid's 65535");
+        }) == "w8a16_gemm_m16_skinny: N=2097152 needs 131072 CTAs of 16 rows, over the grid's "
+              "65535");
   CHECK(error_of([&] {
           w8a16_gemm_m16_skinny(f.gpu, one, kIn, kW, kS, DevicePtr(), 1, 576, 1024, 1024, 576,
                                 {}, 8, 0);
@@ -549,7 +550,8 @@ TEST_CASE("skinny deep launcher: the caller's blocks per warp, its own handle, g
   CHECK(call(deep, 1025) == "w8a16_gemm_m16_skinny_deep: warp_blocks=1025 outside 1..=1024");
   CHECK(call(f.cache.kernel("w8a16_gemm_m16_skinny"), 8) ==
         "w8a16_gemm_m16_skinny_deep: the handle is of 'w8a16_gemm_m16_skinny', not of "
-        "w8a16_gemm_m16_skinny_deep or w8a16_gemm_m16_skinny_deep3");
+        "w8a16_gemm_m16_skinny_deep, w8a16_gemm_m16_skinny_deep3 or "
+        "w8a16_gemm_m16_skinny_deep32");
   CHECK(call(deep, 4) ==
         fmt::format("w8a16_gemm_m16_skinny_deep: workspace of {} bytes, N=7168 K=18432 on 8 "
                     "warps of 4 blocks needs {} (w8a16_gemm_m16_skinny_workspace_bytes)",
@@ -575,6 +577,38 @@ TEST_CASE("skinny deep launcher: the caller's blocks per warp, its own handle, g
         }) == "w8a16_gemm_m16_skinny_deep: warps=16 on w8a16_gemm_m16_skinny_deep3, whose CTAs "
               "take at most 8 warps");
   CHECK(f.gpu.launches().size() == 3);
+
+  // The 32-row form: ceil(N/32) CTAs per chunk, its one build (16 tokens) at every m, the
+  // reduction buffer for 16 tokens; the workspace keeps a slot per 16-row group.
+  const KernelHandle deep32 = f.cache.kernel("w8a16_gemm_m16_skinny_deep32");
+  CHECK(deep32.function_above8 == nullptr);
+  for (const std::uint32_t m : {1u, 16u}) {
+    w8a16_gemm_m16_skinny_deep(f.gpu, deep32, kIn, kW, kS, kOut, m, 7168, 16384, 16384, 7168, {},
+                               8, 16, 0);
+    const auto& last = f.gpu.launches().back();
+    CHECK(last.function == deep32.function);
+    CHECK(last.config.grid.x == 1);
+    CHECK(last.config.grid.y == 224);
+    CHECK(last.config.block.x == 256);
+    CHECK(last.config.shared_bytes == 8 * 16 * 17 * 4);
+  }
+  // N = 7184: 225 CTAs, the last one's second row group past N.
+  const std::uint64_t need32 = w8a16_gemm_m16_skinny_workspace_bytes(7184, 18432, 8, 8);
+  CHECK(need32 == 449 * 2 * 256 * 8);
+  w8a16_gemm_m16_skinny_deep(f.gpu, deep32, kIn, kW, kS, kOut, 3, 7184, 18432, 18432, 7184,
+                             {kWs, need32}, 8, 8, 0);
+  CHECK(f.gpu.launches().back().config.grid.x == 3);
+  CHECK(f.gpu.launches().back().config.grid.y == 225);
+  CHECK(error_of([&] {
+          w8a16_gemm_m16_skinny_deep(f.gpu, deep32, kIn, kW, kS, kOut, 3, 7184, 18432, 18432,
+                                     7184, {kWs, need32 - 8}, 8, 8, 0);
+        }).starts_with("w8a16_gemm_m16_skinny_deep: workspace of "));
+  CHECK(error_of([&] {
+          w8a16_gemm_m16_skinny_deep(f.gpu, deep32, kIn, kW, kS, kOut, 1, 1u << 22, 128, 128,
+                                     1u << 22, {}, 8, 1, 0);
+        }) == "w8a16_gemm_m16_skinny_deep: N=4194304 needs 131072 CTAs of 32 rows, over the "
+              "grid's 65535");
+  CHECK(f.gpu.launches().size() == 6);
 }
 
 TEST_CASE("a token-split entry runs its build for m > 8; a handle without one is refused") {

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -19,11 +20,16 @@ using namespace metrale;
 
 TEST_CASE("plan_m16_gemm: stream-K, streaming, 64-wide or split tiles where each fills the SMs") {
   const auto plan = [](std::uint32_t n, std::uint32_t k) { return plan_m16_gemm(1, n, k, 132); };
-  // 64 MiB and more: stream-K on two CTAs per SM at every m.
+  // 64 MiB and more: stream-K on two CTAs per SM at every m, but above 8 tokens where the
+  // deep kernel's 32-row form suits (DeepSeek-V3 o and down).
   for (const auto& [n, k] : {std::pair{28672u, 4096u}, {51200u, 5120u}, {36864u, 7168u},
                             {5120u, 25600u}, {7168u, 16384u}, {7168u, 18432u}}) {
     for (const std::uint32_t m : {1u, 8u, 16u}) {
       const M16Plan p = plan_m16_gemm(m, n, k, 132);
+      if (m > 8 && n == 7168) {
+        CHECK(p.entry == "w8a16_gemm_m16_skinny_deep32");
+        continue;
+      }
       CHECK(p.entry == "w8a16_gemm_m16_streamk");
       CHECK(p.split == 1);
       CHECK(p.ctas == 264u);
@@ -204,18 +210,21 @@ TEST_CASE("plan_m16_gemm: the deep skinny entry on 16-64 MiB layers, one chunk o
     // and of 660).
     bool pdl_m8, pdl_m16;
     bool deep3_m16 = false;  // above 8 tokens the three-per-SM form
+    bool deep32_m16 = false;  // above 8 tokens the 32-row form (warps_m16 its warps)
   };
   // Llama-3-8B o, qkv and down, Qwen3-32B qkv, DeepSeek-V3 q_b, and 16 MiB at K = 2048.
   for (const Want& w :
        {Want{4096, 4096, 16, 8, true, true}, Want{6144, 4096, 8, 8, true, true, true},
-        Want{4096, 14336, 16, 8, true, true}, Want{10240, 5120, 4, 4, false, true},
+        Want{4096, 14336, 16, 16, true, true, false, true}, Want{10240, 5120, 4, 4, false, true},
         Want{24576, 1536, 2, 2, true, true, true}, Want{8192, 2048, 8, 4, true, true}}) {
     for (std::uint32_t m = 1; m <= 16; ++m) {
       CAPTURE(w.n);
       CAPTURE(m);
       const std::uint32_t warps = m <= 8 ? w.warps_m8 : w.warps_m16;
-      const std::string_view kernel = m > 8 && w.deep3_m16 ? "w8a16_gemm_m16_skinny_deep3"
-                                                           : "w8a16_gemm_m16_skinny_deep";
+      const std::string_view kernel = m <= 8       ? "w8a16_gemm_m16_skinny_deep"
+                                      : w.deep3_m16  ? "w8a16_gemm_m16_skinny_deep3"
+                                      : w.deep32_m16 ? "w8a16_gemm_m16_skinny_deep32"
+                                                     : "w8a16_gemm_m16_skinny_deep";
       for (const bool pdl : {false, true}) {
         const M16Plan p = plan_m16_gemm(m, w.n, w.k, 132, M16LaunchOptions{pdl});
         if (pdl && !(m <= 8 ? w.pdl_m8 : w.pdl_m16)) {
@@ -244,7 +253,8 @@ TEST_CASE("plan_m16_gemm: the deep skinny entry on 16-64 MiB layers, one chunk o
   for (const std::uint32_t m : {1u, 8u, 16u}) {
     CHECK(plan_m16_gemm(m, 1536, 7168, 132).entry == "w8a16_gemm_m16_skinny");
     CHECK(plan_m16_gemm(m, 28672, 4096, 132).entry == "w8a16_gemm_m16_streamk");
-    CHECK(plan_m16_gemm(m, 4096, 16384, 132).entry == "w8a16_gemm_m16_streamk");
+    CHECK(plan_m16_gemm(m, 4096, 16384, 132).entry ==
+          (m > 8 ? "w8a16_gemm_m16_skinny_deep32" : "w8a16_gemm_m16_streamk"));
     CHECK(plan_m16_gemm(m, 16384, 1024, 132).entry == "w8a16_gemm_m16_skinny");
   }
 }
@@ -324,4 +334,52 @@ TEST_CASE("plan_m16_gemm with PDL: split-K for the seed's entries, stream-K on i
   CHECK(plan_m16_gemm(1, 576, 7168, 64, pdl).chunk_cluster);
   CHECK_FALSE(plan_m16_gemm(16, 576, 7168, 64, pdl).chunk_cluster);
   CHECK_FALSE(plan_m16_gemm(1, 576, 1024, 132, pdl).chunk_cluster);
+}
+
+TEST_CASE("plan_m16_gemm: the deep kernel's 32-row form above 8 tokens where its CTAs fill the slots") {
+  // 126 registers, counted as 128: one CTA of 16 warps per SM, two of 8, four of 4.
+  CHECK(w8a16_gemm_m16_skinny_deep32_ctas_per_sm(16) == 1);
+  CHECK(w8a16_gemm_m16_skinny_deep32_ctas_per_sm(8) == 2);
+  CHECK(w8a16_gemm_m16_skinny_deep32_ctas_per_sm(4) == 4);
+  const auto form = [](std::uint32_t m, std::uint32_t n, std::uint32_t k, std::uint32_t sms,
+                       bool pdl) -> std::string {
+    const std::optional<SkinnyDeepForm> f = w8a16_gemm_m16_skinny_deep32_form(m, n, k, sms, pdl);
+    return f ? fmt::format("{}/{} x{}", f->kernel, f->warps, f->ctas_per_sm) : "none";
+  };
+  for (const bool pdl : {false, true}) {
+    // Llama-3-8B down: 128 CTAs of 16 warps in 132 slots, 7 blocks per warp.
+    CHECK(form(9, 4096, 14336, 132, pdl) == "w8a16_gemm_m16_skinny_deep32/16 x1");
+    CHECK(form(16, 4096, 14336, 132, pdl) == "w8a16_gemm_m16_skinny_deep32/16 x1");
+    CHECK(form(8, 4096, 14336, 132, pdl) == "none");
+    // 8192 x 8192 (64 MiB): 256 CTAs of 8 warps in 264 slots.
+    CHECK(form(12, 8192, 8192, 132, pdl) == "w8a16_gemm_m16_skinny_deep32/8 x2");
+    // Qwen3-32B down: 160 CTAs fill 61 % of 264; Llama-3-8B o: 2 blocks per warp;
+    // Llama-3-8B qkv: 192 of 264; Llama-3-8B gate_up: 896 CTAs do not fit.
+    CHECK(form(16, 5120, 25600, 132, pdl) == "none");
+    CHECK(form(16, 4096, 4096, 132, pdl) == "none");
+    CHECK(form(16, 6144, 4096, 132, pdl) == "none");
+    CHECK(form(16, 28672, 4096, 132, pdl) == "none");
+  }
+  // DeepSeek-V3 o and down (112 and 126 MiB): 224 CTAs of 8 warps in 264 slots; with PDL
+  // stream-K keeps them.
+  CHECK(form(16, 7168, 16384, 132, false) == "w8a16_gemm_m16_skinny_deep32/8 x2");
+  CHECK(form(9, 7168, 18432, 132, false) == "w8a16_gemm_m16_skinny_deep32/8 x2");
+  CHECK(form(16, 7168, 16384, 132, true) == "none");
+  CHECK(form(16, 8192, 8200, 132, true) == "none");  // just over 64 MiB
+  // The edges: 80 % of the slots (208 of 260 CTAs), 4 blocks per warp.
+  CHECK(form(16, 6656, 16384, 130, false) == "w8a16_gemm_m16_skinny_deep32/8 x2");
+  CHECK(form(16, 6624, 16384, 130, false) == "none");
+  CHECK(form(16, 4096, 8192, 132, false) == "w8a16_gemm_m16_skinny_deep32/16 x1");
+  CHECK(form(16, 4096, 8064, 132, false) == "none");
+
+  // The plan takes it on one chunk of K, no workspace.
+  const M16Plan o = plan_m16_gemm(16, 7168, 16384, 132);
+  CHECK(o.entry == "w8a16_gemm_m16_skinny_deep32");
+  CHECK(o.warps == 8);
+  CHECK(o.warp_blocks == 16);
+  CHECK(o.split == 1);
+  CHECK(o.ctas == 0);
+  CHECK(w8a16_gemm_m16_skinny_workspace_bytes(7168, 16384, o.warps, o.warp_blocks) == 0);
+  CHECK(plan_m16_gemm(16, 7168, 16384, 132, {true}).entry == "w8a16_gemm_m16_streamk");
+  CHECK(plan_m16_gemm(8, 7168, 16384, 132).entry == "w8a16_gemm_m16_streamk");
 }

@@ -240,6 +240,15 @@ std::span<const BenchEntry> bench_entries() {
                  &skinny_deep_one_chunk<8>},
       BenchEntry{"w8a16_gemm_m16_skinny_deep3/8+pdl", "w8a16_gemm_m16_skinny_deep3", 1, nullptr,
                  &skinny_deep_one_chunk<8, true>},
+      // Its form on 32 rows per CTA (one 16-token build for every m).
+      BenchEntry{"w8a16_gemm_m16_skinny_deep32/8", "w8a16_gemm_m16_skinny_deep32", 1, nullptr,
+                 &skinny_deep_one_chunk<8>},
+      BenchEntry{"w8a16_gemm_m16_skinny_deep32/16", "w8a16_gemm_m16_skinny_deep32", 1, nullptr,
+                 &skinny_deep_one_chunk<16>},
+      BenchEntry{"w8a16_gemm_m16_skinny_deep32/8+pdl", "w8a16_gemm_m16_skinny_deep32", 1,
+                 nullptr, &skinny_deep_one_chunk<8, true>},
+      BenchEntry{"w8a16_gemm_m16_skinny_deep32/16+pdl", "w8a16_gemm_m16_skinny_deep32", 1,
+                 nullptr, &skinny_deep_one_chunk<16, true>},
   };
   return kEntries;
 }
