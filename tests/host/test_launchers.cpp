@@ -585,7 +585,7 @@ TEST_CASE("skinny deep launcher: the caller's blocks per warp, its own handle, g
   for (const std::uint32_t m : {1u, 16u}) {
     w8a16_gemm_m16_skinny_deep(f.gpu, deep32, kIn, kW, kS, kOut, m, 7168, 16384, 16384, 7168, {},
                                8, 16, 0);
-    const auto& last = f.gpu.launches().back();
+    const auto last = f.gpu.launches().back();
     CHECK(last.function == deep32.function);
     CHECK(last.config.grid.x == 1);
     CHECK(last.config.grid.y == 224);
