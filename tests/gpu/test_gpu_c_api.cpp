@@ -118,16 +118,18 @@ TEST_CASE("gpu: the C ABI's planned entries equal the C++ launchers, bit for bit
     });
   }
 
-  // Llama-3-8B o and down at 5 and 12 tokens, qkv at 12 (the three-per-SM form on an
-  // H200), DeepSeek-V3 q_b at 3 (2 warps): the deep skinny entry in the form and on the
-  // warps the plan gives the device, one chunk of K, no workspace.
+  // Llama-3-8B o and down at 5 and 12 tokens (down at 12: the 32-row form on an H200), qkv
+  // at 12 (the three-per-SM form), DeepSeek-V3 q_b at 3 (2 warps): the deep skinny entry in
+  // the form and on the warps the plan gives the device, one chunk of K, no workspace.
   for (const auto& [m, n, k] : {std::array<std::uint32_t, 3>{5, 4096, 4096}, {12, 4096, 14336},
                                 {12, 6144, 4096}, {3, 24576, 1536}}) {
     CAPTURE(m);
     CAPTURE(n);
     const Plan pl = plan(c, m, n, k);
     CHECK(pl.entry == "metrale_w8a16_gemm_m16_skinny_deep");
-    const SkinnyDeepForm form = w8a16_gemm_m16_skinny_deep_form(m, n, gpu().sm_count());
+    const SkinnyDeepForm form =
+        w8a16_gemm_m16_skinny_deep32_form(m, n, k, gpu().sm_count(), false)
+            .value_or(w8a16_gemm_m16_skinny_deep_form(m, n, gpu().sm_count()));
     MESSAGE("C ABI deep skinny m=", m, " n=", n, ": ", form.kernel, " on ", form.warps, " warps");
     const std::uint32_t warps = form.warps;
     Problem p(m, n, k, k, n, 4240 + m);
