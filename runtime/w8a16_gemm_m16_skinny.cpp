@@ -120,7 +120,7 @@ std::optional<SkinnyDeepForm> w8a16_gemm_m16_skinny_deep32_form(std::uint32_t m,
     const std::uint32_t per_sm = w8a16_gemm_m16_skinny_deep32_ctas_per_sm(warps);
     const std::uint64_t slots = std::uint64_t{sm_count} * per_sm;
     if (ctas <= slots) {
-      if (5 * ctas < 4 * slots || k / 128 < 4 * warps) return std::nullopt;
+      if (5 * ctas < 4 * slots || k / 128 < 7 * warps) return std::nullopt;
       return SkinnyDeepForm{kDeep32, warps, per_sm};
     }
   }

@@ -366,11 +366,14 @@ TEST_CASE("plan_m16_gemm: the deep kernel's 32-row form above 8 tokens where its
   CHECK(form(9, 7168, 18432, 132, false) == "w8a16_gemm_m16_skinny_deep32/8 x2");
   CHECK(form(16, 7168, 16384, 132, true) == "none");
   CHECK(form(16, 8192, 8200, 132, true) == "none");  // just over 64 MiB
-  // The edges: 80 % of the slots (208 of 260 CTAs), 4 blocks per warp.
+  // The edges: 80 % of the slots (208 of 260 CTAs), 7 blocks per warp (4096 x 8192 on 16
+  // warps, 4 blocks per warp, lost).
   CHECK(form(16, 6656, 16384, 130, false) == "w8a16_gemm_m16_skinny_deep32/8 x2");
   CHECK(form(16, 6624, 16384, 130, false) == "none");
-  CHECK(form(16, 4096, 8192, 132, false) == "w8a16_gemm_m16_skinny_deep32/16 x1");
-  CHECK(form(16, 4096, 8064, 132, false) == "none");
+  CHECK(form(16, 4096, 14208, 132, false) == "none");
+  CHECK(form(16, 4096, 8192, 132, false) == "none");
+  CHECK(form(16, 7168, 7168, 132, false) == "w8a16_gemm_m16_skinny_deep32/8 x2");
+  CHECK(form(16, 7168, 7040, 132, false) == "none");
 
   // The plan takes it on one chunk of K, no workspace.
   const M16Plan o = plan_m16_gemm(16, 7168, 16384, 132);
