@@ -46,7 +46,9 @@ void w8a16_gemm_m16_splitk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr
 
 // Which entry and split to run for a shape on a device with `sm_count` SMs (for callers
 // that ask for the automatic choice, e.g. attention projections; the dense FFN keeps
-// METRALE_FFN_M16_TC_NTILE): the deep skinny entry on one chunk of K
+// METRALE_FFN_M16_TC_NTILE): above 8 tokens the deep skinny entry's 32-row form on one
+// chunk of K where w8a16_gemm_m16_skinny_deep32_form suits the shape; else the deep skinny
+// entry on one chunk of K
 // (w8a16_gemm_m16_skinny_deep or _deep3, as w8a16_gemm_m16_skinny_deep_form says) on layers
 // of 16-64 MiB
 // with K of at least 1536 where its CTAs fill at least half of the device's CTA slots,
@@ -69,7 +71,7 @@ struct M16Plan {
   // "w8a16_gemm_m16", "w8a16_gemm_m16_n64", "w8a16_gemm_m16_splitk",
   // "w8a16_gemm_m16_stream" (w8a16_gemm_m16_stream.hpp), "w8a16_gemm_m16_streamk" or
   // "w8a16_gemm_m16_skinny" (its one-block-per-warp kernel) or
-  // "w8a16_gemm_m16_skinny_deep" or "w8a16_gemm_m16_skinny_deep3" (one chunk of K:
+  // "w8a16_gemm_m16_skinny_deep", "_deep3" or "_deep32" (one chunk of K:
   // warp_blocks x warps covers K, so no workspace)
   std::string_view entry;
   std::uint32_t split;     // 1 for the seed's entries, stream-K and skinny
@@ -82,7 +84,8 @@ struct M16Plan {
 };
 //
 // With `launch.programmatic_dependent` the plan is for callers that launch with
-// programmatic dependent launch (their preceding kernel PDL-aware): the deep skinny entry
+// programmatic dependent launch (their preceding kernel PDL-aware): the 32-row form as
+// above on layers of up to 64 MiB; else the deep skinny entry
 // as above where its CTAs all fit on the device at once and fill at least two thirds of
 // its CTA slots; else the skinny entry on
 // layers under 16 MiB and on 16 MiB ones with K of at least 4096, its chunks as one
