@@ -165,9 +165,10 @@ metrale_status metrale_w8a16_gemm_m16_skinny_workspace_bytes(uint32_t n, uint32_
                                                              uint64_t* bytes_out) METRALE_NOEXCEPT;
 
 /* The deep skinny entry for layers of tens of MiB: one CTA per 16 weight rows covering all
- * of K, in the form and on the warps per CTA the C++ plan gives the shape on the service's
- * device (w8a16_gemm_m16_skinny_deep_form), each warp its share of K's 128-K blocks one after
- * another (strided rows as above; deterministic). No workspace. */
+ * of K (above 8 rows, where the C++ w8a16_gemm_m16_skinny_deep32_form suits the shape, one
+ * per 32 rows), in the form and on the warps per CTA the C++ plan gives the shape on the
+ * service's device (w8a16_gemm_m16_skinny_deep_form), each warp its share of K's 128-K
+ * blocks one after another (strided rows as above; deterministic). No workspace. */
 metrale_status metrale_w8a16_gemm_m16_skinny_deep(metrale_service* service, uint64_t input,
                                                   uint64_t weight, uint64_t block_scale,
                                                   uint64_t output, uint32_t m, uint32_t n,
