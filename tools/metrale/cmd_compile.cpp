@@ -46,7 +46,8 @@ constexpr const char* kHelp =
     "  --jobs N           parallel compiles (default: the number of CPUs)\n"
     "  --variant NAME     only this variant's modules (repeatable; an entry name stands for\n"
     "                     its variant; default: every variant; a w8a16_gemm_m16* variant\n"
-    "                     is two modules, NAME.m8 and NAME.m16)\n"
+    "                     is two modules, NAME.m8 and NAME.m16, but for the 32-row deep\n"
+    "                     kernel, w8a16_gemm_m16_skinny_deep32, one for every m)\n"
     "  --dump-ptx DIR     also write DIR/<module>.compute_XY.ptx\n"
     "  --dump-cubin DIR   also write DIR/<module>.sm_XY.cubin\n";
 
