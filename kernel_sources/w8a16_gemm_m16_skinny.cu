@@ -171,51 +171,6 @@ __device__ __forceinline__ void block_mma(float (&acc)[kRowGroups][kTokenGroups]
   }
 }
 
-// block_mma, with the weights of block `next` requested into the registers of each 64-K
-// half as soon as that half's MMAs have read them (`refill`): the next block's first half
-// is in flight while this block's second half is computed, and its MMAs can start before
-// its second half lands (SKINNY_DEEP_HALVES, a tuning point of the deep kernel). The same
-// arithmetic in the same order as block_mma.
-template <u32 kRowGroups>
-__device__ __forceinline__ void block_mma_refill(float (&acc)[kRowGroups][kTokenGroups][4],
-                                                 u32 (&nan_bits)[kRowGroups][2],
-                                                 WarpBlock<kRowGroups>& blk, const Operands& op,
-                                                 u32 row0, u32 next, bool refill, u64 policy,
-                                                 u32 g, u32 t) {
-  const float scale = blk.scale;
-  float part[kRowGroups][kMmaChains][kTokenGroups][4];
-  set_zero(part);
-#pragma unroll
-  for (u32 h = 0; h < 2; ++h) {
-#pragma unroll
-    for (u32 r = 0; r < kRowGroups; ++r) {
-      mma_half_block<kTokenGroups>(part[r][h % kMmaChains], nan_bits[r], blk.w[r][0][h],
-                                   blk.w[r][1][h], blk.x[h]);
-    }
-    if (refill) {
-#pragma unroll
-      for (u32 r = 0; r < kRowGroups; ++r)
-#pragma unroll
-        for (u32 half = 0; half < 2; ++half) {
-          const u32 row = row0 + 16 * r + g + 8 * half;
-          blk.w[r][half][h] = row < op.n ? load_stream_16(op.weight + static_cast<u64>(row) * op.k +
-                                                              next * kBlockK + 64 * h + 16 * t,
-                                                          policy)
-                                         : make_uint4(0, 0, 0, 0);
-        }
-      if (h == 1) blk.scale = op.block_scale[static_cast<u64>(row0 / kBlockK) * (op.k / kBlockK) + next];
-    }
-  }
-#pragma unroll
-  for (u32 r = 0; r < kRowGroups; ++r)
-#pragma unroll
-    for (u32 tg = 0; tg < kTokenGroups; ++tg)
-#pragma unroll
-      for (u32 e = 0; e < 4; ++e) acc[r][tg][e] = __fmaf_rn(
-            scale, kMmaChains == 2 ? part[r][0][tg][e] + part[r][1][tg][e] : part[r][0][tg][e],
-            acc[r][tg][e]);
-}
-
 // Chunk 0: sum += the partials of chunks 1..chunks-1 of this output, in chunk order, each
 // waited for, then cleared. The words of up to kMaxChunksInFlight chunks are polled
 // together, every one still unflagged reloaded in each round: chunk 0 usually gets here
@@ -328,15 +283,10 @@ __device__ __forceinline__ void stream_deep(float (&acc)[kRowGroups][kTokenGroup
 #else
         load_activations(buf[s], op, b, g, t);
 #endif
-#if defined(SKINNY_DEEP_HALVES)
-        block_mma_refill(acc, nan_bits, buf[s], op, row0, b + kDeepBuffers * stride,
-                         j + kDeepBuffers < count, policy, g, t);
-#else
         block_mma(acc, nan_bits, buf[s]);
         if (j + kDeepBuffers < count) {
           load_weights(buf[s], op, row0, b + kDeepBuffers * stride, policy, g, t);
         }
-#endif
       }
     }
   }
