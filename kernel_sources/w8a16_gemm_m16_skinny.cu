@@ -171,50 +171,6 @@ __device__ __forceinline__ void block_mma(float (&acc)[kRowGroups][kTokenGroups]
   }
 }
 
-#if defined(SKINNY_DEEP32_REFILL_BY_GROUP)
-// block_mma for two row groups, with the weights of block `next` requested into each row
-// group's registers as soon as that group's MMAs have read them (`refill`): whole 128-byte
-// rows per request, the second group's work overlapping the first group's next loads
-// (SKINNY_DEEP32_REFILL_BY_GROUP, a tuning point of the 32-row form). The same arithmetic
-// in the same order as block_mma.
-__device__ __forceinline__ void block_mma_refill_groups(float (&acc)[2][kTokenGroups][4],
-                                                        u32 (&nan_bits)[2][2], WarpBlock<2>& blk,
-                                                        const Operands& op, u32 row0, u32 next,
-                                                        bool refill, u64 policy, u32 g, u32 t) {
-  const float scale = blk.scale;
-#pragma unroll
-  for (u32 r = 0; r < 2; ++r) {
-    float part[kMmaChains][kTokenGroups][4];
-    set_zero(part);
-#pragma unroll
-    for (u32 h = 0; h < 2; ++h) {
-      mma_half_block<kTokenGroups>(part[h % kMmaChains], nan_bits[r], blk.w[r][0][h],
-                                   blk.w[r][1][h], blk.x[h]);
-    }
-    if (refill) {
-#pragma unroll
-      for (u32 half = 0; half < 2; ++half) {
-        const u32 row = row0 + 16 * r + g + 8 * half;
-#pragma unroll
-        for (u32 h = 0; h < 2; ++h) {
-          blk.w[r][half][h] = row < op.n ? load_stream_16(op.weight + static_cast<u64>(row) * op.k +
-                                                              next * kBlockK + 64 * h + 16 * t,
-                                                          policy)
-                                         : make_uint4(0, 0, 0, 0);
-        }
-      }
-      if (r == 1) blk.scale = op.block_scale[static_cast<u64>(row0 / kBlockK) * (op.k / kBlockK) + next];
-    }
-#pragma unroll
-    for (u32 tg = 0; tg < kTokenGroups; ++tg)
-#pragma unroll
-      for (u32 e = 0; e < 4; ++e) acc[r][tg][e] = __fmaf_rn(
-            scale, kMmaChains == 2 ? part[0][tg][e] + part[1][tg][e] : part[0][tg][e],
-            acc[r][tg][e]);
-  }
-}
-#endif
-
 // Chunk 0: sum += the partials of chunks 1..chunks-1 of this output, in chunk order, each
 // waited for, then cleared. The words of up to kMaxChunksInFlight chunks are polled
 // together, every one still unflagged reloaded in each round: chunk 0 usually gets here
@@ -326,13 +282,6 @@ __device__ __forceinline__ void stream_deep(float (&acc)[kRowGroups][kTokenGroup
         load_activations(buf[s], op, 0, g, t);
 #else
         load_activations(buf[s], op, b, g, t);
-#endif
-#if defined(SKINNY_DEEP32_REFILL_BY_GROUP)
-        if constexpr (kRowGroups == 2) {
-          block_mma_refill_groups(acc, nan_bits, buf[s], op, row0, b + kDeepBuffers * stride,
-                                  j + kDeepBuffers < count, policy, g, t);
-          continue;
-        }
 #endif
         block_mma(acc, nan_bits, buf[s]);
         if (j + kDeepBuffers < count) {
