@@ -311,7 +311,8 @@ __device__ __forceinline__ void store_output(const Operands& op, u32 row0, u32 i
 // all of them (2 only in the deep form).
 template <u32 kWarpBlocks, u32 kRowGroups>
 __device__ __forceinline__ void gemm_skinny(const Operands& op, u64* partials) {
-  static_assert(kRowGroups == 1 || (kRowGroups == 2 && kWarpBlocks == 0), "two row groups: deep form only");
+  static_assert(kRowGroups == 1 || (kRowGroups == 2 && kWarpBlocks == 0),
+                "two row groups: deep form only");
   extern __shared__ float red[];  // [warp][token][row], token rows padded to kRedStride
   const u32 warps = blockDim.x / 32;
   const u32 warp = threadIdx.x / 32;
@@ -338,9 +339,7 @@ __device__ __forceinline__ void gemm_skinny(const Operands& op, u64* partials) {
 
   float acc[kRowGroups][kTokenGroups][4];
   set_zero(acc);
-  u32 nan_bits[kRowGroups][2];
-#pragma unroll
-  for (u32 r = 0; r < kRowGroups; ++r) nan_bits[r][0] = nan_bits[r][1] = 0;
+  u32 nan_bits[kRowGroups][2] = {};
   if constexpr (kWarpBlocks == 0) {
     stream_deep<kRowGroups>(acc, nan_bits, op, row0, first, warp_blocks, k_blocks, warps, policy,
                             g, t);
