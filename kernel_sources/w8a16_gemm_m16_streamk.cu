@@ -54,20 +54,7 @@
 
 namespace {
 
-// STREAMK_TILE_ROWS: the rows of a tile, 128 (one scale row), 64 or 32. A unit is always
-// 16 KiB of weights: the tile's rows x kUnitBlocks consecutive 128-K blocks, one tensor copy
-// each, laid out one after another as in w8a16_gemm_m16_stream.cu. Warp w computes rows
-// 16 (w % kRowGroups) .. + 15 of block w / kRowGroups of every unit, so every warp does the
-// same work per unit whatever the tile; at a tile's end the warps of blocks 1.. hand their
-// sums to those of block 0 (add_unit_blocks). Smaller tiles mean fewer CTAs per tile and
-// smaller partials on the layers whose K spans several CTAs.
-#ifndef STREAMK_TILE_ROWS
-#define STREAMK_TILE_ROWS 128
-#endif
-constexpr u32 kRows = STREAMK_TILE_ROWS;
-static_assert(kRows == 128 || kRows == 64 || kRows == 32, "STREAMK_TILE_ROWS is 128, 64 or 32");
-constexpr u32 kUnitBlocks = 128 / kRows;  // 128-K blocks of a unit
-constexpr u32 kRowGroups = kRows / 16;    // warps per block
+constexpr u32 kRows = 128;  // weight rows of a unit (one scale row)
 constexpr u32 kComputeThreads = kThreads;            // 8 warps of 16 rows
 constexpr u32 kBlockThreads = kComputeThreads + 32;  // and the producer warp
 #if STREAM_TMA
@@ -85,7 +72,7 @@ __device__ __forceinline__ void copy_4(u32 dst, const void* src) {
 
 struct Work {
   u32 k_blocks;      // units per tile
-  u32 tiles;         // kRows-row tiles of the layer
+  u32 tiles;         // 128-row tiles of the layer
   u32 begin, end;    // this CTA's units
   u32 first_tile;    // the tile of unit `begin`
 };
@@ -105,12 +92,12 @@ __device__ __forceinline__ u32 range_begin(u64 c, u64 units, u64 ctas) {
 struct Ring {
   u32 base, stage_bytes, stages;
   u32 full, empty;  // shared addresses of the barrier arrays (8 bytes each)
-  u32 scales;       // shared address of the slots' block scales (kUnitBlocks x 4 bytes each)
+  u32 scales;       // shared address of the slots' block scales (4 bytes each)
 };
 
-// The producer warp: the unit's kUnitBlocks weight boxes (kRows x 128), then its
-// activations (m x 128 per block). On sm_90 lane 0 issues them as tensor copies; before,
-// the warp's lanes copy 16-byte pieces of the rows below N and of the tokens.
+// The producer warp: the unit's 128 x 128 weight box, then its m x 128 activations. On
+// sm_90 lane 0 issues both as tensor copies; before, the warp's lanes copy 16-byte pieces
+// of the rows below N and of the tokens.
 __device__ __forceinline__ void issue_weights(const Operands& op, const Work& wk, const Ring& r,
                                               u32 i, const TensorMap* w_map, u64 policy) {
   const u32 lane = threadIdx.x % 32;
@@ -119,39 +106,26 @@ __device__ __forceinline__ void issue_weights(const Operands& op, const Work& wk
   const u32 bar = r.full + 8 * (i % r.stages);
   const u32 n0 = u / wk.k_blocks * kRows;
   const u32 kb = u % wk.k_blocks;
-  // The unit's block scales ride with its weights: one scale row per 128 weight rows, so
-  // block_scale[u] on 128-row tiles.
-  const u32 scale_blocks = op.k / kBlockK;  // scales per scale row
-  u32 scale_unit = kUnitBlocks == 1 ? u : n0 / 128 * scale_blocks + kb * kUnitBlocks;
+  // The unit's block scale rides with its weights: block_scale[u], one scale row per
+  // 128-row tile.
+  u32 scale_unit = u;
 #if defined(METRALE_DEFECT_WRONG_SCALE_ROW)
-  scale_unit = (scale_unit + scale_blocks) % (scale_blocks * ((op.n + 127) / 128));
+  scale_unit = (u + wk.k_blocks) % (wk.k_blocks * wk.tiles);
 #endif
-  if (lane == 0) {
-#pragma unroll
-    for (u32 j = 0; j < kUnitBlocks; ++j) {
-      copy_4(r.scales + 4 * ((i % r.stages) * kUnitBlocks + j), op.block_scale + scale_unit + j);
-    }
-  }
+  if (lane == 0) copy_4(r.scales + 4 * (i % r.stages), op.block_scale + scale_unit);
 #if STREAM_TMA
   if (lane != 0) return;
   barrier_arrive_copies(bar);
-  barrier_expect(bar, kStageWeightBytes + kUnitBlocks * op.m * kTokenBytes);
-#pragma unroll
-  for (u32 j = 0; j < kUnitBlocks; ++j) {
-    tensor_copy(dst + j * (kStageWeightBytes / kUnitBlocks), w_map, (kb * kUnitBlocks + j) * kBlockK,
-                n0, bar, policy);
-  }
+  barrier_expect(bar, kStageWeightBytes + op.m * kTokenBytes);
+  tensor_copy(dst, w_map, kb * kBlockK, n0, bar, policy);
 #else
   (void)w_map;
   (void)policy;
   (void)bar;
   const u32 rows = op.n - n0 < kRows ? op.n - n0 : kRows;
-  const u8* src = op.weight + static_cast<u64>(n0) * op.k + kb * kUnitBlocks * kBlockK;
-  constexpr u32 kPieces = kBlockK / 16;  // 16-byte pieces of a row's block
-  for (u32 p = lane; p < kUnitBlocks * rows * kPieces; p += 32) {
-    const u32 j = p / (rows * kPieces), q = p % (rows * kPieces);
-    copy_16(dst + j * (kStageWeightBytes / kUnitBlocks) + 16 * q,
-            src + static_cast<u64>(q / kPieces) * op.k + j * kBlockK + 16 * (q % kPieces));
+  const u8* src = op.weight + static_cast<u64>(n0) * op.k + kb * kBlockK;
+  for (u32 p = lane; p < rows * (kBlockK / 16); p += 32) {
+    copy_16(dst + 16 * p, src + static_cast<u64>(p / (kBlockK / 16)) * op.k + 16 * (p % (kBlockK / 16)));
   }
 #endif
 }
@@ -164,18 +138,13 @@ __device__ __forceinline__ void issue_activations(const Operands& op, const Work
   const u32 bar = r.full + 8 * (i % r.stages);
 #if STREAM_TMA
   if (lane != 0) return;
-#pragma unroll
-  for (u32 j = 0; j < kUnitBlocks; ++j) {
-    tensor_copy(dst + j * op.m * kTokenBytes, x_map, (kb * kUnitBlocks + j) * kBlockK, 0, bar);
-  }
+  tensor_copy(dst, x_map, kb * kBlockK, 0, bar);
 #else
   (void)x_map;
-  const u16* src = op.input + kb * kUnitBlocks * kBlockK;
-  constexpr u32 kPieces = kTokenBytes / 16;  // 16-byte pieces of a token's block
-  for (u32 p = lane; p < kUnitBlocks * op.m * kPieces; p += 32) {
-    const u32 j = p / (op.m * kPieces), q = p % (op.m * kPieces);
-    copy_16(dst + j * op.m * kTokenBytes + 16 * q,
-            src + static_cast<u64>(q / kPieces) * op.a_row_stride + j * kBlockK + 8 * (q % kPieces));
+  const u16* src = op.input + kb * kBlockK;
+  for (u32 p = lane; p < op.m * (kTokenBytes / 16); p += 32) {
+    copy_16(dst + 16 * p, src + static_cast<u64>(p / (kTokenBytes / 16)) * op.a_row_stride +
+                              8 * (p % (kTokenBytes / 16)));
   }
   barrier_arrive_copies(bar);  // counts this lane's copies of both halves
 #endif
@@ -211,10 +180,6 @@ __device__ __forceinline__ float load_shared_f32(u32 addr) {
   float v;
   asm volatile("ld.shared.f32 %0, [%1];" : "=f"(v) : "r"(addr));
   return v;
-}
-
-__device__ __forceinline__ void store_shared_f32(u32 addr, float v) {
-  asm volatile("st.shared.f32 [%0], %1;" :: "r"(addr), "f"(v) : "memory");
 }
 
 // Output (token, row) of fragment element e of token group tg, for lane (g, t).
@@ -372,7 +337,7 @@ __device__ __forceinline__ void add_partials(u64* partials, u32 first, u32 last,
   }
 }
 
-// The tile's outputs from the registers of the compute threads of block 0.
+// The tile's outputs from the registers of every compute thread.
 template <u32 kTokenGroups>
 __device__ __forceinline__ void store_tile(const Operands& op, u32 tile, const float (&acc)[kTokenGroups][4]) {
   const u32 warp = threadIdx.x / 32;
@@ -385,7 +350,7 @@ __device__ __forceinline__ void store_tile(const Operands& op, u32 tile, const f
 #pragma unroll
     for (u32 e = 0; e < 4; ++e) {
       const u32 token = fragment_token(tg, e, t);
-      u32 col = n0 + 16 * (kUnitBlocks == 1 ? warp : warp % kRowGroups) + fragment_row(e, g);
+      u32 col = n0 + 16 * warp + fragment_row(e, g);
 #if defined(METRALE_DEFECT_SHIFT_ROW)
       if (token == 0) col ^= 1u;
 #endif
@@ -394,46 +359,6 @@ __device__ __forceinline__ void store_tile(const Operands& op, u32 tile, const f
       }
     }
 }
-
-// Where tiles hold more than one 128-K block per unit: the warps of blocks 1.. of a row
-// group put their sums in `exchange`, and those of block 0 add them in block order, so
-// that block 0's warps hold the tile's sums. Two barriers of the row group's warps: the
-// second keeps the exchange from being refilled before it is read.
-template <u32 kTokenGroups>
-__device__ __forceinline__ void add_unit_blocks(float (&acc)[kTokenGroups][4], u32 exchange) {
-  if constexpr (kUnitBlocks > 1) {
-    const u32 warp = threadIdx.x / 32;
-    const u32 group = warp % kRowGroups, block = warp / kRowGroups;
-    const u32 lane = threadIdx.x % 32;
-    // Element (tg, e) of lane l of block b's warp in group r: consecutive lanes on
-    // consecutive words.
-    const auto at = [&](u32 b, u32 tg, u32 e) {
-      return exchange + 4 * ((((b - 1) * kRowGroups + group) * kTokenGroups * 4 + tg * 4 + e) * 32 + lane);
-    };
-    if (block != 0) {
-#pragma unroll
-      for (u32 tg = 0; tg < kTokenGroups; ++tg)
-#pragma unroll
-        for (u32 e = 0; e < 4; ++e) store_shared_f32(at(block, tg, e), acc[tg][e]);
-    }
-    named_barrier_sync(1 + group, 32 * kUnitBlocks);
-    if (block == 0) {
-#pragma unroll
-      for (u32 b = 1; b < kUnitBlocks; ++b)
-#pragma unroll
-        for (u32 tg = 0; tg < kTokenGroups; ++tg)
-#pragma unroll
-          for (u32 e = 0; e < 4; ++e) acc[tg][e] += load_shared_f32(at(b, tg, e));
-    }
-    named_barrier_sync(1 + group, 32 * kUnitBlocks);
-  } else {
-    (void)acc;
-    (void)exchange;
-  }
-}
-// Bytes of `exchange` a CTA needs (at least 16, so that the array is never empty).
-constexpr u32 kExchangeBytes =
-    kUnitBlocks > 1 ? (kUnitBlocks - 1) * kRowGroups * 32 * 4 * 4 * (kMaxTokens / 8) : 16;
 
 // The CTAs whose ranges hold units of `tile`: c0 runs its first units, c1 its last.
 struct Contributors {
@@ -448,20 +373,13 @@ __device__ __forceinline__ Contributors contributors_of(const Work& wk, u32 tile
 
 template <u32 kTokenGroups>
 __device__ __forceinline__ void consume(const Operands& op, const Work& wk, const Ring& r,
-                                        u64* partials, u32 exchange) {
+                                        u64* partials) {
   const u32 warp = threadIdx.x / 32;
   const u32 lane = threadIdx.x % 32;
-  // The warp's 128-K block of every unit (warps below kComputeThreads / 32 only, which
-  // the compiler cannot see: hence the constant on 128-row tiles).
-  const u32 block = kUnitBlocks == 1 ? 0 : warp / kRowGroups;
-  const bool holds_tile = block == 0;  // after add_unit_blocks
   const u32 count = wk.end - wk.begin;
   const FragmentOffsets<kTokenGroups> frag = fragment_offsets<kTokenGroups>(op.m, lane / 4, lane % 4,
                                                                              kTokenBytes);
-  // The warp's 16 rows of its block (blocks of kRows x 128 bytes one after another), and
-  // its block's activations.
-  const u32 warp_w = 16 * warp * kBlockK;
-  const u32 warp_x = kStageWeightBytes + block * op.m * kTokenBytes;
+  const u32 warp_w = 16 * warp * kBlockK;  // the warp's 16 rows of a unit
 
   float acc[kTokenGroups][4];
   u32 nan_bits[2] = {0, 0};
@@ -478,23 +396,22 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
     const u32 slot = i % r.stages;
     const u32 base = r.base + slot * r.stage_bytes;
     barrier_wait(r.full + 8 * slot, (i / r.stages) & 1);
-    const float scale = load_shared_f32(r.scales + 4 * (slot * kUnitBlocks + block));
+    const float scale = load_shared_f32(r.scales + 4 * slot);
 #if defined(METRALE_DEFECT_DROP_KBLOCK)
     const bool fold = kb != wk.k_blocks - 1 || wk.k_blocks == 1;
 #else
     const bool fold = true;
 #endif
 #if defined(METRALE_DIAG_RING_ONLY)
-    (void)frag; (void)warp_w; (void)warp_x; (void)base; (void)scale; (void)fold;
+    (void)frag; (void)warp_w; (void)base; (void)scale; (void)fold;
 #else
-    compute_block<kTokenGroups>(acc, nan_bits, frag, base + warp_w, base + warp_x, scale, fold);
+    compute_block<kTokenGroups>(acc, nan_bits, frag, base + warp_w, base + kStageWeightBytes, scale, fold);
 #endif
     // Every compute thread releases its own reads of the slot (the scale included): the
     // producer's refill is ordered after each of them, not only after lane 0's.
     barrier_arrive(r.empty + 8 * slot);
     if (kb == wk.k_blocks - 1 || i == count - 1) {
       poison_nan_columns<kTokenGroups>(acc, nan_bits);
-      add_unit_blocks<kTokenGroups>(acc, exchange);
       const bool whole = kb_first == 0 && kb == wk.k_blocks - 1;
 #if defined(METRALE_DEFECT_SKIP_LAST_TILE)
       const bool skip = tile * kRows + kRows >= op.n;
@@ -503,13 +420,13 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
 #endif
 #if defined(METRALE_DIAG_NO_REDUCE)
       (void)whole;
-      if (!skip && holds_tile) store_tile<kTokenGroups>(op, tile, acc);  // split tiles come out wrong
+      if (!skip) store_tile<kTokenGroups>(op, tile, acc);  // split tiles come out wrong
 #else
       if (!skip) {
         if (whole) {
-          if (holds_tile) store_tile<kTokenGroups>(op, tile, acc);
+          store_tile<kTokenGroups>(op, tile, acc);
         } else if (kb_first != 0) {
-          if (holds_tile) write_partial<kTokenGroups>(partials, op.m, keep_partials(op), acc);
+          write_partial<kTokenGroups>(partials, op.m, keep_partials(op), acc);
         } else {
           // This CTA runs the tile's first units, at the end of its range: it keeps them
           // in its registers and adds the others' partials after the loop.
@@ -527,7 +444,7 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
       ++tile;
     }
   }
-  if (owns_split_tile && holds_tile) {
+  if (owns_split_tile) {
 #if !defined(METRALE_DIAG_REDUCE_NO_READ)
     const Contributors c = contributors_of(wk, tile);
     add_partials<kTokenGroups>(partials, c.c0 + 1, c.c1, op.m, keep_partials(op), acc);
@@ -553,18 +470,17 @@ w8a16_gemm_m16_streamk(const u16* __restrict__ input, const u8* __restrict__ wei
   unsigned char* smem = ring_start(dynamic_smem);
   __shared__ __align__(8) u64 full[kMaxStages];
   __shared__ __align__(8) u64 empty[kMaxStages];
-  __shared__ __align__(16) float scales[kMaxStages * kUnitBlocks];
-  __shared__ __align__(16) float exchange[kExchangeBytes / 4];
+  __shared__ __align__(16) float scales[kMaxStages];
   const Operands op{input, weight, block_scale, output, m, n, k, a_row_stride, c_row_stride};
   Ring r;
   r.base = shared_address(smem);
-  r.stage_bytes = kStageWeightBytes + kUnitBlocks * m * kTokenBytes;
+  r.stage_bytes = kStageWeightBytes + m * kTokenBytes;
   r.stages = ring_stage_count(r.stage_bytes);
   r.full = shared_address(full);
   r.empty = shared_address(empty);
   r.scales = shared_address(scales);
   Work wk;
-  wk.k_blocks = k / (kUnitBlocks * kBlockK);
+  wk.k_blocks = k / kBlockK;
   wk.tiles = (n + kRows - 1) / kRows;
   const u64 units = static_cast<u64>(wk.k_blocks) * wk.tiles;
   wk.begin = range_begin(blockIdx.x, units, gridDim.x);
@@ -582,7 +498,7 @@ w8a16_gemm_m16_streamk(const u16* __restrict__ input, const u8* __restrict__ wei
     produce(op, wk, r, &w_map, &x_map);
   } else {
 #if TOKEN_GROUPS == 1 || TOKEN_GROUPS == 2
-    consume<TOKEN_GROUPS>(op, wk, r, partials, shared_address(exchange));
+    consume<TOKEN_GROUPS>(op, wk, r, partials);
 #else
 #error "build with TOKEN_GROUPS=1 (m <= 8) or TOKEN_GROUPS=2 (m in 9..16)"
 #endif

@@ -36,21 +36,6 @@ std::span<const KernelVariant> kernel_variants() {
        true},
       {"w8a16_gemm_m16_streamk", "w8a16_gemm_m16_streamk.cu", {}, {"w8a16_gemm_m16_streamk"}, {},
        true},
-      // Stream-K on tiles of 64 and 32 rows (STREAMK_TILE_ROWS in the source).
-      {"w8a16_gemm_m16_streamk64",
-       "w8a16_gemm_m16_streamk.cu",
-       {{"STREAMK_TILE_ROWS", "64"}},
-       {"w8a16_gemm_m16_streamk64"},
-       {},
-       true,
-       "w8a16_gemm_m16_streamk"},
-      {"w8a16_gemm_m16_streamk32",
-       "w8a16_gemm_m16_streamk.cu",
-       {{"STREAMK_TILE_ROWS", "32"}},
-       {"w8a16_gemm_m16_streamk32"},
-       {},
-       true,
-       "w8a16_gemm_m16_streamk"},
       // One source, two modules: the chunked kernels and the deep ones compile side by
       // side (SKINNY_KERNELS in the source).
       {"w8a16_gemm_m16_skinny",

@@ -12,6 +12,7 @@
 namespace metrale {
 namespace {
 
+constexpr std::uint32_t kRows = 128;
 // A CTA's slot of partials: 256 compute threads x 8 words of a tile's 128 rows x 16
 // tokens, sized for 64-bit words (the kernel's tuning point STREAMK_PARTIAL_WORDS64); the
 // shipped kernel's 32-bit words use the first half.
@@ -29,19 +30,12 @@ void w8a16_gemm_m16_streamk(const GpuBackend& gpu, KernelHandle kernel, DevicePt
                             std::uint32_t m, std::uint32_t n, std::uint32_t k,
                             std::uint32_t a_row_stride, std::uint32_t c_row_stride,
                             StreamKWorkspace workspace, std::uint32_t ctas, StreamHandle stream,
-                            M16LaunchOptions options, std::uint32_t stages,
-                            std::uint32_t tile_rows) {
+                            M16LaunchOptions options, std::uint32_t stages) {
   constexpr std::string_view fn = "w8a16_gemm_m16_streamk";
   guards::check_m_and_k(fn, m, k);
   guards::check_strides(fn, n, k, a_row_stride, c_row_stride);
   ensure(ctas >= 1, "{}: ctas={} must be at least 1", fn, ctas);
-  ensure(tile_rows == 128 || tile_rows == 64 || tile_rows == 32,
-         "{}: tile_rows={} is not 128, 64 or 32", fn, tile_rows);
-  const std::uint32_t unit_k = 128 * (128 / tile_rows);  // a unit is 16 KiB of weights
-  ensure(k % unit_k == 0, "{}: K={} is not a multiple of {}, the K of a unit of {}-row tiles",
-         fn, k, unit_k, tile_rows);
-  const std::uint32_t kRows = tile_rows;
-  const std::uint64_t units = std::uint64_t{div_ceil(n, kRows)} * (k / unit_k);
+  const std::uint64_t units = std::uint64_t{div_ceil(n, kRows)} * (k / 128);
   const auto grid = static_cast<std::uint32_t>(std::min<std::uint64_t>(ctas, units));
   const std::uint32_t stage_bytes = stream_stage_bytes(m, kRows);
   const std::uint32_t ring_stages = stream_ring_stages(fn, stage_bytes, stages);

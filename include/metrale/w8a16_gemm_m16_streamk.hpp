@@ -34,15 +34,12 @@ std::uint64_t w8a16_gemm_m16_streamk_workspace_bytes(std::uint32_t n, std::uint3
 // `ctas`: the persistent grid, e.g. 1 or 2 x the SM count (a CTA per 128 x 128 unit at most:
 // a larger value is cut to the unit count). `stages`: ring stages, 0 = as many as
 // W8A16_GEMM_M16_STREAM_RING_BYTES holds, at most 4; 2..12 where the ring fits in a
-// block's shared memory. `tile_rows`: the rows of a tile, 128 for the handle of
-// w8a16_gemm_m16_streamk, 64 / 32 for those of w8a16_gemm_m16_streamk64 / 32 (a unit is then
-// 64 x 256 / 32 x 512 weights: K a multiple of 256 / 512).
+// block's shared memory.
 void w8a16_gemm_m16_streamk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input,
                             DevicePtr weight, DevicePtr block_scale, DevicePtr output,
                             std::uint32_t m, std::uint32_t n, std::uint32_t k,
                             std::uint32_t a_row_stride, std::uint32_t c_row_stride,
                             StreamKWorkspace workspace, std::uint32_t ctas, StreamHandle stream,
-                            M16LaunchOptions options = {}, std::uint32_t stages = 0,
-                            std::uint32_t tile_rows = 128);
+                            M16LaunchOptions options = {}, std::uint32_t stages = 0);
 
 }  // namespace metrale

@@ -34,14 +34,13 @@ void stream(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input, DeviceP
 
 // The stream-K entry on kCtasPerSm CTAs per SM, in the runner's workspace; ring stages
 // as its launcher picks them unless kStages names them.
-template <std::uint32_t kCtasPerSm, bool kPdl = false, std::uint32_t kStages = 0,
-          std::uint32_t kTileRows = 128>
+template <std::uint32_t kCtasPerSm, bool kPdl = false, std::uint32_t kStages = 0>
 void streamk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input, DevicePtr weight,
              DevicePtr block_scale, DevicePtr output, std::uint32_t m, std::uint32_t n,
              std::uint32_t k, const EntryResources& resources, StreamHandle s) {
   w8a16_gemm_m16_streamk(gpu, kernel, input, weight, block_scale, output, m, n, k, k, n,
                          resources.workspace, kCtasPerSm * resources.sm_count, s,
-                         M16LaunchOptions{kPdl}, kStages, kTileRows);
+                         M16LaunchOptions{kPdl}, kStages);
 }
 
 // The skinny entry on kWarps warps per CTA, in the runner's workspace (the kernel's
@@ -127,21 +126,6 @@ constexpr std::array kTuning = {
     // Two CTAs per SM with the ring plan_m16_gemm gives them (streamk_plan_stages).
     BenchEntry{"w8a16_gemm_m16_streamk.s3+pdl", "w8a16_gemm_m16_streamk", 1, nullptr,
                &streamk<2, true, 3>},
-    // Stream-K on tiles of 64 and 32 rows, two CTAs per SM.
-    BenchEntry{"w8a16_gemm_m16_streamk64", "w8a16_gemm_m16_streamk64", 1, nullptr,
-               &streamk<2, false, 0, 64>},
-    BenchEntry{"w8a16_gemm_m16_streamk64.s3", "w8a16_gemm_m16_streamk64", 1, nullptr,
-               &streamk<2, false, 3, 64>},
-    BenchEntry{"w8a16_gemm_m16_streamk64+pdl", "w8a16_gemm_m16_streamk64", 1, nullptr,
-               &streamk<2, true, 0, 64>},
-    BenchEntry{"w8a16_gemm_m16_streamk64.s3+pdl", "w8a16_gemm_m16_streamk64", 1, nullptr,
-               &streamk<2, true, 3, 64>},
-    BenchEntry{"w8a16_gemm_m16_streamk32", "w8a16_gemm_m16_streamk32", 1, nullptr,
-               &streamk<2, false, 0, 32>},
-    BenchEntry{"w8a16_gemm_m16_streamk32.s3", "w8a16_gemm_m16_streamk32", 1, nullptr,
-               &streamk<2, false, 3, 32>},
-    BenchEntry{"w8a16_gemm_m16_streamk32+pdl", "w8a16_gemm_m16_streamk32", 1, nullptr,
-               &streamk<2, true, 0, 32>},
     // Two CTAs per SM with a ring deep enough that a third CTA never fits beside them.
     BenchEntry{"w8a16_gemm_m16_streamk.s5+pdl", "w8a16_gemm_m16_streamk", 1, nullptr,
                &streamk<2, true, 5>},
