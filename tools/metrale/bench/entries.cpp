@@ -43,22 +43,6 @@ void streamk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input, Device
                          M16LaunchOptions{kPdl}, kStages);
 }
 
-// Stream-K on a grid that gives every CTA the same number of whole 128-row tiles (".w"):
-// the fewest tiles per CTA for which the tiles fit in two CTAs per SM and divide evenly,
-// so that no tile is split.
-template <bool kPdl = false, std::uint32_t kStages = 0>
-void streamk_whole_tiles(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input,
-                         DevicePtr weight, DevicePtr block_scale, DevicePtr output,
-                         std::uint32_t m, std::uint32_t n, std::uint32_t k,
-                         const EntryResources& resources, StreamHandle s) {
-  const std::uint32_t tiles = div_ceil(n, 128u);
-  std::uint32_t per_cta = div_ceil(tiles, 2 * resources.sm_count);
-  while (tiles % per_cta != 0) ++per_cta;
-  w8a16_gemm_m16_streamk(gpu, kernel, input, weight, block_scale, output, m, n, k, k, n,
-                         resources.workspace, tiles / per_cta, s, M16LaunchOptions{kPdl},
-                         kStages);
-}
-
 // The skinny entry on kWarps warps per CTA, in the runner's workspace (the kernel's
 // handle says the blocks per warp).
 // With kCluster (".cl"), the chunks of a row group as one cluster.
@@ -142,15 +126,6 @@ constexpr std::array kTuning = {
     // Two CTAs per SM with the ring plan_m16_gemm gives them (streamk_plan_stages).
     BenchEntry{"w8a16_gemm_m16_streamk.s3+pdl", "w8a16_gemm_m16_streamk", 1, nullptr,
                &streamk<2, true, 3>},
-    // Whole tiles per CTA, none split.
-    BenchEntry{"w8a16_gemm_m16_streamk.w", "w8a16_gemm_m16_streamk", 1, nullptr,
-               &streamk_whole_tiles<>},
-    BenchEntry{"w8a16_gemm_m16_streamk.w.s3", "w8a16_gemm_m16_streamk", 1, nullptr,
-               &streamk_whole_tiles<false, 3>},
-    BenchEntry{"w8a16_gemm_m16_streamk.w+pdl", "w8a16_gemm_m16_streamk", 1, nullptr,
-               &streamk_whole_tiles<true>},
-    BenchEntry{"w8a16_gemm_m16_streamk.w.s3+pdl", "w8a16_gemm_m16_streamk", 1, nullptr,
-               &streamk_whole_tiles<true, 3>},
     // Two CTAs per SM with a ring deep enough that a third CTA never fits beside them.
     BenchEntry{"w8a16_gemm_m16_streamk.s5+pdl", "w8a16_gemm_m16_streamk", 1, nullptr,
                &streamk<2, true, 5>},
