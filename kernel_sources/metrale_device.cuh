@@ -200,19 +200,9 @@ __device__ __forceinline__ u64 l2_evict_last_policy() {
 }
 
 // 16 bytes of weights, read once: no L1 allocation, L2 policy as above.
-// METRALE_WEIGHT_L2_PREFETCH=B (a tuning point: 128 or 256) asks L2 to fill B bytes around
-// each miss.
-#if defined(METRALE_WEIGHT_L2_PREFETCH)
-#define METRALE_STR2(x) #x
-#define METRALE_STR(x) METRALE_STR2(x)
-#define METRALE_WEIGHT_PREFETCH ".L2::" METRALE_STR(METRALE_WEIGHT_L2_PREFETCH) "B"
-#else
-#define METRALE_WEIGHT_PREFETCH ""
-#endif
 __device__ __forceinline__ uint4 load_stream_16(const void* p, u64 policy) {
   uint4 v;
-  asm volatile("ld.global.nc.L1::no_allocate.L2::cache_hint" METRALE_WEIGHT_PREFETCH
-               ".v4.u32 {%0, %1, %2, %3}, [%4], %5;"
+  asm volatile("ld.global.nc.L1::no_allocate.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
                : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
                : "l"(p), "l"(policy));
   return v;
