@@ -45,7 +45,7 @@
 // SKINNY_MMA_CHAINS, SKINNY_MIN_CTAS (the one-block kernel's launch-bounds minimum, which
 // caps its registers), SKINNY_CHUNKS_IN_FLIGHT (the words chunk 0 polls together),
 // SKINNY_DEEP_BUFFERS, SKINNY_DEEP_MAX_THREADS and SKINNY_DEEP_MIN_CTAS (the deep kernel's
-// blocks in flight per warp and launch bounds).
+// blocks in flight per warp and launch bounds), SKINNY_DEEP_L2_FILL (its loads' L2 fill).
 #include "metrale_device.cuh"
 
 namespace {
@@ -109,7 +109,9 @@ struct WarpBlock {
   float scale;
 };
 
-template <u32 kRowGroups>
+// kFill256: the loads ask L2 for the aligned 256 bytes around each miss (the deep kernels,
+// whose warps w and w ^ 1 read blocks 2i and 2i + 1 of the same rows together).
+template <u32 kRowGroups, bool kFill256 = false>
 __device__ __forceinline__ void load_weights(WarpBlock<kRowGroups>& blk, const Operands& op,
                                              u32 row0, u32 b, u64 policy, u32 g, u32 t) {
 #pragma unroll
@@ -119,10 +121,10 @@ __device__ __forceinline__ void load_weights(WarpBlock<kRowGroups>& blk, const O
     const u32 row = row0 + 16 * r + g + 8 * half;
 #pragma unroll
     for (u32 h = 0; h < 2; ++h) {
-      blk.w[r][half][h] = row < op.n ? load_stream_16(op.weight + static_cast<u64>(row) * op.k +
-                                                          b * kBlockK + 64 * h + 16 * t,
-                                                      policy)
-                                     : make_uint4(0, 0, 0, 0);
+      const u8* p = op.weight + static_cast<u64>(row) * op.k + b * kBlockK + 64 * h + 16 * t;
+      blk.w[r][half][h] = row >= op.n ? make_uint4(0, 0, 0, 0)
+                          : kFill256  ? load_stream_16_fill256(p, policy)
+                                      : load_stream_16(p, policy);
     }
   }
   blk.scale = op.block_scale[static_cast<u64>(row0 / kBlockK) * (op.k / kBlockK) + b];
@@ -248,6 +250,14 @@ __device__ __forceinline__ void stream_at_once(float (&acc)[1][kTokenGroups][4],
 #ifndef SKINNY_DEEP_BUFFERS
 #define SKINNY_DEEP_BUFFERS 1
 #endif
+// Its warps take blocks w, w + W, ...: warps w and w ^ 1 read the two 128-byte halves of
+// the same 256 bytes of each row at about the same time, so its loads ask L2 to fill 256
+// bytes at once (docs/performance.md, item 81). SKINNY_DEEP_L2_FILL=0 (a tuning point)
+// asks for 128.
+#ifndef SKINNY_DEEP_L2_FILL
+#define SKINNY_DEEP_L2_FILL 1
+#endif
+constexpr bool kDeepFill256 = SKINNY_DEEP_L2_FILL != 0;
 
 template <u32 kRowGroups>
 __device__ __forceinline__ void stream_deep(float (&acc)[kRowGroups][kTokenGroups][4],
@@ -262,7 +272,9 @@ __device__ __forceinline__ void stream_deep(float (&acc)[kRowGroups][kTokenGroup
   WarpBlock<kRowGroups> buf[kDeepBuffers];
 #pragma unroll
   for (u32 s = 0; s < kDeepBuffers; ++s) {
-    if (s < count) load_weights(buf[s], op, row0, first + s * stride, policy, g, t);
+    if (s < count) {
+      load_weights<kRowGroups, kDeepFill256>(buf[s], op, row0, first + s * stride, policy, g, t);
+    }
   }
   wait_for_preceding_grid();
 #pragma unroll 1
@@ -285,7 +297,8 @@ __device__ __forceinline__ void stream_deep(float (&acc)[kRowGroups][kTokenGroup
 #endif
         block_mma(acc, nan_bits, buf[s]);
         if (j + kDeepBuffers < count) {
-          load_weights(buf[s], op, row0, b + kDeepBuffers * stride, policy, g, t);
+          load_weights<kRowGroups, kDeepFill256>(buf[s], op, row0, b + kDeepBuffers * stride,
+                                                 policy, g, t);
         }
       }
     }
