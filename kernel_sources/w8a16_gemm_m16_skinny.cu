@@ -257,7 +257,6 @@ __device__ __forceinline__ void stream_at_once(float (&acc)[1][kTokenGroups][4],
 #ifndef SKINNY_DEEP_L2_FILL
 #define SKINNY_DEEP_L2_FILL 1
 #endif
-constexpr bool kDeepFill256 = SKINNY_DEEP_L2_FILL != 0;
 
 template <u32 kRowGroups>
 __device__ __forceinline__ void stream_deep(float (&acc)[kRowGroups][kTokenGroups][4],
@@ -269,6 +268,7 @@ __device__ __forceinline__ void stream_deep(float (&acc)[kRowGroups][kTokenGroup
   const u32 count =
       first < k_blocks ? min(warp_blocks, (k_blocks - first + stride - 1) / stride) : 0;
   constexpr u32 kDeepBuffers = SKINNY_DEEP_BUFFERS;
+  constexpr bool kDeepFill256 = SKINNY_DEEP_L2_FILL != 0;
   WarpBlock<kRowGroups> buf[kDeepBuffers];
 #pragma unroll
   for (u32 s = 0; s < kDeepBuffers; ++s) {
