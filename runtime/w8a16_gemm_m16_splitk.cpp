@@ -168,14 +168,16 @@ std::optional<SkinnyDeepForm> deep_form_if_suited(std::uint32_t m, std::uint32_t
   const std::uint64_t slots = std::uint64_t{sms} * form.ctas_per_sm;
   const std::uint64_t ctas = div_ceil(n, 16);
   // Under 16 MiB only above 8 tokens, with K of 4096 and more, where its CTAs fit at once
-  // and fill 90 % of the slots (item 73, m = 9..16, with and without PDL: 2048 x 4096 and
-  // 2048 x 7168, 128 CTAs of 16 warps in 132 slots, 0.86-0.94x the skinny entry's time;
-  // q_a's 96 lost up to 13 tokens, 1024 x 8192's 64 everywhere). With PDL from 15 tokens
-  // two thirds do (item 76: q_a's 96 CTAs in 132 slots, 7.08 against 7.25 us at m = 15 and
-  // 7.09 against 7.40 at 16; 1.00x at 14, 1.01-1.05x below; without PDL it leads by
-  // 0.5 % at 16 only).
+  // and fill three quarters of the slots, or two thirds from 13 tokens with K of 6144 and
+  // more, and with PDL from 12 tokens. Item 81 (the deep kernel's loads filling 256 bytes
+  // of L2, m = 9..16 on 11 layers of 1024-2048 x 4096-10240, with and without PDL):
+  // 104-128 CTAs of 16 warps in 132 slots took 0.86-0.99x the skinny entry's time at every
+  // m without PDL and 0.85-0.97x with it; 96 CTAs with K of 6144-10240 0.89-1.00x from 13
+  // tokens without PDL and 0.86-0.99x from 12 with it (K = 4096 too), up to 1.03x below; 96
+  // with K = 4096 1.07-1.10x without PDL; 80 CTAs 1.02-1.11x and 64 1.14-1.20x everywhere.
   if (bytes < 16 * kMiB) {
-    const bool fills = 10 * ctas >= 9 * slots || (pdl && m >= 15 && 3 * ctas >= 2 * slots);
+    const bool fills = 4 * ctas >= 3 * slots ||
+                       (3 * ctas >= 2 * slots && (pdl ? m >= 12 : m >= 13 && k >= 6144));
     if (m <= 8 || k < 4096 || ctas > slots || !fills) return std::nullopt;
     return form;
   }

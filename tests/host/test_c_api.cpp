@@ -367,7 +367,8 @@ TEST_CASE("C ABI: launchers check their arguments, then refuse to launch without
     CHECK(ctas == want_ctas);
   };
   expect_plan(1, 576, 7168, "metrale_w8a16_gemm_m16_skinny", 1, 0);
-  expect_plan(16, 1536, 7168, "metrale_w8a16_gemm_m16_skinny", 1, 0);
+  expect_plan(12, 1536, 7168, "metrale_w8a16_gemm_m16_skinny", 1, 0);
+  expect_plan(16, 1536, 7168, "metrale_w8a16_gemm_m16_skinny_deep", 1, 0);
   expect_plan(1, 576, 512, "metrale_w8a16_gemm_m16", 1, 0);
   expect_plan(16, 51200, 5120, "metrale_w8a16_gemm_m16_streamk", 1, 264);
   // The C++ plan's streaming entry (208 tiles of 128 rows, unsplit) has no C function.

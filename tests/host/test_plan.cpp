@@ -107,24 +107,34 @@ TEST_CASE("plan_m16_gemm: the skinny entry on small layers") {
   };
   for (std::uint32_t m = 1; m <= 16; ++m) {
     CAPTURE(m);
-    // Under 16 MiB (DeepSeek-V3 kv_a, q_a, 1024 x 2048, 1024 x 8192, 2048 x 2048), with or
-    // without PDL; q_a with PDL from 15 tokens takes the deep entry (below).
+    // Under 16 MiB (DeepSeek-V3 kv_a, q_a, 1024 x 2048, 1024 x 8192, 2048 x 2048, 1280 x
+    // 7168), with or without PDL; q_a from 13 tokens, 12 with PDL, takes the deep entry
+    // (below).
     for (const auto& [n, k] : {std::pair{576u, 7168u}, {1536u, 7168u}, {1024u, 2048u},
-                               {1024u, 8192u}, {2048u, 2048u}}) {
-      CHECK(skinny(m, n, k));
-      if (n != 1536 || m < 15) CHECK(skinny(m, n, k, true));
+                               {1024u, 8192u}, {2048u, 2048u}, {1280u, 7168u}}) {
+      if (n != 1536 || m < 13) CHECK(skinny(m, n, k));
+      if (n != 1536 || m < 12) CHECK(skinny(m, n, k, true));
     }
-    // With PDL from 15 tokens the deep entry on 16 warps where its CTAs fill two thirds of
-    // the slots: q_a's 96 CTAs in 132, not kv_a's 36 nor 1024 x 8192's 64.
-    if (m >= 15) {
-      const M16Plan q_a = plan_m16_gemm(m, 1536, 7168, 132, M16LaunchOptions{true});
-      CHECK(q_a.entry == "w8a16_gemm_m16_skinny_deep");
-      CHECK(q_a.warps == 16u);
-      CHECK(q_a.warp_blocks == 4u);  // 56 K blocks on 16 warps
+    // Where its CTAs fill two thirds of the slots (q_a's 96 CTAs in 132, not kv_a's 36,
+    // 1024 x 8192's 64 nor 1280 x 7168's 80), the deep entry on 16 warps from 13 tokens
+    // with K of 6144 and more, and with PDL from 12 tokens.
+    for (const bool pdl : {false, true}) {
+      CAPTURE(pdl);
+      const M16Plan q_a = plan_m16_gemm(m, 1536, 7168, 132, M16LaunchOptions{pdl});
+      const M16Plan narrow_k = plan_m16_gemm(m, 1536, 4096, 132, M16LaunchOptions{pdl});
+      if (m >= (pdl ? 12u : 13u)) {
+        CHECK(q_a.entry == "w8a16_gemm_m16_skinny_deep");
+        CHECK(q_a.warps == 16u);
+        CHECK(q_a.warp_blocks == 4u);  // 56 K blocks on 16 warps
+        CHECK(narrow_k.entry == (pdl ? "w8a16_gemm_m16_skinny_deep" : "w8a16_gemm_m16_skinny"));
+      } else {
+        CHECK(q_a.entry == "w8a16_gemm_m16_skinny");
+        CHECK(narrow_k.entry == "w8a16_gemm_m16_skinny");
+      }
     }
-    // Above 8 tokens the deep entry on 16 warps where its CTAs fill 90 % of the slots and K
-    // is 4096 or more: 2048 rows (128 CTAs in 132 slots), not q_a's 1536 (96).
-    for (const auto& [n, k] : {std::pair{2048u, 4096u}, {2048u, 7168u}}) {
+    // Above 8 tokens the deep entry on 16 warps where its CTAs fill three quarters of the
+    // slots and K is 4096 or more: 2048 rows (128 CTAs in 132 slots) and 1664 (104).
+    for (const auto& [n, k] : {std::pair{2048u, 4096u}, {2048u, 7168u}, {1664u, 9216u}}) {
       for (const bool pdl : {false, true}) {
         const M16Plan p = plan_m16_gemm(m, n, k, 132, M16LaunchOptions{pdl});
         if (m <= 8) {
@@ -249,8 +259,9 @@ TEST_CASE("plan_m16_gemm: the deep skinny entry on 16-64 MiB layers, one chunk o
     CHECK((p.entry == "w8a16_gemm_m16_skinny_deep") == (m > 8));
     if (m <= 8) CHECK(p.entry == "w8a16_gemm_m16_skinny");
   }
-  // Not under 16 MiB, from 64 MiB, or with K under 1536.
-  for (const std::uint32_t m : {1u, 8u, 16u}) {
+  // Not under 16 MiB up to 12 tokens where the CTAs fill under three quarters of the slots,
+  // from 64 MiB, or with K under 1536.
+  for (const std::uint32_t m : {1u, 8u, 12u}) {
     CHECK(plan_m16_gemm(m, 1536, 7168, 132).entry == "w8a16_gemm_m16_skinny");
     CHECK(plan_m16_gemm(m, 28672, 4096, 132).entry == "w8a16_gemm_m16_streamk");
     CHECK(plan_m16_gemm(m, 4096, 16384, 132).entry ==
@@ -325,9 +336,9 @@ TEST_CASE("plan_m16_gemm with PDL: split-K for the seed's entries, stream-K on i
     CHECK(plan_m16_gemm(m, 576, 7168, 132, pdl).chunk_cluster);
     CHECK_FALSE(plan_m16_gemm(m, 576, 7168, 132).chunk_cluster);
     CHECK_FALSE(plan_m16_gemm(m, 1536, 7168, 132, pdl).chunk_cluster);
-    // From 15 tokens q_a takes the deep entry (the plan's case above).
+    // From 12 tokens q_a takes the deep entry (the plan's case above).
     CHECK(plan_m16_gemm(m, 1536, 7168, 132, pdl).entry ==
-          (m >= 15 ? "w8a16_gemm_m16_skinny_deep" : "w8a16_gemm_m16_skinny"));
+          (m >= 12 ? "w8a16_gemm_m16_skinny_deep" : "w8a16_gemm_m16_skinny"));
   }
   // On 64 SMs kv_a's 252 CTAs fit at once up to 8 tokens (256 slots), not above (192);
   // one chunk (K = 1024) leaves nothing to hand off.
