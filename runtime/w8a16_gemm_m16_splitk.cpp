@@ -167,18 +167,28 @@ std::optional<SkinnyDeepForm> deep_form_if_suited(std::uint32_t m, std::uint32_t
   const SkinnyDeepForm form = w8a16_gemm_m16_skinny_deep_form(m, n, sms);
   const std::uint64_t slots = std::uint64_t{sms} * form.ctas_per_sm;
   const std::uint64_t ctas = div_ceil(n, 16);
-  // Under 16 MiB only above 8 tokens, with K of 4096 and more, where its CTAs fit at once
-  // and fill three quarters of the slots, or two thirds from 13 tokens with K of 6144 and
-  // more, and with PDL from 12 tokens. Item 81 (the deep kernel's loads filling 256 bytes
-  // of L2, m = 9..16 on 11 layers of 1024-2048 x 4096-10240, with and without PDL):
-  // 104-128 CTAs of 16 warps in 132 slots took 0.86-0.99x the skinny entry's time at every
-  // m without PDL and 0.85-0.97x with it; 96 CTAs with K of 6144-10240 0.89-1.00x from 13
-  // tokens without PDL and 0.86-0.99x from 12 with it (K = 4096 too), up to 1.03x below; 96
-  // with K = 4096 1.07-1.10x without PDL; 80 CTAs 1.02-1.11x and 64 1.14-1.20x everywhere.
+  // Under 16 MiB only above 8 tokens, with K of 4096 and more, where its CTAs fit at once:
+  // from 9 tokens where they fill 80 % of the slots; where they fill 70 % from 13 tokens
+  // (12 with PDL), and two thirds from 14 (13 with PDL), with K of 5120 and more without
+  // PDL. Item 81 (the deep kernel's loads filling 256 bytes of L2; m = 9..16, 16 layers of
+  // 1024-2048 x 4096-12288, against the skinny entry on 8 warps, with and without PDL):
+  // the deep entry gains with m and loses with fewer CTAs. 112-128 CTAs of 16 warps in 132
+  // slots took 0.85-0.97x the skinny entry's time from 9 tokens; 96-104 (73-79 %) lost up
+  // to 1.03x at 9-12 tokens without PDL and won from 13 (0.89-1.00x, K of 5120 and more;
+  // K = 4096 lost 1.07-1.10x at every m), with PDL from 12 (0.86-0.99x); 88 (two thirds)
+  // lost 1.02x at 13 tokens without PDL and 1.01x at 12 with it, and won at 16 (0.98x,
+  // 0.97x); 80 CTAs lost 1.02-1.11x and 64 1.14-1.20x everywhere.
   if (bytes < 16 * kMiB) {
-    const bool fills = 4 * ctas >= 3 * slots ||
-                       (3 * ctas >= 2 * slots && (pdl ? m >= 12 : m >= 13 && k >= 6144));
-    if (m <= 8 || k < 4096 || ctas > slots || !fills) return std::nullopt;
+    std::uint32_t from = 0;  // the first token count that takes the deep entry
+    const bool wide_k = pdl || k >= 5120;
+    if (5 * ctas >= 4 * slots) {
+      from = 9;
+    } else if (10 * ctas >= 7 * slots && wide_k) {
+      from = pdl ? 12 : 13;
+    } else if (3 * ctas >= 2 * slots && wide_k) {
+      from = pdl ? 13 : 14;
+    }
+    if (from == 0 || m < from || k < 4096 || ctas > slots) return std::nullopt;
     return form;
   }
   // With PDL, above 8 tokens CTAs of 2 warps need 90 % of the slots (item 70: DeepSeek-V3

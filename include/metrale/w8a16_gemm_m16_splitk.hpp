@@ -53,8 +53,8 @@ void w8a16_gemm_m16_splitk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr
 // of 16-64 MiB
 // with K of at least 1536 where its CTAs fill at least half of the device's CTA slots,
 // and above 8 tokens on smaller layers with K of at least 4096 where its CTAs all fit at
-// once and fill three quarters of the slots (two thirds from 13 tokens with K of at least
-// 6144, and with PDL from 12 tokens);
+// once and fill 80 % of the slots (70 % from 13 tokens, 12 with PDL, two thirds from 14
+// tokens, 13 with PDL; without PDL with K of at least 5120);
 // else the skinny entry (w8a16_gemm_m16_skinny.hpp, 8 warps per
 // CTA, the caller's workspace) on layers under 16 MiB, on 16 MiB ones, up to 8 tokens on
 // those up to 24 MiB and at one token on those of 32-64 MiB with K of at least 4096, all

@@ -115,13 +115,15 @@ TEST_CASE("plan_m16_gemm: the skinny entry on small layers") {
       if (n != 1536 || m < 13) CHECK(skinny(m, n, k));
       if (n != 1536 || m < 12) CHECK(skinny(m, n, k, true));
     }
-    // Where its CTAs fill two thirds of the slots (q_a's 96 CTAs in 132, not kv_a's 36,
-    // 1024 x 8192's 64 nor 1280 x 7168's 80), the deep entry on 16 warps from 13 tokens
-    // with K of 6144 and more, and with PDL from 12 tokens.
+    // The deep entry on 16 warps where its CTAs fill 70 % of the slots (q_a's 96 CTAs in
+    // 132, not kv_a's 36, 1024 x 8192's 64 nor 1280 x 7168's 80) from 13 tokens with K of
+    // 5120 and more, and with PDL from 12 tokens; two thirds (1408 x 8192's 88) from 14,
+    // with PDL from 13.
     for (const bool pdl : {false, true}) {
       CAPTURE(pdl);
       const M16Plan q_a = plan_m16_gemm(m, 1536, 7168, 132, M16LaunchOptions{pdl});
       const M16Plan narrow_k = plan_m16_gemm(m, 1536, 4096, 132, M16LaunchOptions{pdl});
+      const M16Plan two_thirds = plan_m16_gemm(m, 1408, 8192, 132, M16LaunchOptions{pdl});
       if (m >= (pdl ? 12u : 13u)) {
         CHECK(q_a.entry == "w8a16_gemm_m16_skinny_deep");
         CHECK(q_a.warps == 16u);
@@ -131,10 +133,12 @@ TEST_CASE("plan_m16_gemm: the skinny entry on small layers") {
         CHECK(q_a.entry == "w8a16_gemm_m16_skinny");
         CHECK(narrow_k.entry == "w8a16_gemm_m16_skinny");
       }
+      CHECK(two_thirds.entry == (m >= (pdl ? 13u : 14u) ? "w8a16_gemm_m16_skinny_deep"
+                                                         : "w8a16_gemm_m16_skinny"));
     }
-    // Above 8 tokens the deep entry on 16 warps where its CTAs fill three quarters of the
-    // slots and K is 4096 or more: 2048 rows (128 CTAs in 132 slots) and 1664 (104).
-    for (const auto& [n, k] : {std::pair{2048u, 4096u}, {2048u, 7168u}, {1664u, 9216u}}) {
+    // Above 8 tokens the deep entry on 16 warps where its CTAs fill 80 % of the slots and K
+    // is 4096 or more: 2048 rows (128 CTAs in 132 slots) and 1792 (112).
+    for (const auto& [n, k] : {std::pair{2048u, 4096u}, {2048u, 7168u}, {1792u, 7168u}}) {
       for (const bool pdl : {false, true}) {
         const M16Plan p = plan_m16_gemm(m, n, k, 132, M16LaunchOptions{pdl});
         if (m <= 8) {
@@ -259,8 +263,8 @@ TEST_CASE("plan_m16_gemm: the deep skinny entry on 16-64 MiB layers, one chunk o
     CHECK((p.entry == "w8a16_gemm_m16_skinny_deep") == (m > 8));
     if (m <= 8) CHECK(p.entry == "w8a16_gemm_m16_skinny");
   }
-  // Not under 16 MiB up to 12 tokens where the CTAs fill under three quarters of the slots,
-  // from 64 MiB, or with K under 1536.
+  // Not under 16 MiB up to 12 tokens where the CTAs fill under 80 % of the slots, from 64
+  // MiB, or with K under 1536.
   for (const std::uint32_t m : {1u, 8u, 12u}) {
     CHECK(plan_m16_gemm(m, 1536, 7168, 132).entry == "w8a16_gemm_m16_skinny");
     CHECK(plan_m16_gemm(m, 28672, 4096, 132).entry == "w8a16_gemm_m16_streamk");
