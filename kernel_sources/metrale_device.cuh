@@ -199,23 +199,22 @@ __device__ __forceinline__ u64 l2_evict_last_policy() {
   return policy;
 }
 
-// 16 bytes of weights, read once: no L1 allocation, L2 policy as above.
+// 16 bytes of weights, read once: no L1 allocation, L2 policy as above. With kFill256,
+// L2 fills the whole aligned 256 bytes around a miss (the level::prefetch_size qualifier):
+// where two warps read the two 128-byte halves of the same 256 bytes at about the same
+// time, DRAM sees one 256-byte read instead of two of 128.
+template <bool kFill256 = false>
 __device__ __forceinline__ uint4 load_stream_16(const void* p, u64 policy) {
   uint4 v;
-  asm volatile("ld.global.nc.L1::no_allocate.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "l"(p), "l"(policy));
-  return v;
-}
-
-// The same, asking L2 to fill the whole aligned 256 bytes around a miss (the
-// level::prefetch_size qualifier): where two warps read the two 128-byte halves of the same
-// 256 bytes at about the same time, DRAM sees one 256-byte read instead of two of 128.
-__device__ __forceinline__ uint4 load_stream_16_fill256(const void* p, u64 policy) {
-  uint4 v;
-  asm volatile("ld.global.nc.L1::no_allocate.L2::cache_hint.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "l"(p), "l"(policy));
+  if constexpr (kFill256) {
+    asm volatile("ld.global.nc.L1::no_allocate.L2::cache_hint.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "l"(p), "l"(policy));
+  } else {
+    asm volatile("ld.global.nc.L1::no_allocate.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "l"(p), "l"(policy));
+  }
   return v;
 }
 

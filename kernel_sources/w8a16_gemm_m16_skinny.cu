@@ -122,9 +122,7 @@ __device__ __forceinline__ void load_weights(WarpBlock<kRowGroups>& blk, const O
 #pragma unroll
     for (u32 h = 0; h < 2; ++h) {
       const u8* p = op.weight + static_cast<u64>(row) * op.k + b * kBlockK + 64 * h + 16 * t;
-      blk.w[r][half][h] = row >= op.n ? make_uint4(0, 0, 0, 0)
-                          : kFill256  ? load_stream_16_fill256(p, policy)
-                                      : load_stream_16(p, policy);
+      blk.w[r][half][h] = row < op.n ? load_stream_16<kFill256>(p, policy) : make_uint4(0, 0, 0, 0);
     }
   }
   blk.scale = op.block_scale[static_cast<u64>(row0 / kBlockK) * (op.k / kBlockK) + b];
