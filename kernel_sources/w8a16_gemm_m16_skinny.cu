@@ -255,9 +255,6 @@ __device__ __forceinline__ void stream_at_once(float (&acc)[1][kTokenGroups][4],
 #ifndef SKINNY_DEEP_L2_FILL
 #define SKINNY_DEEP_L2_FILL 1
 #endif
-#ifndef SKINNY_DEEP_PAIRS
-#define SKINNY_DEEP_PAIRS 0
-#endif
 
 template <u32 kRowGroups>
 __device__ __forceinline__ void stream_deep(float (&acc)[kRowGroups][kTokenGroups][4],
@@ -266,34 +263,15 @@ __device__ __forceinline__ void stream_deep(float (&acc)[kRowGroups][kTokenGroup
                                             u32 warp_blocks, u32 k_blocks, u32 stride,
                                             u64 policy, u32 g, u32 t) {
   // This warp's blocks: first + j stride for j < warp_blocks, below K.
-#if SKINNY_DEEP_PAIRS
-  // A tuning point: warp w takes pairs of adjacent blocks, 2w and 2w + 1, then 2w + 2W and
-  // 2w + 2W + 1, ... of its chunk, so that the 256 bytes each row's first load fills hold
-  // the warp's own next block.
-  const u32 warp_index = threadIdx.x / 32;
-  const u32 chunk_first = first - warp_index;
-  const u32 chunk_end = min(k_blocks, chunk_first + stride * warp_blocks);
-  const u32 span = chunk_end > chunk_first + 2 * warp_index ? chunk_end - chunk_first - 2 * warp_index : 0;
-  const u32 pairs = (span + 2 * stride - 1) / (2 * stride);
-  const u32 count = pairs == 0 ? 0 : 2 * pairs - ((pairs - 1) * 2 * stride + 1 >= span ? 1 : 0);
-  const auto block_of = [&](u32 j) {
-    return chunk_first + 2 * warp_index + (j & 1) + (j >> 1) * 2 * stride;
-  };
-  const auto block_after = [&](u32 b, u32 j) { (void)b; return block_of(j + SKINNY_DEEP_BUFFERS); };
-#else
   const u32 count =
       first < k_blocks ? min(warp_blocks, (k_blocks - first + stride - 1) / stride) : 0;
-  const auto block_of = [&](u32 j) { return first + j * stride; };
-  // Block j's successor kDeepBuffers blocks on, from block j = b.
-  const auto block_after = [&](u32 b, u32 j) { (void)j; return b + SKINNY_DEEP_BUFFERS * stride; };
-#endif
   constexpr u32 kDeepBuffers = SKINNY_DEEP_BUFFERS;
   constexpr bool kDeepFill256 = SKINNY_DEEP_L2_FILL != 0;
   WarpBlock<kRowGroups> buf[kDeepBuffers];
 #pragma unroll
   for (u32 s = 0; s < kDeepBuffers; ++s) {
     if (s < count) {
-      load_weights<kRowGroups, kDeepFill256>(buf[s], op, row0, block_of(s), policy, g, t);
+      load_weights<kRowGroups, kDeepFill256>(buf[s], op, row0, first + s * stride, policy, g, t);
     }
   }
   wait_for_preceding_grid();
@@ -303,7 +281,7 @@ __device__ __forceinline__ void stream_deep(float (&acc)[kRowGroups][kTokenGroup
     for (u32 s = 0; s < kDeepBuffers; ++s) {
       const u32 j = j0 + s;
       if (j < count) {
-        const u32 b = block_of(j);
+        const u32 b = first + j * stride;
 #if defined(METRALE_DIAG_X_FIRST_BLOCK_ONLY)
         // Diagnostic (wrong results): the first block's activations serve every block.
         if (j == 0) load_activations(buf[s], op, b, g, t);
@@ -317,8 +295,8 @@ __device__ __forceinline__ void stream_deep(float (&acc)[kRowGroups][kTokenGroup
 #endif
         block_mma(acc, nan_bits, buf[s]);
         if (j + kDeepBuffers < count) {
-          load_weights<kRowGroups, kDeepFill256>(buf[s], op, row0, block_after(b, j), policy,
-                                                 g, t);
+          load_weights<kRowGroups, kDeepFill256>(buf[s], op, row0, b + kDeepBuffers * stride,
+                                                 policy, g, t);
         }
       }
     }
