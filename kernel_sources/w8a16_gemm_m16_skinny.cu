@@ -45,7 +45,9 @@
 // SKINNY_MMA_CHAINS, SKINNY_MIN_CTAS (the one-block kernel's launch-bounds minimum, which
 // caps its registers), SKINNY_CHUNKS_IN_FLIGHT (the words chunk 0 polls together),
 // SKINNY_DEEP_BUFFERS, SKINNY_DEEP_MAX_THREADS and SKINNY_DEEP_MIN_CTAS (the deep kernel's
-// blocks in flight per warp and launch bounds), SKINNY_DEEP_L2_FILL (its loads' L2 fill).
+// blocks in flight per warp and launch bounds), SKINNY_DEEP_L2_FILL (its loads' L2 fill);
+// the diagnostic define METRALE_DIAG_PACKED_ADDRESSES reads each 16-row x 128-K block's
+// bytes as if they were contiguous (wrong results: what a packed layout would stream).
 #include "metrale_device.cuh"
 
 namespace {
@@ -121,7 +123,14 @@ __device__ __forceinline__ void load_weights(WarpBlock<kRowGroups>& blk, const O
     const u32 row = row0 + 16 * r + g + 8 * half;
 #pragma unroll
     for (u32 h = 0; h < 2; ++h) {
+#if defined(METRALE_DIAG_PACKED_ADDRESSES)
+      // Diagnostic (wrong results): the same bytes read as if each 16-row x 128-K block
+      // were 2 KiB of its own, its rows one after another (a packed layout).
+      const u8* p = op.weight + static_cast<u64>(row / 16) * op.k * 16 + b * 2048 +
+                    (row % 16) * kBlockK + 64 * h + 16 * t;
+#else
       const u8* p = op.weight + static_cast<u64>(row) * op.k + b * kBlockK + 64 * h + 16 * t;
+#endif
       blk.w[r][half][h] = row < op.n ? load_stream_16<kFill256>(p, policy) : make_uint4(0, 0, 0, 0);
     }
   }
