@@ -131,7 +131,8 @@ for s in "${steps[@]}"; do
       step ktime bash -c "timeout 300 ncu --clock-control none --launch-count \${KTIME_COUNT:-80} --metrics gpu__time_duration.sum,dram__bytes_read.sum --kernel-name regex:'\${KTIME_KERNELS:-w8a16|nvjet|xmma|gemm|gemv}' $BUILD/tools/metrale bench --no-host-cost --replays 1 --min-bytes 128 \${KTIME_ARGS:---shape 1536x7168 --m 1} 2>&1 | grep -E '^  [a-zA-Z_]|gpu__time|dram__bytes'" ;;
     ab)  # the benchmark once per define set of AB_DEFINES (';'-separated, '-' = none), on
          # AB_ARGS (default: three large layers, m 1 and 16, stream-K on 1 and 2 CTAs per SM;
-         # add --time-wrong to time diagnostic defines whose results are wrong on purpose)
+         # add --time-wrong to time diagnostic defines whose results are wrong on purpose);
+         # tools/ab_summary.py compares the sets
       step ab bash -c "
         IFS=';' read -ra sets <<< \"\${AB_DEFINES:--;STREAMK_PREFETCH_STAGES=1;STREAM_MMA_CHAINS=2}\"
         for set in \"\${sets[@]}\"; do
