@@ -130,12 +130,6 @@ __host__ __device__ constexpr u32 max_u32(u32 a, u32 b) { return a > b ? a : b; 
 constexpr u32 kSharedBytes = max_u32(
     max_u32(sizeof(SharedRing<1>), sizeof(SharedRing<2>)), sizeof(SharedReduce));
 
-// M16_L2_FILL=1 (a tuning point): the weight loads ask L2 for the aligned 256 bytes around
-// each miss; warps w and w ^ 1 read blocks 2i and 2i + 1 of the same rows together.
-#ifndef M16_L2_FILL
-#define M16_L2_FILL 0
-#endif
-
 __device__ __forceinline__ void load_block(BlockWeights& bw, const Operands& op, u32 n0, u32 b,
                                            const float* scales, u64 policy, u32 g, u32 t) {
 #pragma unroll
@@ -146,8 +140,9 @@ __device__ __forceinline__ void load_block(BlockWeights& bw, const Operands& op,
 #pragma unroll
       for (u32 h = 0; h < 2; ++h) {
         if (row < op.n) {
-          bw.w[r][half][h] = load_stream_16<M16_L2_FILL != 0>(
-              op.weight + static_cast<u64>(row) * op.k + b * kBlockK + 64 * h + 16 * t, policy);
+          bw.w[r][half][h] = load_stream_16(op.weight + static_cast<u64>(row) * op.k +
+                                            b * kBlockK + 64 * h + 16 * t,
+                                            policy);
         } else {
           bw.w[r][half][h] = make_uint4(0, 0, 0, 0);
         }
