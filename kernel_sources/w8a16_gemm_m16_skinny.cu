@@ -85,6 +85,13 @@ constexpr u32 kMmaChains = SKINNY_MMA_CHAINS;
 #define SKINNY_DEEP_MIN_CTAS 1
 #endif
 
+// SKINNY_DEEP_X_BY_HALF=1 (a tuning point, 16-token build only) loads each 64-K half's
+// activations just before its MMAs, so one half's are live at a time.
+#if !defined(SKINNY_DEEP_X_BY_HALF) || TOKEN_GROUPS == 1
+#undef SKINNY_DEEP_X_BY_HALF
+#define SKINNY_DEEP_X_BY_HALF 0
+#endif
+
 #if TOKEN_GROUPS == 1 || TOKEN_GROUPS == 2
 constexpr u32 kTokenGroups = TOKEN_GROUPS;
 #else
@@ -179,6 +186,38 @@ __device__ __forceinline__ void block_mma(float (&acc)[kRowGroups][kTokenGroups]
             acc[r][tg][e]);
   }
 }
+
+#if SKINNY_DEEP_X_BY_HALF
+// acc += scale * (this block's partial) with each 64-K half's activations loaded just
+// before its MMAs: one half's activations live at a time (a tuning point).
+__device__ __forceinline__ void block_mma_x_by_half(float (&acc)[1][kTokenGroups][4],
+                                                    u32 (&nan_bits)[1][2], const WarpBlock<1>& blk,
+                                                    const Operands& op, u32 b, u32 g, u32 t) {
+  float part[kTokenGroups][4];
+  set_zero(part);
+#pragma unroll
+  for (u32 h = 0; h < 2; ++h) {
+    uint4 x[kTokenGroups][2];
+#pragma unroll
+    for (u32 tg = 0; tg < kTokenGroups; ++tg) {
+      const u32 token = 8 * tg + g;
+      if (token < op.m) {
+        const u16* src = op.input + static_cast<u64>(token) * op.a_row_stride + b * kBlockK +
+                         64 * h + 16 * t;
+        x[tg][0] = load_shared_ro_16(src);
+        x[tg][1] = load_shared_ro_16(src + 8);
+      } else {
+        x[tg][0] = x[tg][1] = make_uint4(0, 0, 0, 0);
+      }
+    }
+    mma_half_block<kTokenGroups>(part, nan_bits[0], blk.w[0][0][h], blk.w[0][1][h], x);
+  }
+#pragma unroll
+  for (u32 tg = 0; tg < kTokenGroups; ++tg)
+#pragma unroll
+    for (u32 e = 0; e < 4; ++e) acc[0][tg][e] = __fmaf_rn(blk.scale, part[tg][e], acc[0][tg][e]);
+}
+#endif
 
 // Chunk 0: sum += the partials of chunks 1..chunks-1 of this output, in chunk order, each
 // waited for, then cleared. The words of up to kMaxChunksInFlight chunks are polled
@@ -299,10 +338,19 @@ __device__ __forceinline__ void stream_deep(float (&acc)[kRowGroups][kTokenGroup
         // Diagnostic (wrong results): every warp reads block 0's activations, which stay
         // in L1: the activations' latency without their L2 traffic.
         load_activations(buf[s], op, 0, g, t);
+#elif SKINNY_DEEP_X_BY_HALF
+        if constexpr (kRowGroups == 1) {
+          block_mma_x_by_half(acc, nan_bits, buf[s], op, b, g, t);
+        } else {
+          load_activations(buf[s], op, b, g, t);
+          block_mma(acc, nan_bits, buf[s]);
+        }
 #else
         load_activations(buf[s], op, b, g, t);
 #endif
+#if !SKINNY_DEEP_X_BY_HALF
         block_mma(acc, nan_bits, buf[s]);
+#endif
         if (j + kDeepBuffers < count) {
           load_weights<kRowGroups, kDeepFill256>(buf[s], op, row0, b + kDeepBuffers * stride,
                                                  policy, g, t);
