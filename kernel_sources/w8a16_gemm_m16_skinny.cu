@@ -45,7 +45,8 @@
 // SKINNY_MMA_CHAINS, SKINNY_MIN_CTAS (the one-block kernel's launch-bounds minimum, which
 // caps its registers), SKINNY_CHUNKS_IN_FLIGHT (the words chunk 0 polls together),
 // SKINNY_DEEP_BUFFERS, SKINNY_DEEP_MAX_THREADS and SKINNY_DEEP_MIN_CTAS (the deep kernel's
-// blocks in flight per warp and launch bounds), SKINNY_DEEP_L2_FILL (its loads' L2 fill);
+// blocks in flight per warp and launch bounds), SKINNY_DEEP_L2_FILL (its loads' L2 fill),
+// SKINNY_DEEP_X_BY_HALF (its 16-token build's activations loaded per 64-K half);
 // the diagnostic define METRALE_DIAG_PACKED_ADDRESSES reads each 16-row x 128-K block's
 // bytes as if they were contiguous (wrong results: what a packed layout would stream).
 #include "metrale_device.cuh"
@@ -85,11 +86,17 @@ constexpr u32 kMmaChains = SKINNY_MMA_CHAINS;
 #define SKINNY_DEEP_MIN_CTAS 1
 #endif
 
-// SKINNY_DEEP_X_BY_HALF=1 (a tuning point, 16-token build only) loads each 64-K half's
-// activations just before its MMAs, so one half's are live at a time.
-#if !defined(SKINNY_DEEP_X_BY_HALF) || TOKEN_GROUPS == 1
+// The 16-token build of the 16-row deep kernels loads each 64-K half's activations just
+// before its MMAs, so one half's are live at a time: the 80-register form then holds no
+// spill and took 0.86-0.99x the time (median 0.92-0.95), the others 0.98-1.02x
+// (docs/performance.md, item 85). The 8-token build keeps the whole block's: by half, its
+// 80-register form rises from 62 to 72 registers. SKINNY_DEEP_X_BY_HALF=0 / 1 (a tuning
+// point) sets it for the 16-token build.
+#if TOKEN_GROUPS == 1
 #undef SKINNY_DEEP_X_BY_HALF
 #define SKINNY_DEEP_X_BY_HALF 0
+#elif !defined(SKINNY_DEEP_X_BY_HALF)
+#define SKINNY_DEEP_X_BY_HALF 1
 #endif
 
 #if TOKEN_GROUPS == 1 || TOKEN_GROUPS == 2
@@ -144,24 +151,26 @@ __device__ __forceinline__ void load_weights(WarpBlock<kRowGroups>& blk, const O
   blk.scale = op.block_scale[static_cast<u64>(row0 / kBlockK) * (op.k / kBlockK) + b];
 }
 
+// Token `token`'s activations 16t .. 16t + 15 of 64-K half h of block b (zero past m).
+__device__ __forceinline__ void load_token_half(uint4 (&x)[2], const Operands& op, u32 token, u32 b,
+                                                u32 h, u32 t) {
+  if (token < op.m) {
+    const u16* src =
+        op.input + static_cast<u64>(token) * op.a_row_stride + b * kBlockK + 64 * h + 16 * t;
+    x[0] = load_shared_ro_16(src);
+    x[1] = load_shared_ro_16(src + 8);
+  } else {
+    x[0] = x[1] = make_uint4(0, 0, 0, 0);
+  }
+}
+
 template <u32 kRowGroups>
 __device__ __forceinline__ void load_activations(WarpBlock<kRowGroups>& blk, const Operands& op, u32 b, u32 g,
                                                  u32 t) {
 #pragma unroll
-  for (u32 tg = 0; tg < kTokenGroups; ++tg) {
-    const u32 token = 8 * tg + g;
+  for (u32 tg = 0; tg < kTokenGroups; ++tg)
 #pragma unroll
-    for (u32 h = 0; h < 2; ++h) {
-      if (token < op.m) {
-        const u16* src = op.input + static_cast<u64>(token) * op.a_row_stride + b * kBlockK +
-                         64 * h + 16 * t;
-        blk.x[h][tg][0] = load_shared_ro_16(src);
-        blk.x[h][tg][1] = load_shared_ro_16(src + 8);
-      } else {
-        blk.x[h][tg][0] = blk.x[h][tg][1] = make_uint4(0, 0, 0, 0);
-      }
-    }
-  }
+    for (u32 h = 0; h < 2; ++h) load_token_half(blk.x[h][tg], op, 8 * tg + g, b, h, t);
 }
 
 // acc += scale * (this block's partial); one MMA chain per 64-K half.
@@ -187,37 +196,30 @@ __device__ __forceinline__ void block_mma(float (&acc)[kRowGroups][kTokenGroups]
   }
 }
 
-#if SKINNY_DEEP_X_BY_HALF
-// acc += scale * (this block's partial) with each 64-K half's activations loaded just
-// before its MMAs: one half's activations live at a time (a tuning point).
-__device__ __forceinline__ void block_mma_x_by_half(float (&acc)[1][kTokenGroups][4],
-                                                    u32 (&nan_bits)[1][2], const WarpBlock<1>& blk,
+// acc += scale * (this block's partial), each 64-K half's activations loaded just before
+// its MMAs. (A template so that the modules that never call it hold no unused function.)
+template <u32 kRowGroups>
+__device__ __forceinline__ void block_mma_x_by_half(float (&acc)[kRowGroups][kTokenGroups][4],
+                                                    u32 (&nan_bits)[kRowGroups][2],
+                                                    const WarpBlock<kRowGroups>& blk,
                                                     const Operands& op, u32 b, u32 g, u32 t) {
-  float part[kTokenGroups][4];
+  static_assert(kRowGroups == 1, "one 16-row group");
+  float part[kMmaChains][kTokenGroups][4];
   set_zero(part);
 #pragma unroll
   for (u32 h = 0; h < 2; ++h) {
     uint4 x[kTokenGroups][2];
 #pragma unroll
-    for (u32 tg = 0; tg < kTokenGroups; ++tg) {
-      const u32 token = 8 * tg + g;
-      if (token < op.m) {
-        const u16* src = op.input + static_cast<u64>(token) * op.a_row_stride + b * kBlockK +
-                         64 * h + 16 * t;
-        x[tg][0] = load_shared_ro_16(src);
-        x[tg][1] = load_shared_ro_16(src + 8);
-      } else {
-        x[tg][0] = x[tg][1] = make_uint4(0, 0, 0, 0);
-      }
-    }
-    mma_half_block<kTokenGroups>(part, nan_bits[0], blk.w[0][0][h], blk.w[0][1][h], x);
+    for (u32 tg = 0; tg < kTokenGroups; ++tg) load_token_half(x[tg], op, 8 * tg + g, b, h, t);
+    mma_half_block<kTokenGroups>(part[h % kMmaChains], nan_bits[0], blk.w[0][0][h], blk.w[0][1][h], x);
   }
 #pragma unroll
   for (u32 tg = 0; tg < kTokenGroups; ++tg)
 #pragma unroll
-    for (u32 e = 0; e < 4; ++e) acc[0][tg][e] = __fmaf_rn(blk.scale, part[tg][e], acc[0][tg][e]);
+    for (u32 e = 0; e < 4; ++e) acc[0][tg][e] = __fmaf_rn(
+          blk.scale, kMmaChains == 2 ? part[0][tg][e] + part[1][tg][e] : part[0][tg][e],
+          acc[0][tg][e]);
 }
-#endif
 
 // Chunk 0: sum += the partials of chunks 1..chunks-1 of this output, in chunk order, each
 // waited for, then cleared. The words of up to kMaxChunksInFlight chunks are polled
@@ -334,22 +336,19 @@ __device__ __forceinline__ void stream_deep(float (&acc)[kRowGroups][kTokenGroup
         // Diagnostic (wrong results): the first block's activations serve every block.
         if (j == 0) load_activations(buf[s], op, b, g, t);
         else buf[s].x[0][0][0].x ^= j;  // keeps the block's MMAs from being merged away
+        block_mma(acc, nan_bits, buf[s]);
 #elif defined(METRALE_DIAG_X_BLOCK_ZERO)
         // Diagnostic (wrong results): every warp reads block 0's activations, which stay
         // in L1: the activations' latency without their L2 traffic.
         load_activations(buf[s], op, 0, g, t);
-#elif SKINNY_DEEP_X_BY_HALF
-        if constexpr (kRowGroups == 1) {
+        block_mma(acc, nan_bits, buf[s]);
+#else
+        if constexpr (kRowGroups == 1 && SKINNY_DEEP_X_BY_HALF) {
           block_mma_x_by_half(acc, nan_bits, buf[s], op, b, g, t);
         } else {
           load_activations(buf[s], op, b, g, t);
           block_mma(acc, nan_bits, buf[s]);
         }
-#else
-        load_activations(buf[s], op, b, g, t);
-#endif
-#if !SKINNY_DEEP_X_BY_HALF
-        block_mma(acc, nan_bits, buf[s]);
 #endif
         if (j + kDeepBuffers < count) {
           load_weights<kRowGroups, kDeepFill256>(buf[s], op, row0, b + kDeepBuffers * stride,

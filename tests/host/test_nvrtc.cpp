@@ -19,7 +19,7 @@ const char* const kTargets[] = {"sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "s
 TEST_CASE("every kernel module compiles for sm_80..sm_120 with no warnings") {
   const auto supported = nvrtc_supported_targets();
   for (const KernelVariant& v : all_module_builds()) {
-    for (const char* target : kTargets) {
+    for (const std::string target : kTargets) {
       CAPTURE(v.name);
       CAPTURE(target);
       REQUIRE(std::find(supported.begin(), supported.end(), target) != supported.end());
@@ -27,7 +27,7 @@ TEST_CASE("every kernel module compiles for sm_80..sm_120 with no warnings") {
           CompileRequest{v.source, embedded_source(v.source), v.defines, {}, target});
       CHECK(m.is_cubin);
       CHECK(m.image.size() > 1000);
-      CHECK(m.log.empty());
+      CHECK_MESSAGE(m.log.empty(), m.log);
     }
   }
 }
