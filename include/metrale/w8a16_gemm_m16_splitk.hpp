@@ -54,7 +54,9 @@ void w8a16_gemm_m16_splitk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr
 // with K of at least 1536 where its CTAs fill at least half of the device's CTA slots,
 // and above 8 tokens on smaller layers with K of at least 4096 where its CTAs all fit at
 // once and fill 80 % of the slots (70 % from 13 tokens, 12 with PDL, two thirds from 14
-// tokens, 13 with PDL; without PDL with K of at least 5120);
+// tokens, 13 with PDL; without PDL with K of at least 5120), and up to 8 tokens on layers
+// of 64 MiB and more where its CTAs of 8 warps all fit at once and fill two thirds of the
+// slots with K up to 18432 (with PDL 80 % with K up to 16384);
 // else the skinny entry (w8a16_gemm_m16_skinny.hpp, 8 warps per
 // CTA, the caller's workspace) on layers under 16 MiB, on 16 MiB ones, up to 8 tokens on
 // those up to 24 MiB and at one token on those of 32-64 MiB with K of at least 4096, all

@@ -20,14 +20,15 @@ using namespace metrale;
 
 TEST_CASE("plan_m16_gemm: stream-K, streaming, 64-wide or split tiles where each fills the SMs") {
   const auto plan = [](std::uint32_t n, std::uint32_t k) { return plan_m16_gemm(1, n, k, 132); };
-  // 64 MiB and more: stream-K on two CTAs per SM at every m, but above 8 tokens where the
-  // deep kernel's 32-row form suits (DeepSeek-V3 o and down).
+  // 64 MiB and more: stream-K on two CTAs per SM at every m, but on DeepSeek-V3 o and down
+  // the deep kernel: up to 8 tokens on 8 warps (its 448 CTAs fit), above in its 32-row form.
   for (const auto& [n, k] : {std::pair{28672u, 4096u}, {51200u, 5120u}, {36864u, 7168u},
                             {5120u, 25600u}, {7168u, 16384u}, {7168u, 18432u}}) {
     for (const std::uint32_t m : {1u, 8u, 16u}) {
       const M16Plan p = plan_m16_gemm(m, n, k, 132);
-      if (m > 8 && n == 7168) {
-        CHECK(p.entry == "w8a16_gemm_m16_skinny_deep32");
+      if (n == 7168) {
+        CHECK(p.entry == (m > 8 ? "w8a16_gemm_m16_skinny_deep32" : "w8a16_gemm_m16_skinny_deep"));
+        CHECK(p.warps == 8);
         continue;
       }
       CHECK(p.entry == "w8a16_gemm_m16_streamk");
@@ -314,8 +315,8 @@ TEST_CASE("plan_m16_gemm with PDL: split-K for the seed's entries, stream-K on i
   // the device's SM count.
   CHECK(plan_m16_gemm(1, 10240, 5120, 132, pdl).entry == "w8a16_gemm_m16_splitk");
   CHECK(plan_m16_gemm(1, 24576, 1536, 132, pdl).split == 1);
-  CHECK(plan_m16_gemm(1, 7168, 16384, 132, pdl).ctas == 264u);
-  CHECK(plan_m16_gemm(1, 7168, 16384, 114, pdl).ctas == 228u);
+  CHECK(plan_m16_gemm(1, 7168, 18432, 132, pdl).ctas == 264u);
+  CHECK(plan_m16_gemm(1, 7168, 18432, 114, pdl).ctas == 228u);
   CHECK(plan_m16_gemm(1, 4096, 14336, 132, pdl).entry == "w8a16_gemm_m16_skinny_deep");
   // Where the plain plan is a skinny entry and the PDL plan is not: a 16 MiB layer with
   // K = 1024 (the seed's grid as split-K / 1 at 1 token, stream-K from 4). Above 8 tokens
@@ -399,5 +400,36 @@ TEST_CASE("plan_m16_gemm: the deep kernel's 32-row form above 8 tokens where its
   CHECK(o.ctas == 0);
   CHECK(w8a16_gemm_m16_skinny_workspace_bytes(7168, 16384, o.warps, o.warp_blocks) == 0);
   CHECK(plan_m16_gemm(16, 7168, 16384, 132, {true}).entry == "w8a16_gemm_m16_streamk");
-  CHECK(plan_m16_gemm(8, 7168, 16384, 132).entry == "w8a16_gemm_m16_streamk");
+  CHECK(plan_m16_gemm(8, 7168, 16384, 132).entry == "w8a16_gemm_m16_skinny_deep");
+}
+
+TEST_CASE("plan_m16_gemm: the deep entry from 64 MiB up to 8 tokens, where its CTAs of 8 warps fit") {
+  const auto entry = [](std::uint32_t m, std::uint32_t n, std::uint32_t k, bool pdl) {
+    return plan_m16_gemm(m, n, k, 132, M16LaunchOptions{pdl}).entry;
+  };
+  const std::string_view deep = "w8a16_gemm_m16_skinny_deep";
+  const std::string_view streamk = "w8a16_gemm_m16_streamk";
+  for (const std::uint32_t m : {1u, 4u, 8u}) {
+    CAPTURE(m);
+    // Without PDL from two thirds of the 528 slots (352 CTAs) with K up to 18432.
+    CHECK(entry(m, 8192, 8192, false) == deep);
+    CHECK(entry(m, 5632, 12288, false) == deep);
+    CHECK(entry(m, 5504, 12288, false) == streamk);  // 344 CTAs
+    CHECK(entry(m, 8192, 18432, false) == deep);
+    CHECK(entry(m, 8192, 18560, false) == streamk);
+    // With PDL from 80 % (423 CTAs) with K up to 16384.
+    CHECK(entry(m, 8192, 16384, true) == deep);
+    CHECK(entry(m, 6784, 12288, true) == deep);      // 424 CTAs
+    CHECK(entry(m, 6656, 16384, true) == streamk);   // 416
+    CHECK(entry(m, 7168, 18432, true) == streamk);
+    // Not on the forms it was not measured on: 2 warps (Llama-3-8B gate_up, 1792 CTAs in
+    // 2112 slots), 16 (4096 x 16384, 256 CTAs in 264), nor where the CTAs do not fit.
+    CHECK(entry(m, 28672, 4096, false) == streamk);
+    CHECK(entry(m, 4096, 16384, false) == streamk);
+    CHECK(entry(m, 8704, 8192, false) == streamk);   // 544 CTAs
+  }
+  // Above 8 tokens the 32-row form or stream-K, as before.
+  CHECK(entry(9, 8192, 8192, false) != deep);
+  CHECK(plan_m16_gemm(1, 7168, 16384, 132).warps == 8);
+  CHECK(plan_m16_gemm(1, 7168, 16384, 132).warp_blocks == 16);
 }
