@@ -217,6 +217,27 @@ std::optional<SkinnyDeepForm> deep_form_if_suited(std::uint32_t m, std::uint32_t
   return form;
 }
 
+// The deep kernel in chunks of K, its 8 warps on 2 blocks each, for callers that launch with
+// PDL: under 16 MiB up to 8 tokens, with K of at least 4096 in two chunks or more, where its
+// CTAs (row groups x chunks) all fit at once and fill 70 % of the slots. Item 92 (m = 1, 4
+// and 8 against the plan's other choice with PDL, the skinny entry on 8 warps or its chunks
+// as a cluster): 0.86-0.94x its time on q_a (384 CTAs in 528 slots), 2048 x 7168 (512)
+// and 2560 x 5120 (480); 1.07-1.10x on 1024 x 7168 (256) and 1.06x on 3072 x 7168 (768, two
+// waves). The chunks hand their partials through the caller's workspace.
+std::optional<M16Plan> chunked_deep_if_suited(std::uint32_t m, std::uint32_t n, std::uint32_t k,
+                                              std::uint32_t sms, bool pdl) {
+  constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
+  constexpr std::uint32_t kWarps = 8;
+  constexpr std::uint32_t kBlocks = 2;
+  if (!pdl || m > 8 || k < 4096 || std::uint64_t{n} * k >= 16 * kMiB) return std::nullopt;
+  const std::uint32_t chunks = w8a16_gemm_m16_skinny_chunks(k, kWarps, kBlocks);
+  const std::uint64_t ctas = std::uint64_t{div_ceil(n, 16)} * chunks;
+  const std::uint64_t slots =
+      std::uint64_t{sms} * w8a16_gemm_m16_skinny_deep_ctas_per_sm(m, kWarps);
+  if (chunks < 2 || ctas > slots || 10 * ctas < 7 * slots) return std::nullopt;
+  return M16Plan{"w8a16_gemm_m16_skinny_deep", 1, 0, 0, kWarps, kBlocks};
+}
+
 }  // namespace
 
 M16Plan plan_m16_gemm(std::uint32_t m, std::uint32_t n, std::uint32_t k,
@@ -231,6 +252,10 @@ M16Plan plan_m16_gemm(std::uint32_t m, std::uint32_t n, std::uint32_t k,
           deep_form_if_suited(m, n, k, sms, launch.programmatic_dependent)) {
     return {deep->kernel, 1, 0, 0, deep->warps,
             w8a16_gemm_m16_skinny_deep_one_chunk_blocks(k, deep->warps)};
+  }
+  if (const std::optional<M16Plan> chunked =
+          chunked_deep_if_suited(m, n, k, sms, launch.programmatic_dependent)) {
+    return *chunked;
   }
   if (skinny_suits(m, n, k, launch.programmatic_dependent)) {
     M16Plan plan{"w8a16_gemm_m16_skinny", 1, 0, 0, W8A16_GEMM_M16_SKINNY_WARPS};

@@ -57,6 +57,9 @@ void w8a16_gemm_m16_splitk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr
 // tokens, 13 with PDL; without PDL with K of at least 5120), and up to 8 tokens on layers
 // of 64 MiB and more where its CTAs of 8 warps all fit at once and fill two thirds of the
 // slots with K up to 18432 (with PDL 80 % with K up to 16384);
+// else, for callers that launch with PDL, up to 8 tokens on layers under 16 MiB with K of
+// at least 4096, the deep skinny entry in chunks of K (8 warps of 2 blocks, the caller's
+// workspace) where its CTAs all fit at once and fill 70 % of the slots;
 // else the skinny entry (w8a16_gemm_m16_skinny.hpp, 8 warps per
 // CTA, the caller's workspace) on layers under 16 MiB, on 16 MiB ones, up to 8 tokens on
 // those up to 24 MiB and at one token on those of 32-64 MiB with K of at least 4096, all
@@ -74,8 +77,10 @@ struct M16Plan {
   // "w8a16_gemm_m16", "w8a16_gemm_m16_n64", "w8a16_gemm_m16_splitk",
   // "w8a16_gemm_m16_stream" (w8a16_gemm_m16_stream.hpp), "w8a16_gemm_m16_streamk" or
   // "w8a16_gemm_m16_skinny" (its one-block-per-warp kernel) or
-  // "w8a16_gemm_m16_skinny_deep", "_deep3" or "_deep32" (one chunk of K:
-  // warp_blocks x warps covers K, so no workspace)
+  // "w8a16_gemm_m16_skinny_deep", "_deep3" or "_deep32" (on one chunk of K, where
+  // warp_blocks x warps covers K, no workspace; with PDL the deep entry may run in chunks,
+  // with the caller's workspace of w8a16_gemm_m16_skinny_workspace_bytes(n, k, warps,
+  // warp_blocks))
   std::string_view entry;
   std::uint32_t split;     // 1 for the seed's entries, stream-K and skinny
   std::uint32_t ctas = 0;  // stream-K's persistent grid; 0 for the other entries

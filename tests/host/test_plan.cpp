@@ -110,11 +110,11 @@ TEST_CASE("plan_m16_gemm: the skinny entry on small layers") {
     CAPTURE(m);
     // Under 16 MiB (DeepSeek-V3 kv_a, q_a, 1024 x 2048, 1024 x 8192, 2048 x 2048, 1280 x
     // 7168), with or without PDL; q_a from 13 tokens, 12 with PDL, takes the deep entry
-    // (below).
+    // (below), and with PDL up to 8 tokens its form in chunks.
     for (const auto& [n, k] : {std::pair{576u, 7168u}, {1536u, 7168u}, {1024u, 2048u},
                                {1024u, 8192u}, {2048u, 2048u}, {1280u, 7168u}}) {
       if (n != 1536 || m < 13) CHECK(skinny(m, n, k));
-      if (n != 1536 || m < 12) CHECK(skinny(m, n, k, true));
+      if (n != 1536 || (m > 8 && m < 12)) CHECK(skinny(m, n, k, true));
     }
     // The deep entry on 16 warps where its CTAs fill 70 % of the slots (q_a's 96 CTAs in
     // 132, not kv_a's 36, 1024 x 8192's 64 nor 1280 x 7168's 80) from 13 tokens with K of
@@ -130,6 +130,10 @@ TEST_CASE("plan_m16_gemm: the skinny entry on small layers") {
         CHECK(q_a.warps == 16u);
         CHECK(q_a.warp_blocks == 4u);  // 56 K blocks on 16 warps
         CHECK(narrow_k.entry == (pdl ? "w8a16_gemm_m16_skinny_deep" : "w8a16_gemm_m16_skinny"));
+      } else if (pdl && m <= 8) {
+        CHECK(q_a.entry == "w8a16_gemm_m16_skinny_deep");  // in chunks
+        CHECK(q_a.warp_blocks == 2u);
+        CHECK(narrow_k.entry == "w8a16_gemm_m16_skinny");  // 192 CTAs: 36 % of the slots
       } else {
         CHECK(q_a.entry == "w8a16_gemm_m16_skinny");
         CHECK(narrow_k.entry == "w8a16_gemm_m16_skinny");
@@ -142,7 +146,10 @@ TEST_CASE("plan_m16_gemm: the skinny entry on small layers") {
     for (const auto& [n, k] : {std::pair{2048u, 4096u}, {2048u, 7168u}, {1792u, 7168u}}) {
       for (const bool pdl : {false, true}) {
         const M16Plan p = plan_m16_gemm(m, n, k, 132, M16LaunchOptions{pdl});
-        if (m <= 8) {
+        if (m <= 8 && pdl && k == 7168) {
+          CHECK(p.entry == "w8a16_gemm_m16_skinny_deep");  // in chunks (below)
+          CHECK(p.warp_blocks == 2u);
+        } else if (m <= 8) {
           CHECK(skinny(m, n, k, pdl));
         } else {
           CHECK(p.entry == "w8a16_gemm_m16_skinny_deep");
@@ -328,7 +335,7 @@ TEST_CASE("plan_m16_gemm with PDL: split-K for the seed's entries, stream-K on i
   CHECK(plan_m16_gemm(9, 12288, 2048, 132).entry == "w8a16_gemm_m16_skinny_deep3");
   CHECK(plan_m16_gemm(9, 12288, 2048, 132, pdl).entry == "w8a16_gemm_m16_skinny_deep3");
   CHECK(plan_m16_gemm(9, 12288, 2048, 132, pdl).warps == 4);
-  CHECK(plan_m16_gemm(1, 1536, 7168, 132, pdl).entry == "w8a16_gemm_m16_skinny");
+  CHECK(plan_m16_gemm(1, 1536, 7168, 132, pdl).entry == "w8a16_gemm_m16_skinny_deep");
   CHECK(plan_m16_gemm(1, 1536, 7168, 132, M16LaunchOptions{}).entry ==
         plan_m16_gemm(1, 1536, 7168, 132).entry);
   // The skinny entry's chunks as one cluster: with PDL only, where all its CTAs fit at
@@ -341,9 +348,10 @@ TEST_CASE("plan_m16_gemm with PDL: split-K for the seed's entries, stream-K on i
     CHECK(plan_m16_gemm(m, 576, 7168, 132, pdl).chunk_cluster);
     CHECK_FALSE(plan_m16_gemm(m, 576, 7168, 132).chunk_cluster);
     CHECK_FALSE(plan_m16_gemm(m, 1536, 7168, 132, pdl).chunk_cluster);
-    // From 12 tokens q_a takes the deep entry (the plan's case above).
+    // From 12 tokens q_a takes the deep entry, up to 8 its form in chunks (the plan's cases
+    // above).
     CHECK(plan_m16_gemm(m, 1536, 7168, 132, pdl).entry ==
-          (m >= 12 ? "w8a16_gemm_m16_skinny_deep" : "w8a16_gemm_m16_skinny"));
+          (m >= 12 || m <= 8 ? "w8a16_gemm_m16_skinny_deep" : "w8a16_gemm_m16_skinny"));
   }
   // On 64 SMs kv_a's 252 CTAs fit at once up to 8 tokens (256 slots), not above (192);
   // one chunk (K = 1024) leaves nothing to hand off.
@@ -401,6 +409,39 @@ TEST_CASE("plan_m16_gemm: the deep kernel's 32-row form above 8 tokens where its
   CHECK(w8a16_gemm_m16_skinny_workspace_bytes(7168, 16384, o.warps, o.warp_blocks) == 0);
   CHECK(plan_m16_gemm(16, 7168, 16384, 132, {true}).entry == "w8a16_gemm_m16_streamk");
   CHECK(plan_m16_gemm(8, 7168, 16384, 132).entry == "w8a16_gemm_m16_skinny_deep");
+}
+
+TEST_CASE("plan_m16_gemm with PDL: the deep entry in chunks of K on small layers up to 8 tokens") {
+  const M16LaunchOptions pdl{true};
+  for (const std::uint32_t m : {1u, 4u, 8u}) {
+    CAPTURE(m);
+    // q_a: 96 row groups x 4 chunks of 8 warps x 2 blocks = 384 CTAs in 528 slots (73 %).
+    const M16Plan q_a = plan_m16_gemm(m, 1536, 7168, 132, pdl);
+    CHECK(q_a.entry == "w8a16_gemm_m16_skinny_deep");
+    CHECK(q_a.warps == 8u);
+    CHECK(q_a.warp_blocks == 2u);
+    CHECK(q_a.split == 1u);
+    CHECK(q_a.ctas == 0u);
+    CHECK(w8a16_gemm_m16_skinny_chunks(7168, q_a.warps, q_a.warp_blocks) == 4u);
+    CHECK(w8a16_gemm_m16_skinny_workspace_bytes(1536, 7168, q_a.warps, q_a.warp_blocks) ==
+          96u * 3u * 256u * 8u);
+    CHECK(plan_m16_gemm(m, 2048, 7168, 132, pdl).warp_blocks == 2u);  // 512 CTAs
+    CHECK(plan_m16_gemm(m, 2560, 5120, 132, pdl).warp_blocks == 2u);  // 160 x 3 = 480
+    // Not under 70 % of the slots (1024 x 7168: 256 CTAs; kv_a: 144), nor where they do not
+    // fit at once (3072 x 7168: 768), nor with K under 4096 or in one chunk, nor from 16
+    // MiB, nor without PDL.
+    for (const auto& [n, k] : {std::pair{1024u, 7168u}, {576u, 7168u}, {3072u, 7168u},
+                               {4096u, 2048u}, {2048u, 4096u}, {8192u, 2048u}}) {
+      CAPTURE(n);
+      CAPTURE(k);
+      const M16Plan p = plan_m16_gemm(m, n, k, 132, pdl);
+      CHECK((p.entry != "w8a16_gemm_m16_skinny_deep" || p.warp_blocks * p.warps >= k / 128));
+    }
+    CHECK(plan_m16_gemm(m, 1536, 7168, 132).entry == "w8a16_gemm_m16_skinny");
+  }
+  // Above 8 tokens, as before: the skinny entry, from 12 the deep entry on one chunk.
+  CHECK(plan_m16_gemm(9, 1536, 7168, 132, pdl).entry == "w8a16_gemm_m16_skinny");
+  CHECK(plan_m16_gemm(12, 1536, 7168, 132, pdl).warp_blocks == 4u);
 }
 
 TEST_CASE("plan_m16_gemm: the deep entry from 64 MiB up to 8 tokens, where its CTAs of 8 warps fit") {

@@ -16,12 +16,16 @@ namespace {
 
 // The bench entry that runs a plan: split entries are benchmarked (and named) with their
 // split, even a split of 1; the skinny entries with their warps per CTA (the deep one on
-// one chunk of K, as the plan runs it) and ".cl" for chunks as a cluster; stream-K with its
-// CTAs per SM (".cC" unless it is the default two) and its ring stages (".sS" unless the
-// launcher's default).
-std::string choice_name(const M16Plan& plan, std::uint32_t sm_count) {
+// one chunk of K, or as "/WxB" in chunks, as the plan runs it) and ".cl" for chunks as a
+// cluster; stream-K with its CTAs per SM (".cC" unless it is the default two) and its ring
+// stages (".sS" unless the launcher's default).
+std::string choice_name(const M16Plan& plan, std::uint32_t k, std::uint32_t sm_count) {
   if (plan.entry == "w8a16_gemm_m16_splitk" || plan.entry == "w8a16_gemm_m16_stream") {
     return fmt::format("{}/{}", plan.entry, plan.split);
+  }
+  if (plan.entry.starts_with("w8a16_gemm_m16_skinny_deep") &&
+      std::uint64_t{plan.warps} * plan.warp_blocks < k / 128) {
+    return fmt::format("{}/{}x{}", plan.entry, plan.warps, plan.warp_blocks);  // in chunks
   }
   if (plan.entry.starts_with("w8a16_gemm_m16_skinny")) {
     return fmt::format("{}/{}{}", plan.entry, plan.warps, plan.chunk_cluster ? ".cl" : "");
@@ -188,8 +192,9 @@ std::vector<CaseResult> Runner::run_shape(const Shape& shape) {
     const std::vector<std::uint16_t> ref = reference(d, m);
     for (const BenchEntry& e : options_.entries) c.entries.push_back(run_entry(d, e, m, ref));
     const std::uint32_t sms = resources_.sm_count;
-    c.choice = choice_name(plan_m16_gemm(m, shape.n, shape.k, sms), sms);
-    c.choice_pdl = choice_name(plan_m16_gemm(m, shape.n, shape.k, sms, {true}), sms) + "+pdl";
+    c.choice = choice_name(plan_m16_gemm(m, shape.n, shape.k, sms), shape.k, sms);
+    c.choice_pdl =
+        choice_name(plan_m16_gemm(m, shape.n, shape.k, sms, {true}), shape.k, sms) + "+pdl";
     // A choice that only a tuning point runs (stream-K on one CTA per SM) is timed too,
     // so that its row shows what the plan's configuration takes.
     for (const std::string* choice : {&c.choice, &c.choice_pdl}) {
