@@ -131,11 +131,14 @@ bool skinny_suits(std::uint32_t m, std::uint32_t n, std::uint32_t k, bool pdl) {
 // all on the device at once), 1.09-1.38x on q_a (672 CTAs, more than its 528 or 396
 // slots), 1.17-1.31x on 2048 x 8192; without PDL 1.04-1.34x on those layers and
 // 0.98-1.16x on kv_a (a cluster launch starts later, which PDL hides). Hence with PDL,
-// and only where every CTA fits at once.
+// and only where every CTA fits at once. Item 92 (m = 1, 4 and 8, with PDL): it gained on
+// layers of 7 chunks (K = 7168; kv_a 0.84-0.93x, 1024 x 7168 0.92-0.93x) and lost on those
+// of 4 and 5 whose CTAs fit too (2048 x 4096, 512 CTAs, 1.18-1.19x; 1536 x 5120, 480,
+// 1.20-1.22x): clusters of 7 chunks and more.
 bool chunk_cluster_suits(std::uint32_t m, std::uint32_t n, std::uint32_t k, std::uint32_t sms) {
   const std::uint32_t chunks = w8a16_gemm_m16_skinny_chunks(k, W8A16_GEMM_M16_SKINNY_WARPS, 1);
   const std::uint64_t ctas = std::uint64_t{div_ceil(n, 16)} * chunks;
-  return chunks >= 2 && chunks <= W8A16_GEMM_M16_SKINNY_MAX_CLUSTER_CHUNKS &&
+  return chunks >= 7 && chunks <= W8A16_GEMM_M16_SKINNY_MAX_CLUSTER_CHUNKS &&
          ctas <= std::uint64_t{sms} * w8a16_gemm_m16_skinny_ctas_per_sm(m, W8A16_GEMM_M16_SKINNY_WARPS);
 }
 
@@ -219,11 +222,12 @@ std::optional<SkinnyDeepForm> deep_form_if_suited(std::uint32_t m, std::uint32_t
 
 // The deep kernel in chunks of K, its 8 warps on 2 blocks each, for callers that launch with
 // PDL: under 16 MiB up to 8 tokens, with K of at least 4096 in two chunks or more, where its
-// CTAs (row groups x chunks) all fit at once and fill 70 % of the slots. Item 92 (m = 1, 4
-// and 8 against the plan's other choice with PDL, the skinny entry on 8 warps or its chunks
-// as a cluster): 0.86-0.94x its time on q_a (384 CTAs in 528 slots), 2048 x 7168 (512)
-// and 2560 x 5120 (480); 1.07-1.10x on 1024 x 7168 (256) and 1.06x on 3072 x 7168 (768, two
-// waves). The chunks hand their partials through the caller's workspace.
+// CTAs (row groups x chunks) all fit at once and fill two thirds of the slots. Item 92 (m =
+// 1, 4 and 8, with PDL, against the skinny entry on 8 warps, its chunks as a cluster or
+// not): 0.86-0.94x its time on q_a (384 CTAs in 528 slots), 2048 x 7168 (512), 2560 x 5120
+// (480), and on 5 layers the rule was not fitted on 0.88-0.96x (352-448 CTAs); 1.07-1.10x
+// on 1024 x 7168 (256) and 1.06x on 3072 x 7168 (768, two waves), 0.96-1.02x on 1280 x 7168
+// (320). The chunks hand their partials through the caller's workspace.
 std::optional<M16Plan> chunked_deep_if_suited(std::uint32_t m, std::uint32_t n, std::uint32_t k,
                                               std::uint32_t sms, bool pdl) {
   constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
@@ -234,7 +238,7 @@ std::optional<M16Plan> chunked_deep_if_suited(std::uint32_t m, std::uint32_t n, 
   const std::uint64_t ctas = std::uint64_t{div_ceil(n, 16)} * chunks;
   const std::uint64_t slots =
       std::uint64_t{sms} * w8a16_gemm_m16_skinny_deep_ctas_per_sm(m, kWarps);
-  if (chunks < 2 || ctas > slots || 10 * ctas < 7 * slots) return std::nullopt;
+  if (chunks < 2 || ctas > slots || 3 * ctas < 2 * slots) return std::nullopt;
   return M16Plan{"w8a16_gemm_m16_skinny_deep", 1, 0, 0, kWarps, kBlocks};
 }
 

@@ -59,7 +59,7 @@ void w8a16_gemm_m16_splitk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr
 // slots with K up to 18432 (with PDL 80 % with K up to 16384);
 // else, for callers that launch with PDL, up to 8 tokens on layers under 16 MiB with K of
 // at least 4096, the deep skinny entry in chunks of K (8 warps of 2 blocks, the caller's
-// workspace) where its CTAs all fit at once and fill 70 % of the slots;
+// workspace) where its CTAs all fit at once and fill two thirds of the slots;
 // else the skinny entry (w8a16_gemm_m16_skinny.hpp, 8 warps per
 // CTA, the caller's workspace) on layers under 16 MiB, on 16 MiB ones, up to 8 tokens on
 // those up to 24 MiB and at one token on those of 32-64 MiB with K of at least 4096, all
@@ -95,9 +95,9 @@ struct M16Plan {
 // programmatic dependent launch (their preceding kernel PDL-aware): the 32-row form as
 // above on layers of up to 64 MiB; else the deep skinny entry
 // as above where its CTAs all fit on the device at once and fill at least two thirds of
-// its CTA slots; else the skinny entry on
+// its CTA slots, and up to 8 tokens its form in chunks as above; else the skinny entry on
 // layers under 16 MiB and on 16 MiB ones with K of at least 4096, its chunks as one
-// cluster (chunk_cluster) where they number 2 to 8 and all its CTAs fit on the device at
+// cluster (chunk_cluster) where they number 7 or 8 and all its CTAs fit on the device at
 // once; from 16 MiB at 4 to 8
 // tokens stream-K on one CTA per SM replaces the tiled entries; otherwise the seed's
 // contiguous entries, which take no launch options, give way to w8a16_gemm_m16_splitk

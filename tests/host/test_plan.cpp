@@ -138,8 +138,10 @@ TEST_CASE("plan_m16_gemm: the skinny entry on small layers") {
         CHECK(q_a.entry == "w8a16_gemm_m16_skinny");
         CHECK(narrow_k.entry == "w8a16_gemm_m16_skinny");
       }
-      CHECK(two_thirds.entry == (m >= (pdl ? 13u : 14u) ? "w8a16_gemm_m16_skinny_deep"
-                                                         : "w8a16_gemm_m16_skinny"));
+      // (With PDL up to 8 tokens its form in chunks: 88 x 4 = 352 CTAs, two thirds of 528.)
+      const bool chunked = pdl && m <= 8;
+      CHECK(two_thirds.entry == (m >= (pdl ? 13u : 14u) || chunked ? "w8a16_gemm_m16_skinny_deep"
+                                                                    : "w8a16_gemm_m16_skinny"));
     }
     // Above 8 tokens the deep entry on 16 warps where its CTAs fill 80 % of the slots and K
     // is 4096 or more: 2048 rows (128 CTAs in 132 slots) and 1792 (112).
@@ -358,6 +360,12 @@ TEST_CASE("plan_m16_gemm with PDL: split-K for the seed's entries, stream-K on i
   CHECK(plan_m16_gemm(1, 576, 7168, 64, pdl).chunk_cluster);
   CHECK_FALSE(plan_m16_gemm(16, 576, 7168, 64, pdl).chunk_cluster);
   CHECK_FALSE(plan_m16_gemm(1, 576, 1024, 132, pdl).chunk_cluster);
+  // Clusters of 7 or 8 chunks only (item 92): 1024 x 7168 (64 x 7 = 448 CTAs) takes one;
+  // 2048 x 4096 (128 x 4 = 512) and 1536 x 5120 (96 x 5 = 480) fit too but do not.
+  CHECK(plan_m16_gemm(1, 1024, 7168, 132, pdl).chunk_cluster);
+  CHECK_FALSE(plan_m16_gemm(1, 2048, 4096, 132, pdl).chunk_cluster);
+  CHECK_FALSE(plan_m16_gemm(1, 1536, 5120, 132, pdl).chunk_cluster);
+  CHECK(plan_m16_gemm(1, 1536, 5120, 132, pdl).entry == "w8a16_gemm_m16_skinny");
 }
 
 TEST_CASE("plan_m16_gemm: the deep kernel's 32-row form above 8 tokens where its CTAs fill the slots") {
@@ -427,11 +435,14 @@ TEST_CASE("plan_m16_gemm with PDL: the deep entry in chunks of K on small layers
           96u * 3u * 256u * 8u);
     CHECK(plan_m16_gemm(m, 2048, 7168, 132, pdl).warp_blocks == 2u);  // 512 CTAs
     CHECK(plan_m16_gemm(m, 2560, 5120, 132, pdl).warp_blocks == 2u);  // 160 x 3 = 480
-    // Not under 70 % of the slots (1024 x 7168: 256 CTAs; kv_a: 144), nor where they do not
+    CHECK(plan_m16_gemm(m, 2816, 4096, 132, pdl).warp_blocks == 2u);  // 176 x 2 = 352
+    CHECK(plan_m16_gemm(m, 2784, 4096, 132, pdl).entry == "w8a16_gemm_m16_skinny");  // 348
+    // Not under two thirds of the slots (1024 x 7168: 256 CTAs; 1280 x 7168: 320; kv_a:
+    // 144), nor where they do not
     // fit at once (3072 x 7168: 768), nor with K under 4096 or in one chunk, nor from 16
     // MiB, nor without PDL.
-    for (const auto& [n, k] : {std::pair{1024u, 7168u}, {576u, 7168u}, {3072u, 7168u},
-                               {4096u, 2048u}, {2048u, 4096u}, {8192u, 2048u}}) {
+    for (const auto& [n, k] : {std::pair{1024u, 7168u}, {1280u, 7168u}, {576u, 7168u},
+                               {3072u, 7168u}, {4096u, 2048u}, {2048u, 4096u}, {8192u, 2048u}}) {
       CAPTURE(n);
       CAPTURE(k);
       const M16Plan p = plan_m16_gemm(m, n, k, 132, pdl);
