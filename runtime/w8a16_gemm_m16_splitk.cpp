@@ -133,7 +133,7 @@ bool skinny_suits(std::uint32_t m, std::uint32_t n, std::uint32_t k, bool pdl) {
 // 0.98-1.16x on kv_a (a cluster launch starts later, which PDL hides). Hence with PDL,
 // and only where every CTA fits at once. Item 92 (m = 1, 4 and 8, with PDL): it gained on
 // layers of 7 chunks (K = 7168; kv_a 0.84-0.93x, 1024 x 7168 0.92-0.93x) and lost on those
-// of 4 and 5 whose CTAs fit too (2048 x 4096, 512 CTAs, 1.18-1.19x; 1536 x 5120, 480,
+// of 4 and 5 whose CTAs fit too (2048 x 4096, 512 CTAs, 1.17-1.19x; 1536 x 5120, 480,
 // 1.20-1.22x): clusters of 7 chunks and more.
 bool chunk_cluster_suits(std::uint32_t m, std::uint32_t n, std::uint32_t k, std::uint32_t sms) {
   const std::uint32_t chunks = w8a16_gemm_m16_skinny_chunks(k, W8A16_GEMM_M16_SKINNY_WARPS, 1);
@@ -171,8 +171,8 @@ std::optional<SkinnyDeepForm> deep_form_if_suited(std::uint32_t m, std::uint32_t
   const std::uint64_t slots = std::uint64_t{sms} * form.ctas_per_sm;
   const std::uint64_t ctas = div_ceil(n, 16);
   // From 64 MiB only up to 8 tokens (above, the 32-row form or stream-K), on CTAs of 8
-  // warps (the only ones measured there) that fit at once and fill two thirds of the slots with K up to 18432, or with PDL 80 % with
-  // K up to 16384. Item 88 (the deep entry on 8 warps against stream-K on two CTAs per SM
+  // warps (the only ones measured there) that fit at once and fill two thirds of the slots
+  // with K up to 18432, or with PDL 80 % with K up to 16384. Item 88 (the deep entry on 8 warps against stream-K on two CTAs per SM
   // and 3 stages, m = 1, 4 and 8, 16 layers of 64-224 MiB with N of 5632-8448, whose
   // 352-528 CTAs all fit the 528 slots): without PDL 0.87-1.00x its time where this rule
   // takes it (39 cases), 1.00-1.04x where it does not (K of 20480 and more); with PDL
@@ -224,10 +224,10 @@ std::optional<SkinnyDeepForm> deep_form_if_suited(std::uint32_t m, std::uint32_t
 // PDL: under 16 MiB up to 8 tokens, with K of at least 4096 in two chunks or more, where its
 // CTAs (row groups x chunks) all fit at once and fill two thirds of the slots. Item 92 (m =
 // 1, 4 and 8, with PDL, against the skinny entry on 8 warps, its chunks as a cluster or
-// not): 0.86-0.94x its time on q_a (384 CTAs in 528 slots), 2048 x 7168 (512), 2560 x 5120
+// not): 0.86-0.95x its time on q_a (384 CTAs in 528 slots), 2048 x 7168 (512), 2560 x 5120
 // (480), and on 5 layers the rule was not fitted on 0.88-0.96x (352-448 CTAs); 1.07-1.10x
-// on 1024 x 7168 (256) and 1.06x on 3072 x 7168 (768, two waves), 0.96-1.02x on 1280 x 7168
-// (320). The chunks hand their partials through the caller's workspace.
+// on 1024 x 7168 (256) and 1.06-1.07x on 3072 x 7168 (768, two waves), 0.96-1.02x on 1280 x
+// 7168 (320). The chunks hand their partials through the caller's workspace.
 std::optional<M16Plan> chunked_deep_if_suited(std::uint32_t m, std::uint32_t n, std::uint32_t k,
                                               std::uint32_t sms, bool pdl) {
   constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
