@@ -172,12 +172,12 @@ std::optional<SkinnyDeepForm> deep_form_if_suited(std::uint32_t m, std::uint32_t
   const std::uint64_t ctas = div_ceil(n, 16);
   // From 64 MiB only up to 8 tokens (above, the 32-row form or stream-K), on CTAs of 8
   // warps (the only ones measured there) that fit at once and fill two thirds of the slots
-  // with K up to 18432, or with PDL 80 % with K up to 16384. Item 88 (the deep entry on 8 warps against stream-K on two CTAs per SM
-  // and 3 stages, m = 1, 4 and 8, 16 layers of 64-224 MiB with N of 5632-8448, whose
-  // 352-528 CTAs all fit the 528 slots): without PDL 0.87-1.00x its time where this rule
-  // takes it (39 cases), 1.00-1.04x where it does not (K of 20480 and more); with PDL
-  // 0.91-1.00x where it takes it (24), 1.00-1.08x where it does not (fill of 67-79 %, K of
-  // 18432 and more).
+  // with K up to 18432, or with PDL 80 % with K up to 16384. Item 88 (the deep entry on 8
+  // warps against stream-K on two CTAs per SM and 3 stages, m = 1, 4 and 8, 16 layers of
+  // 64-224 MiB with N of 5632-8448, whose 352-528 CTAs all fit the 528 slots): without PDL
+  // 0.87-1.00x its time where this rule takes it (39 cases), 1.00-1.04x where it does not
+  // (K of 20480 and more); with PDL 0.91-1.00x where it takes it (24), 1.00-1.08x where it
+  // does not (fill of 67-79 %, K of 18432 and more).
   if (bytes >= 64 * kMiB) {
     const bool fills = pdl ? 5 * ctas >= 4 * slots && k <= 16384
                            : 3 * ctas >= 2 * slots && k <= 18432;

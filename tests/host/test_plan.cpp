@@ -455,7 +455,7 @@ TEST_CASE("plan_m16_gemm with PDL: the deep entry in chunks of K on small layers
   CHECK(plan_m16_gemm(12, 1536, 7168, 132, pdl).warp_blocks == 4u);
 }
 
-TEST_CASE("plan_m16_gemm: the deep entry from 64 MiB up to 8 tokens, where its CTAs of 8 warps fit") {
+TEST_CASE("plan_m16_gemm: the deep entry from 64 MiB up to 8 tokens, on CTAs of 8 warps") {
   const auto entry = [](std::uint32_t m, std::uint32_t n, std::uint32_t k, bool pdl) {
     return plan_m16_gemm(m, n, k, 132, M16LaunchOptions{pdl}).entry;
   };
