@@ -563,7 +563,6 @@ TEST_CASE("skinny deep launcher: the caller's blocks per warp, its own handle, g
         }) == "w8a16_gemm_m16_skinny: the handle is of w8a16_gemm_m16_skinny_deep, whose blocks "
               "per warp the caller gives: launch it with w8a16_gemm_m16_skinny_deep");
   CHECK(f.gpu.launches().size() == 2);
-
   // The three-per-SM form takes CTAs of up to 8 warps (its launch bounds).
   const KernelHandle deep3 = f.cache.kernel("w8a16_gemm_m16_skinny_deep3");
   w8a16_gemm_m16_skinny_deep(f.gpu, deep3, kIn, kW, kS, kOut, 12, 6144, 4096, 4096, 6144, {}, 8,
@@ -609,6 +608,33 @@ TEST_CASE("skinny deep launcher: the caller's blocks per warp, its own handle, g
         }) == "w8a16_gemm_m16_skinny_deep: N=4194304 needs 131072 CTAs of 32 rows, over the "
               "grid's 65535");
   CHECK(f.gpu.launches().size() == 6);
+}
+
+TEST_CASE("skinny deep launcher: a PDL plan's form in chunks of K takes the caller's workspace") {
+  Fixture f;
+  const KernelHandle deep = f.cache.kernel("w8a16_gemm_m16_skinny_deep");
+  constexpr DevicePtr kWs(0x50000);
+  // q_a up to 8 tokens: 8 warps of 2 blocks, 4 chunks of 2048 K. Without a workspace
+  // nothing is launched.
+  const M16Plan q_a = plan_m16_gemm(1, 1536, 7168, 132, M16LaunchOptions{true});
+  REQUIRE(q_a.entry == "w8a16_gemm_m16_skinny_deep");
+  CHECK(error_of([&] {
+          w8a16_gemm_m16_skinny_deep(f.gpu, deep, kIn, kW, kS, kOut, 1, 1536, 7168, 7168, 1536,
+                                     {}, q_a.warps, q_a.warp_blocks, 0, M16LaunchOptions{true});
+        }) == "w8a16_gemm_m16_skinny_deep: workspace is null, and K=7168 on 8 warps of 2 "
+              "blocks takes 4 chunks");
+  CHECK(f.gpu.launches().empty());
+  w8a16_gemm_m16_skinny_deep(
+      f.gpu, deep, kIn, kW, kS, kOut, 1, 1536, 7168, 7168, 1536,
+      {kWs, w8a16_gemm_m16_skinny_workspace_bytes(1536, 7168, q_a.warps, q_a.warp_blocks)},
+      q_a.warps, q_a.warp_blocks, 0, M16LaunchOptions{true});
+  const auto l = f.gpu.launches();
+  REQUIRE(l.size() == 1);
+  CHECK(l[0].config.grid.x == 4);
+  CHECK(l[0].config.grid.y == 96);
+  CHECK(l[0].config.block.x == 256);
+  CHECK(l[0].config.programmatic_dependent);
+  CHECK(l[0].u64_arg(9) == kWs.address);
 }
 
 TEST_CASE("a token-split entry runs its build for m > 8; a handle without one is refused") {
