@@ -173,6 +173,17 @@ __device__ __forceinline__ void load_activations(WarpBlock<kRowGroups>& blk, con
     for (u32 h = 0; h < 2; ++h) load_token_half(blk.x[h][tg], op, 8 * tg + g, b, h, t);
 }
 
+// acc += scale * part, the chains of the block's MMAs added first.
+__device__ __forceinline__ void add_scaled(float (&acc)[kTokenGroups][4],
+                                           const float (&part)[kMmaChains][kTokenGroups][4],
+                                           float scale) {
+#pragma unroll
+  for (u32 tg = 0; tg < kTokenGroups; ++tg)
+#pragma unroll
+    for (u32 e = 0; e < 4; ++e) acc[tg][e] = __fmaf_rn(
+          scale, kMmaChains == 2 ? part[0][tg][e] + part[1][tg][e] : part[0][tg][e], acc[tg][e]);
+}
+
 // acc += scale * (this block's partial); one MMA chain per 64-K half.
 template <u32 kRowGroups>
 __device__ __forceinline__ void block_mma(float (&acc)[kRowGroups][kTokenGroups][4],
@@ -187,12 +198,7 @@ __device__ __forceinline__ void block_mma(float (&acc)[kRowGroups][kTokenGroups]
       mma_half_block<kTokenGroups>(part[h % kMmaChains], nan_bits[r], blk.w[r][0][h],
                                    blk.w[r][1][h], blk.x[h]);
     }
-#pragma unroll
-    for (u32 tg = 0; tg < kTokenGroups; ++tg)
-#pragma unroll
-      for (u32 e = 0; e < 4; ++e) acc[r][tg][e] = __fmaf_rn(
-            blk.scale, kMmaChains == 2 ? part[0][tg][e] + part[1][tg][e] : part[0][tg][e],
-            acc[r][tg][e]);
+    add_scaled(acc[r], part, blk.scale);
   }
 }
 
@@ -211,14 +217,10 @@ __device__ __forceinline__ void block_mma_x_by_half(float (&acc)[kRowGroups][kTo
     uint4 x[kTokenGroups][2];
 #pragma unroll
     for (u32 tg = 0; tg < kTokenGroups; ++tg) load_token_half(x[tg], op, 8 * tg + g, b, h, t);
-    mma_half_block<kTokenGroups>(part[h % kMmaChains], nan_bits[0], blk.w[0][0][h], blk.w[0][1][h], x);
+    mma_half_block<kTokenGroups>(part[h % kMmaChains], nan_bits[0], blk.w[0][0][h],
+                                 blk.w[0][1][h], x);
   }
-#pragma unroll
-  for (u32 tg = 0; tg < kTokenGroups; ++tg)
-#pragma unroll
-    for (u32 e = 0; e < 4; ++e) acc[0][tg][e] = __fmaf_rn(
-          blk.scale, kMmaChains == 2 ? part[0][tg][e] + part[1][tg][e] : part[0][tg][e],
-          acc[0][tg][e]);
+  add_scaled(acc[0], part, blk.scale);
 }
 
 // Chunk 0: sum += the partials of chunks 1..chunks-1 of this output, in chunk order, each
