@@ -8,6 +8,7 @@
 #include "metrale/error.hpp"
 #include "metrale/fill_random.hpp"
 #include "metrale/kernel_launch.hpp"
+#include "metrale/w8a16_gemm_m16_skinny.hpp"
 #include "metrale/w8a16_gemm_m16_splitk.hpp"
 #include "metrale/w8a16_gemv_batch16.hpp"
 
@@ -24,7 +25,7 @@ std::string choice_name(const M16Plan& plan, std::uint32_t k, std::uint32_t sm_c
     return fmt::format("{}/{}", plan.entry, plan.split);
   }
   if (plan.entry.starts_with("w8a16_gemm_m16_skinny_deep") &&
-      std::uint64_t{plan.warps} * plan.warp_blocks < k / 128) {
+      w8a16_gemm_m16_skinny_chunks(k, plan.warps, plan.warp_blocks) > 1) {
     return fmt::format("{}/{}x{}", plan.entry, plan.warps, plan.warp_blocks);  // in chunks
   }
   if (plan.entry.starts_with("w8a16_gemm_m16_skinny")) {
