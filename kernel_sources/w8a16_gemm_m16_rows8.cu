@@ -210,6 +210,106 @@ __device__ __forceinline__ void gemm_rows8(const Operands& op) {
   }
 }
 
+// --- The bulk form: the CTA's 8 rows x K land in shared memory by bulk copies (the
+// copy engine, not the warps' loads), one barrier per round of W blocks. ---
+
+__device__ __forceinline__ uint4 load_shared_16(u32 addr) {
+  uint4 v;
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "r"(addr));
+  return v;
+}
+
+__device__ __forceinline__ void bulk_barrier_init(u32 bar) {
+  asm volatile("mbarrier.init.shared.b64 [%0], 1;" :: "r"(bar) : "memory");
+}
+
+__device__ __forceinline__ void bulk_expect(u32 bar, u32 bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared.b64 _, [%0], %1;" :: "r"(bar), "r"(bytes) : "memory");
+}
+
+__device__ __forceinline__ void bulk_copy(u32 dst, const void* src, u32 bytes, u32 bar, u64 policy) {
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint"
+      " [%0], [%1], %2, [%3], %4;"
+      :: "r"(dst), "l"(src), "r"(bytes), "r"(bar), "l"(policy) : "memory");
+}
+
+__device__ __forceinline__ void bulk_wait(u32 bar) {
+  asm volatile(
+      "{\n\t.reg .pred done;\n"
+      "WAIT:\n\t"
+      "mbarrier.try_wait.parity.shared.b64 done, [%0], 0;\n\t"
+      "@!done bra WAIT;\n\t}"
+      :: "r"(bar) : "memory");
+}
+
+__device__ __forceinline__ void gemm_rows8_bulk(const Operands& op) {
+  extern __shared__ __align__(128) unsigned char smem[];  // [8 rows][K] | red | barriers
+  const u32 warps = blockDim.x / 32;
+  const u32 warp = threadIdx.x / 32;
+  const u32 lane = threadIdx.x % 32;
+  const u32 g = lane / 4;
+  const u32 t = lane % 4;
+  const u32 row0 = blockIdx.x * kRows;
+  const u32 k_blocks = op.k / kBlockK;
+  const u32 rounds = (k_blocks + warps - 1) / warps;
+  float* const red = reinterpret_cast<float*>(smem + kRows * op.k);
+  const u32 bars = shared_address(smem + kRows * op.k + warps * kTokens * kRows * 4);
+  const u32 rows_valid = op.n - row0 < kRows ? op.n - row0 : kRows;
+  const u32 weights = shared_address(smem);
+  if (threadIdx.x == 0) {
+    for (u32 r = 0; r < rounds; ++r) bulk_barrier_init(bars + 8 * r);
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    const u64 policy = l2_evict_first_policy();
+    for (u32 r = 0; r < rounds; ++r) {
+      const u32 b0 = r * warps;
+      const u32 nb = k_blocks - b0 < warps ? k_blocks - b0 : warps;
+      bulk_expect(bars + 8 * r, rows_valid * nb * kBlockK);
+      for (u32 row = 0; row < rows_valid; ++row) {
+        bulk_copy(weights + row * op.k + b0 * kBlockK,
+                  op.weight + static_cast<u64>(row0 + row) * op.k + b0 * kBlockK, nb * kBlockK,
+                  bars + 8 * r, policy);
+      }
+    }
+  }
+  __syncthreads();
+  wait_for_preceding_grid();
+
+  float acc[4];
+  set_zero(acc);
+  u32 nan_bits = 0;
+  const u32 count = warp < k_blocks ? (k_blocks - warp + warps - 1) / warps : 0;
+  Rows8Block cur, next;
+  if (count > 0) load_activations(cur, op, warp, g, t);
+#pragma unroll 1
+  for (u32 j = 0; j < count; ++j) {
+    const u32 b = warp + j * warps;
+    if (j + 1 < count) load_activations(next, op, b + warps, g, t);
+    bulk_wait(bars + 8 * j);
+#pragma unroll
+    for (u32 h = 0; h < 2; ++h) cur.w[h] = load_shared_16(weights + g * op.k + b * kBlockK + 64 * h + 16 * t);
+    cur.scale = op.block_scale[static_cast<u64>(row0 / kBlockK) * k_blocks + b];
+    block_mma(acc, nan_bits, cur);
+    if (j + 1 < count) cur = next;
+  }
+  poison_nan_rows(acc, nan_bits);
+#pragma unroll
+  for (u32 e = 0; e < 4; ++e) {
+    const u32 token = g + 8 * (e / 2);
+    if (token < kTokens) red[(warp * kTokens + token) * kRows + 2 * t + (e % 2)] = acc[e];
+  }
+  __syncthreads();
+  for (u32 idx = threadIdx.x; idx < kRows * op.m; idx += blockDim.x) {
+    float sum = 0.0f;
+#pragma unroll 4
+    for (u32 w = 0; w < warps; ++w) sum += red[w * kTokens * kRows + idx];
+    const u32 row = row0 + idx % kRows;
+    if (row < op.n) op.output[static_cast<u64>(idx / kRows) * op.c_row_stride + row] = f32_to_bf16_rn(sum);
+  }
+}
+
 }  // namespace
 
 extern "C" __global__ void __launch_bounds__(ROWS8_MAX_THREADS, 1)
@@ -219,4 +319,12 @@ w8a16_gemm_m16_rows8(const u16* __restrict__ input, const u8* __restrict__ weigh
   // The next kernel of the stream may launch once every CTA of this one has started.
   allow_dependent_grid();
   gemm_rows8(Operands{input, weight, block_scale, output, m, n, k, a_row_stride, c_row_stride});
+}
+
+extern "C" __global__ void __launch_bounds__(ROWS8_MAX_THREADS, 1)
+w8a16_gemm_m16_rows8_bulk(const u16* __restrict__ input, const u8* __restrict__ weight,
+                          const float* __restrict__ block_scale, u16* __restrict__ output, u32 m,
+                          u32 n, u32 k, u32 a_row_stride, u32 c_row_stride) {
+  allow_dependent_grid();
+  gemm_rows8_bulk(Operands{input, weight, block_scale, output, m, n, k, a_row_stride, c_row_stride});
 }

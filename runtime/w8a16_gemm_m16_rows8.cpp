@@ -16,7 +16,8 @@ void w8a16_gemm_m16_rows8(const GpuBackend& gpu, KernelHandle kernel, DevicePtr 
                           std::uint32_t warps, StreamHandle stream, M16LaunchOptions options) {
   constexpr std::string_view fn = "w8a16_gemm_m16_rows8";
   const std::string_view name = kernel.name != nullptr ? kernel.name : "";
-  ensure(name == fn, "{}: the handle is of '{}', not of {}", fn, name, fn);
+  const bool bulk = name == "w8a16_gemm_m16_rows8_bulk";
+  ensure(name == fn || bulk, "{}: the handle is of '{}', not of {}", fn, name, fn);
   guards::check_m_and_k(fn, m, k);
   guards::check_strides(fn, n, k, a_row_stride, c_row_stride);
   ensure(warps >= 1 && warps <= W8A16_GEMM_M16_ROWS8_MAX_WARPS, "{}: warps={} outside 1..={}",
@@ -28,7 +29,8 @@ void w8a16_gemm_m16_rows8(const GpuBackend& gpu, KernelHandle kernel, DevicePtr 
   KernelLaunch launch(gpu, guards::build_for_tokens(fn, kernel, m));
   launch.grid({ctas, 1, 1})
       .block({32 * warps, 1, 1})
-      .shared_bytes(warps * tokens * 8 * 4)
+      .shared_bytes(warps * tokens * 8 * 4 +
+                    (bulk ? 8 * k + 8 * div_ceil(k / 128, warps) : 0))
       .programmatic_dependent(options.programmatic_dependent);
   push_operands(launch, input, weight, block_scale, output, m, n, k)
       .arg_u32(a_row_stride)

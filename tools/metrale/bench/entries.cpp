@@ -195,6 +195,12 @@ constexpr std::array kTuning = {
     BenchEntry{"w8a16_gemm_m16_rows8/16", "w8a16_gemm_m16_rows8", 1, &rows8<16>},
     BenchEntry{"w8a16_gemm_m16_rows8/7+pdl", "w8a16_gemm_m16_rows8", 1, &rows8<7, true>},
     BenchEntry{"w8a16_gemm_m16_rows8/16+pdl", "w8a16_gemm_m16_rows8", 1, &rows8<16, true>},
+    BenchEntry{"w8a16_gemm_m16_rows8_bulk/28", "w8a16_gemm_m16_rows8_bulk", 1, &rows8<28>},
+    BenchEntry{"w8a16_gemm_m16_rows8_bulk/14", "w8a16_gemm_m16_rows8_bulk", 1, &rows8<14>},
+    BenchEntry{"w8a16_gemm_m16_rows8_bulk/7", "w8a16_gemm_m16_rows8_bulk", 1, &rows8<7>},
+    BenchEntry{"w8a16_gemm_m16_rows8_bulk/28+pdl", "w8a16_gemm_m16_rows8_bulk", 1, &rows8<28, true>},
+    BenchEntry{"w8a16_gemm_m16_rows8_bulk/14+pdl", "w8a16_gemm_m16_rows8_bulk", 1, &rows8<14, true>},
+    BenchEntry{"w8a16_gemm_m16_rows8_bulk/7+pdl", "w8a16_gemm_m16_rows8_bulk", 1, &rows8<7, true>},
     // Both forms of the deep kernel on 2 warps, one chunk.
     BenchEntry{"w8a16_gemm_m16_skinny_deep/2", "w8a16_gemm_m16_skinny_deep", 1, nullptr,
                &skinny_deep_one_chunk<2>},
