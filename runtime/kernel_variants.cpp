@@ -58,7 +58,6 @@ std::span<const KernelVariant> kernel_variants() {
        {"w8a16_gemm_m16_skinny_deep32"},
        {},
        false},
-      {"w8a16_gemm_m16_rows8", "w8a16_gemm_m16_rows8.cu", {}, {"w8a16_gemm_m16_rows8", "w8a16_gemm_m16_rows8_bulk"}, {}, true},
       // Likewise one kernel for the contiguous and the strided entry.
       {"w8a16_gemv_batch16",
        "w8a16_gemv_batch16.cu",

@@ -4,7 +4,6 @@
 
 #include "metrale/error.hpp"
 #include "metrale/kernel_launch.hpp"
-#include "metrale/w8a16_gemm_m16_rows8.hpp"
 #include "metrale/w8a16_gemm_m16_skinny.hpp"
 #include "metrale/w8a16_gemm_m16_splitk.hpp"
 #include "metrale/w8a16_gemm_m16_stream.hpp"
@@ -74,15 +73,6 @@ void skinny_deep_one_chunk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr
                              resources.workspace, kWarps,
                              w8a16_gemm_m16_skinny_deep_one_chunk_blocks(k, kWarps), s,
                              M16LaunchOptions{kPdl});
-}
-
-// The 8-row entry on kWarps warps per CTA.
-template <std::uint32_t kWarps, bool kPdl = false>
-void rows8(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input, DevicePtr weight,
-           DevicePtr block_scale, DevicePtr output, std::uint32_t m, std::uint32_t n,
-           std::uint32_t k, StreamHandle s) {
-  w8a16_gemm_m16_rows8(gpu, kernel, input, weight, block_scale, output, m, n, k, k, n, kWarps, s,
-                       M16LaunchOptions{kPdl});
 }
 
 // Tuning points, timed only when --entry names them: ".rR" fixes the streaming entry's
@@ -190,17 +180,6 @@ constexpr std::array kTuning = {
                nullptr, &skinny_deep<4, 17, true>},
     BenchEntry{"w8a16_gemm_m16_skinny_deep32/2x17+pdl", "w8a16_gemm_m16_skinny_deep32", 1,
                nullptr, &skinny_deep<2, 17, true>},
-    // The 8-row entry on other warp counts.
-    BenchEntry{"w8a16_gemm_m16_rows8/7", "w8a16_gemm_m16_rows8", 1, &rows8<7>},
-    BenchEntry{"w8a16_gemm_m16_rows8/16", "w8a16_gemm_m16_rows8", 1, &rows8<16>},
-    BenchEntry{"w8a16_gemm_m16_rows8/7+pdl", "w8a16_gemm_m16_rows8", 1, &rows8<7, true>},
-    BenchEntry{"w8a16_gemm_m16_rows8/16+pdl", "w8a16_gemm_m16_rows8", 1, &rows8<16, true>},
-    BenchEntry{"w8a16_gemm_m16_rows8_bulk/28", "w8a16_gemm_m16_rows8_bulk", 1, &rows8<28>},
-    BenchEntry{"w8a16_gemm_m16_rows8_bulk/14", "w8a16_gemm_m16_rows8_bulk", 1, &rows8<14>},
-    BenchEntry{"w8a16_gemm_m16_rows8_bulk/7", "w8a16_gemm_m16_rows8_bulk", 1, &rows8<7>},
-    BenchEntry{"w8a16_gemm_m16_rows8_bulk/28+pdl", "w8a16_gemm_m16_rows8_bulk", 1, &rows8<28, true>},
-    BenchEntry{"w8a16_gemm_m16_rows8_bulk/14+pdl", "w8a16_gemm_m16_rows8_bulk", 1, &rows8<14, true>},
-    BenchEntry{"w8a16_gemm_m16_rows8_bulk/7+pdl", "w8a16_gemm_m16_rows8_bulk", 1, &rows8<7, true>},
     // Both forms of the deep kernel on 2 warps, one chunk.
     BenchEntry{"w8a16_gemm_m16_skinny_deep/2", "w8a16_gemm_m16_skinny_deep", 1, nullptr,
                &skinny_deep_one_chunk<2>},
@@ -284,11 +263,6 @@ std::span<const BenchEntry> bench_entries() {
                  nullptr, &skinny_deep_one_chunk<8, true>},
       BenchEntry{"w8a16_gemm_m16_skinny_deep32/16+pdl", "w8a16_gemm_m16_skinny_deep32", 1,
                  nullptr, &skinny_deep_one_chunk<16, true>},
-      // The 8-row entry on 28 and 14 warps per CTA (one and two CTAs per SM).
-      BenchEntry{"w8a16_gemm_m16_rows8/28", "w8a16_gemm_m16_rows8", 1, &rows8<28>},
-      BenchEntry{"w8a16_gemm_m16_rows8/14", "w8a16_gemm_m16_rows8", 1, &rows8<14>},
-      BenchEntry{"w8a16_gemm_m16_rows8/28+pdl", "w8a16_gemm_m16_rows8", 1, &rows8<28, true>},
-      BenchEntry{"w8a16_gemm_m16_rows8/14+pdl", "w8a16_gemm_m16_rows8", 1, &rows8<14, true>},
   };
   return kEntries;
 }
