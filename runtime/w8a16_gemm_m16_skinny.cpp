@@ -180,8 +180,9 @@ void launch_skinny(std::string_view fn, const GpuBackend& gpu, KernelHandle kern
   KernelLaunch launch(gpu, one_build ? kernel : guards::build_for_tokens(fn, kernel, m));
   launch.grid({chunks, div_ceil(n, rows), 1})
       .block({32 * warps, 1, 1})
-      .shared_bytes(warps * tokens * kRedStride * 4 +
-                    (cluster ? (chunks - 1) * kHandedBytes : 0))
+      .shared_bytes(std::max(warps * tokens * kRedStride * 4 +
+                                 (cluster ? (chunks - 1) * kHandedBytes : 0),
+                             options.min_shared_bytes))
       .programmatic_dependent(options.programmatic_dependent);
   if (cluster) launch.cluster({chunks, 1, 1});
   push_operands(launch, input, weight, block_scale, output, m, n, k)

@@ -35,6 +35,9 @@ struct M16LaunchOptions {
   // and later, 2 to 8 chunks); elsewhere, and for the other entries, it changes nothing.
   // The same sums in the same order: the results are bit-identical either way.
   bool chunk_cluster = false;
+  // Tuning (the skinny entry): the least dynamic shared memory each CTA asks for, which
+  // caps the CTAs an SM holds and so spreads a grid over more SMs; 0: what the kernel needs.
+  std::uint32_t min_shared_bytes = 0;
 };
 
 void w8a16_gemm_m16_splitk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input,
@@ -89,6 +92,9 @@ struct M16Plan {
   std::uint32_t warp_blocks = 0;  // the deep skinny entry's blocks per warp, else 0
   // The skinny entry: launch with M16LaunchOptions::chunk_cluster (a PDL plan only).
   bool chunk_cluster = false;
+  // Tuning (the skinny entry): the least dynamic shared memory each CTA asks for, which
+  // caps the CTAs an SM holds and so spreads a grid over more SMs; 0: what the kernel needs.
+  std::uint32_t min_shared_bytes = 0;
 };
 //
 // With `launch.programmatic_dependent` the plan is for callers that launch with

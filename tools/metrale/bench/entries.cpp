@@ -54,6 +54,21 @@ void skinny(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input, DeviceP
                         resources.workspace, kWarps, s, M16LaunchOptions{kPdl, kCluster});
 }
 
+// The skinny entry as above, each CTA asking for enough shared memory that an SM holds at
+// most ceil(CTAs / SMs) of them (228 KiB per SM, 1 KiB reserved per CTA, as on sm_90).
+template <std::uint32_t kWarps, bool kPdl = false, bool kCluster = false>
+void skinny_spread(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input, DevicePtr weight,
+                   DevicePtr block_scale, DevicePtr output, std::uint32_t m, std::uint32_t n,
+                   std::uint32_t k, const EntryResources& resources, StreamHandle s) {
+  const std::uint32_t blocks = std::string_view(kernel.name) == "w8a16_gemm_m16_skinny2" ? 2 : 1;
+  const std::uint32_t ctas = div_ceil(n, 16) * w8a16_gemm_m16_skinny_chunks(k, kWarps, blocks);
+  const std::uint32_t per_sm = div_ceil(ctas, resources.sm_count);
+  const std::uint32_t shared = (233472 / (per_sm + 1) - 1024 + 128) / 128 * 128;
+  w8a16_gemm_m16_skinny(gpu, kernel, input, weight, block_scale, output, m, n, k, k, n,
+                        resources.workspace, kWarps, s,
+                        M16LaunchOptions{kPdl, kCluster, per_sm >= 2 ? shared : 0});
+}
+
 // The deep skinny kernel on kWarps warps per CTA of kBlocks blocks each.
 template <std::uint32_t kWarps, std::uint32_t kBlocks, bool kPdl = false>
 void skinny_deep(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input, DevicePtr weight,
@@ -180,6 +195,15 @@ constexpr std::array kTuning = {
                nullptr, &skinny_deep<4, 17, true>},
     BenchEntry{"w8a16_gemm_m16_skinny_deep32/2x17+pdl", "w8a16_gemm_m16_skinny_deep32", 1,
                nullptr, &skinny_deep<2, 17, true>},
+    // The skinny entry spread over the SMs (".sp"), its chunks as a cluster or not.
+    BenchEntry{"w8a16_gemm_m16_skinny/8.cl.sp", "w8a16_gemm_m16_skinny", 1, nullptr,
+               &skinny_spread<8, false, true>},
+    BenchEntry{"w8a16_gemm_m16_skinny/8.sp", "w8a16_gemm_m16_skinny", 1, nullptr,
+               &skinny_spread<8>},
+    BenchEntry{"w8a16_gemm_m16_skinny/8.cl.sp+pdl", "w8a16_gemm_m16_skinny", 1, nullptr,
+               &skinny_spread<8, true, true>},
+    BenchEntry{"w8a16_gemm_m16_skinny/8.sp+pdl", "w8a16_gemm_m16_skinny", 1, nullptr,
+               &skinny_spread<8, true>},
     // Both forms of the deep kernel on 2 warps, one chunk.
     BenchEntry{"w8a16_gemm_m16_skinny_deep/2", "w8a16_gemm_m16_skinny_deep", 1, nullptr,
                &skinny_deep_one_chunk<2>},
