@@ -54,19 +54,39 @@ void skinny(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input, DeviceP
                         resources.workspace, kWarps, s, M16LaunchOptions{kPdl, kCluster});
 }
 
-// The skinny entry as above, each CTA asking for enough shared memory that an SM holds at
-// most ceil(CTAs / SMs) of them (228 KiB per SM, 1 KiB reserved per CTA, as on sm_90).
+// The dynamic shared memory per CTA that lets an SM hold at most ceil(CTAs / SMs) of a
+// grid's CTAs (228 KiB per SM, 1 KiB reserved per CTA, as on sm_90); 0 for one per SM.
+std::uint32_t spread_shared_bytes(std::uint32_t ctas, std::uint32_t sm_count) {
+  const std::uint32_t per_sm = div_ceil(ctas, sm_count);
+  return per_sm < 2 ? 0 : (233472 / (per_sm + 1) - 1024 + 128) / 128 * 128;
+}
+
+// The skinny entry as above, spread over the SMs (".sp").
 template <std::uint32_t kWarps, bool kPdl = false, bool kCluster = false>
 void skinny_spread(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input, DevicePtr weight,
                    DevicePtr block_scale, DevicePtr output, std::uint32_t m, std::uint32_t n,
                    std::uint32_t k, const EntryResources& resources, StreamHandle s) {
   const std::uint32_t blocks = std::string_view(kernel.name) == "w8a16_gemm_m16_skinny2" ? 2 : 1;
   const std::uint32_t ctas = div_ceil(n, 16) * w8a16_gemm_m16_skinny_chunks(k, kWarps, blocks);
-  const std::uint32_t per_sm = div_ceil(ctas, resources.sm_count);
-  const std::uint32_t shared = (233472 / (per_sm + 1) - 1024 + 128) / 128 * 128;
   w8a16_gemm_m16_skinny(gpu, kernel, input, weight, block_scale, output, m, n, k, k, n,
                         resources.workspace, kWarps, s,
-                        M16LaunchOptions{kPdl, kCluster, per_sm >= 2 ? shared : 0});
+                        M16LaunchOptions{kPdl, kCluster, spread_shared_bytes(ctas, resources.sm_count)});
+}
+
+// The deep skinny kernel on kWarps warps of kBlocks blocks (0: one chunk), spread over the
+// SMs (".sp").
+template <std::uint32_t kWarps, std::uint32_t kBlocks, bool kPdl = false>
+void skinny_deep_spread(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input,
+                        DevicePtr weight, DevicePtr block_scale, DevicePtr output, std::uint32_t m,
+                        std::uint32_t n, std::uint32_t k, const EntryResources& resources,
+                        StreamHandle s) {
+  const std::uint32_t blocks =
+      kBlocks != 0 ? kBlocks : w8a16_gemm_m16_skinny_deep_one_chunk_blocks(k, kWarps);
+  const std::uint32_t rows = std::string_view(kernel.name) == "w8a16_gemm_m16_skinny_deep32" ? 32 : 16;
+  const std::uint32_t ctas = div_ceil(n, rows) * w8a16_gemm_m16_skinny_chunks(k, kWarps, blocks);
+  w8a16_gemm_m16_skinny_deep(gpu, kernel, input, weight, block_scale, output, m, n, k, k, n,
+                             resources.workspace, kWarps, blocks, s,
+                             M16LaunchOptions{kPdl, false, spread_shared_bytes(ctas, resources.sm_count)});
 }
 
 // The deep skinny kernel on kWarps warps per CTA of kBlocks blocks each.
@@ -204,6 +224,22 @@ constexpr std::array kTuning = {
                &skinny_spread<8, true, true>},
     BenchEntry{"w8a16_gemm_m16_skinny/8.sp+pdl", "w8a16_gemm_m16_skinny", 1, nullptr,
                &skinny_spread<8, true>},
+    BenchEntry{"w8a16_gemm_m16_skinny_deep/8x2.sp+pdl", "w8a16_gemm_m16_skinny_deep", 1, nullptr,
+               &skinny_deep_spread<8, 2, true>},
+    BenchEntry{"w8a16_gemm_m16_skinny_deep/16.sp+pdl", "w8a16_gemm_m16_skinny_deep", 1, nullptr,
+               &skinny_deep_spread<16, 0, true>},
+    BenchEntry{"w8a16_gemm_m16_skinny_deep/8.sp+pdl", "w8a16_gemm_m16_skinny_deep", 1, nullptr,
+               &skinny_deep_spread<8, 0, true>},
+    BenchEntry{"w8a16_gemm_m16_skinny_deep/4.sp+pdl", "w8a16_gemm_m16_skinny_deep", 1, nullptr,
+               &skinny_deep_spread<4, 0, true>},
+    BenchEntry{"w8a16_gemm_m16_skinny_deep/2.sp+pdl", "w8a16_gemm_m16_skinny_deep", 1, nullptr,
+               &skinny_deep_spread<2, 0, true>},
+    BenchEntry{"w8a16_gemm_m16_skinny_deep3/8.sp+pdl", "w8a16_gemm_m16_skinny_deep3", 1, nullptr,
+               &skinny_deep_spread<8, 0, true>},
+    BenchEntry{"w8a16_gemm_m16_skinny_deep/8.sp", "w8a16_gemm_m16_skinny_deep", 1, nullptr,
+               &skinny_deep_spread<8, 0>},
+    BenchEntry{"w8a16_gemm_m16_skinny_deep/16.sp", "w8a16_gemm_m16_skinny_deep", 1, nullptr,
+               &skinny_deep_spread<16, 0>},
     // Both forms of the deep kernel on 2 warps, one chunk.
     BenchEntry{"w8a16_gemm_m16_skinny_deep/2", "w8a16_gemm_m16_skinny_deep", 1, nullptr,
                &skinny_deep_one_chunk<2>},
