@@ -20,6 +20,9 @@ constexpr std::uint32_t kHandedBytes = 256 * 4;
 // The kernel's padded reduction row: 17 floats per token and 16 rows.
 constexpr std::uint32_t kRedStride = 17;
 
+// The most CTAs an SM runs at once (sm_75 to sm_121: 16 or 32).
+constexpr std::uint32_t kMaxCtasPerSm = 32;
+
 constexpr std::string_view kDeep = "w8a16_gemm_m16_skinny_deep";
 // The deep kernel's form for CTAs of up to 8 warps, three per SM.
 constexpr std::string_view kDeep3 = "w8a16_gemm_m16_skinny_deep3";
@@ -63,6 +66,34 @@ bool chunks_as_cluster(const GpuBackend& gpu, std::string_view kernel_name, std:
 // A slot per 16-row group and chunk after the first.
 std::uint64_t slots_bytes(std::uint32_t n, std::uint32_t chunks) {
   return chunks <= 1 ? 0 : std::uint64_t{div_ceil(n, 16)} * (chunks - 1) * kSlotBytes;
+}
+
+// Shared memory an SM offers its CTAs and what it reserves beside each CTA's own, by
+// compute capability (the CUDA C++ Programming Guide's table); {0, 0} where not known.
+struct SmShared {
+  std::uint32_t per_sm;
+  std::uint32_t reserved_per_cta;
+};
+
+SmShared sm_shared(int sm) {
+  switch (sm) {
+    case 75: return {64 * 1024, 0};
+    case 80: case 87: return {164 * 1024, 1024};
+    case 86: case 89: case 120: case 121: return {100 * 1024, 1024};
+    case 90: case 100: case 101: case 103: case 110: return {228 * 1024, 1024};
+    default: return {0, 0};
+  }
+}
+
+// The dynamic shared memory per CTA that lets an SM hold at most `cap` CTAs of a launch:
+// (cap + 1) CTAs overflow the SM's shared memory, cap still fit. 0 where the target's
+// shared memory is not known (the launch then runs as many CTAs per SM as it can).
+std::uint32_t capping_shared_bytes(const GpuBackend& gpu, std::uint32_t cap) {
+  const std::optional<int> sm = sm_number(gpu.target());
+  const SmShared s = sm ? sm_shared(*sm) : SmShared{0, 0};
+  if (cap == 0 || s.per_sm == 0) return 0;
+  const std::uint32_t least = s.per_sm / (cap + 1) + 1;  // with the reserve
+  return (least - s.reserved_per_cta + 127) / 128 * 128;
 }
 
 // CTAs of `warps` warps at `registers` per thread that the 64 K registers of an SM hold.
@@ -153,6 +184,8 @@ void launch_skinny(std::string_view fn, const GpuBackend& gpu, KernelHandle kern
   guards::check_strides(fn, n, k, a_row_stride, c_row_stride);
   ensure(warps >= 1 && warps <= W8A16_GEMM_M16_SKINNY_MAX_WARPS, "{}: warps={} outside 1..={}",
          fn, warps, W8A16_GEMM_M16_SKINNY_MAX_WARPS);
+  ensure(options.max_ctas_per_sm <= kMaxCtasPerSm, "{}: max_ctas_per_sm={} over the {} CTAs an "
+         "SM runs at most", fn, options.max_ctas_per_sm, kMaxCtasPerSm);
   // 1 or 2 from the skinny handles; the deep kernel's from its caller.
   ensure(warp_blocks >= 1 && warp_blocks <= W8A16_GEMM_M16_SKINNY_DEEP_MAX_WARP_BLOCKS,
          "{}: warp_blocks={} outside 1..={}", fn, warp_blocks,
@@ -182,7 +215,7 @@ void launch_skinny(std::string_view fn, const GpuBackend& gpu, KernelHandle kern
       .block({32 * warps, 1, 1})
       .shared_bytes(std::max(warps * tokens * kRedStride * 4 +
                                  (cluster ? (chunks - 1) * kHandedBytes : 0),
-                             options.min_shared_bytes))
+                             capping_shared_bytes(gpu, options.max_ctas_per_sm)))
       .programmatic_dependent(options.programmatic_dependent);
   if (cluster) launch.cluster({chunks, 1, 1});
   push_operands(launch, input, weight, block_scale, output, m, n, k)

@@ -142,6 +142,14 @@ bool chunk_cluster_suits(std::uint32_t m, std::uint32_t n, std::uint32_t k, std:
          ctas <= std::uint64_t{sms} * w8a16_gemm_m16_skinny_ctas_per_sm(m, W8A16_GEMM_M16_SKINNY_WARPS);
 }
 
+// Whether a PDL launch of `ctas` CTAs, of which the registers let an SM hold
+// `by_registers`, is spread over the SMs (spread_if_suited, item 94): an even share of 2
+// to 5 CTAs per SM, below what the registers allow.
+bool spreadable(std::uint64_t ctas, std::uint32_t sms, std::uint32_t by_registers) {
+  const std::uint64_t share = (ctas + sms - 1) / sms;
+  return share >= 2 && share <= 5 && share < by_registers;
+}
+
 // Measured on an H200 over m = 1, 2, 4, 8, 9, 12 and 16 against every other entry, with
 // and without PDL, on the 13 layers of the benchmark and four more (docs/performance.md,
 // item 58): the deep kernel on one chunk of K, on the warps w8a16_gemm_m16_skinny_deep_form
@@ -215,7 +223,10 @@ std::optional<SkinnyDeepForm> deep_form_if_suited(std::uint32_t m, std::uint32_t
   // 12.38-12.95 us at m = 1..8 against 12.90-14.66 for split-K / 1 and stream-K on one CTA
   // per SM, 1.02-1.16x).
   const bool fills = form.warps == 2 && m > 8 ? 10 * ctas >= 9 * slots : 3 * ctas >= 2 * slots;
-  const bool suits = pdl ? ctas <= slots && fills : 2 * ctas >= slots;
+  // With PDL a grid spread over the SMs fills them whatever its share of the slots (item
+  // 94: Qwen3-32B qkv's 640 CTAs of 4 warps, 61 % of the slots, up to 8 tokens).
+  const bool suits = pdl ? ctas <= slots && (fills || spreadable(ctas, sms, form.ctas_per_sm))
+                         : 2 * ctas >= slots;
   if (!suits) return std::nullopt;
   return form;
 }
@@ -242,11 +253,47 @@ std::optional<M16Plan> chunked_deep_if_suited(std::uint32_t m, std::uint32_t n, 
   return M16Plan{"w8a16_gemm_m16_skinny_deep", 1, 0, 0, kWarps, kBlocks};
 }
 
+// Item 94 (the `probe` step, with PDL, m = 1, 8 and 16, 10 layers of 4-56 MiB): with PDL
+// the next launch's CTAs start in the slots a launch leaves free, and a skinny or deep grid
+// that fills only part of its slots took 0.74-0.93x the time when each CTA asked for enough
+// shared memory that an SM held at most ceil(CTAs / SMs) of them: kv_a's skinny entry (252
+// CTAs, 2 per SM where registers allow 4) 2.76 / 3.06 / 3.85 us against 3.75 / 3.76 / 4.25,
+// q_a's deep kernel in chunks (384, 3 where 4) 0.93x, Llama-3-8B qkv's deep entry on 8
+// warps (384, 3 where 4) 0.91-0.94x, Qwen3-32B qkv's on 4 (640, 5 where 8) 0.81-0.82x. Where
+// the share equals what the registers allow it changed nothing or lost (Llama-3-8B o on 16
+// warps, 2048 x 7168 in chunks: 0.98-1.02x), and a share of 12 (q_b's 1536 CTAs of 2 warps)
+// lost 1.23-1.28x. kv_a's chunks spread took 0.88-0.97x the time of its chunks as a cluster.
+// Hence with PDL, for shares of 2 to 5 below what the registers allow, instead of a cluster.
+M16Plan spread_if_suited(M16Plan plan, std::uint32_t m, std::uint32_t n, std::uint32_t k,
+                         std::uint32_t sms, bool pdl) {
+  if (!pdl || !plan.entry.starts_with("w8a16_gemm_m16_skinny")) return plan;
+  const bool deep32 = plan.entry == "w8a16_gemm_m16_skinny_deep32";
+  const std::uint32_t blocks = plan.warp_blocks != 0 ? plan.warp_blocks : 1;
+  const std::uint64_t ctas = std::uint64_t{div_ceil(n, deep32 ? 32 : 16)} *
+                             w8a16_gemm_m16_skinny_chunks(k, plan.warps, blocks);
+  const std::uint64_t share = (ctas + sms - 1) / sms;
+  std::uint32_t by_registers = 0;
+  if (plan.entry == "w8a16_gemm_m16_skinny") {
+    by_registers = w8a16_gemm_m16_skinny_ctas_per_sm(m, plan.warps);
+  } else if (plan.entry == "w8a16_gemm_m16_skinny_deep") {
+    by_registers = w8a16_gemm_m16_skinny_deep_ctas_per_sm(m, plan.warps);
+  } else if (plan.entry == "w8a16_gemm_m16_skinny_deep3") {
+    by_registers = w8a16_gemm_m16_skinny_deep3_ctas_per_sm(m, plan.warps);
+  } else if (deep32) {
+    by_registers = w8a16_gemm_m16_skinny_deep32_ctas_per_sm(plan.warps);
+  }
+  if (!spreadable(ctas, sms, by_registers)) return plan;
+  plan.max_ctas_per_sm = static_cast<std::uint32_t>(share);
+  plan.chunk_cluster = false;
+  return plan;
+}
+
 }  // namespace
 
-M16Plan plan_m16_gemm(std::uint32_t m, std::uint32_t n, std::uint32_t k,
-                      std::uint32_t sm_count, M16LaunchOptions launch) {
-  const std::uint32_t sms = sm_count == 0 ? 132 : sm_count;
+namespace {
+
+M16Plan plan_entry(std::uint32_t m, std::uint32_t n, std::uint32_t k, std::uint32_t sms,
+                   M16LaunchOptions launch) {
   if (const std::optional<SkinnyDeepForm> deep32 =
           w8a16_gemm_m16_skinny_deep32_form(m, n, k, sms, launch.programmatic_dependent)) {
     return {deep32->kernel, 1, 0, 0, deep32->warps,
@@ -288,6 +335,15 @@ M16Plan plan_m16_gemm(std::uint32_t m, std::uint32_t n, std::uint32_t k,
     return {"w8a16_gemm_m16_splitk", 1};
   }
   return plan;
+}
+
+}  // namespace
+
+M16Plan plan_m16_gemm(std::uint32_t m, std::uint32_t n, std::uint32_t k,
+                      std::uint32_t sm_count, M16LaunchOptions launch) {
+  const std::uint32_t sms = sm_count == 0 ? 132 : sm_count;
+  return spread_if_suited(plan_entry(m, n, k, sms, launch), m, n, k, sms,
+                          launch.programmatic_dependent);
 }
 
 }  // namespace metrale

@@ -35,9 +35,13 @@ struct M16LaunchOptions {
   // and later, 2 to 8 chunks); elsewhere, and for the other entries, it changes nothing.
   // The same sums in the same order: the results are bit-identical either way.
   bool chunk_cluster = false;
-  // Tuning (the skinny entry): the least dynamic shared memory each CTA asks for, which
-  // caps the CTAs an SM holds and so spreads a grid over more SMs; 0: what the kernel needs.
-  std::uint32_t min_shared_bytes = 0;
+  // The skinny and deep skinny entries: at most this many of the launch's CTAs on one SM
+  // (0: as many as its registers allow), enforced through the dynamic shared memory each
+  // CTA asks for (sm_75 and later; the same results). With PDL the next launch's CTAs
+  // start early in the slots a launch leaves free; capped at an even share of the grid,
+  // the launches take turns on every SM instead (docs/performance.md, item 94). The plan
+  // sets it (M16Plan::max_ctas_per_sm).
+  std::uint32_t max_ctas_per_sm = 0;
 };
 
 void w8a16_gemm_m16_splitk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input,
@@ -92,9 +96,8 @@ struct M16Plan {
   std::uint32_t warp_blocks = 0;  // the deep skinny entry's blocks per warp, else 0
   // The skinny entry: launch with M16LaunchOptions::chunk_cluster (a PDL plan only).
   bool chunk_cluster = false;
-  // Tuning (the skinny entry): the least dynamic shared memory each CTA asks for, which
-  // caps the CTAs an SM holds and so spreads a grid over more SMs; 0: what the kernel needs.
-  std::uint32_t min_shared_bytes = 0;
+  // The skinny entries: launch with M16LaunchOptions::max_ctas_per_sm (a PDL plan only).
+  std::uint32_t max_ctas_per_sm = 0;
 };
 //
 // With `launch.programmatic_dependent` the plan is for callers that launch with

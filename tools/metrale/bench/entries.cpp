@@ -54,15 +54,9 @@ void skinny(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input, DeviceP
                         resources.workspace, kWarps, s, M16LaunchOptions{kPdl, kCluster});
 }
 
-// The dynamic shared memory per CTA that lets an SM hold at most ceil(CTAs / SMs) of a
-// grid's CTAs (228 KiB per SM, 1 KiB reserved per CTA, as on sm_90); 0 for one per SM.
-std::uint32_t spread_shared_bytes(std::uint32_t ctas, std::uint32_t sm_count) {
-  const std::uint32_t per_sm = div_ceil(ctas, sm_count);
-  return per_sm < 2 ? 0 : (233472 / (per_sm + 1) - 1024 + 128) / 128 * 128;
-}
-
-// The skinny entry as above, spread over the SMs (".sp").
-template <std::uint32_t kWarps, bool kPdl = false, bool kCluster = false>
+// The skinny entry as above, at most ceil(CTAs / SMs) of its CTAs on an SM (".sp", as
+// plan_m16_gemm spreads a PDL grid: M16Plan::max_ctas_per_sm).
+template <std::uint32_t kWarps, bool kPdl = false>
 void skinny_spread(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input, DevicePtr weight,
                    DevicePtr block_scale, DevicePtr output, std::uint32_t m, std::uint32_t n,
                    std::uint32_t k, const EntryResources& resources, StreamHandle s) {
@@ -70,11 +64,10 @@ void skinny_spread(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input, 
   const std::uint32_t ctas = div_ceil(n, 16) * w8a16_gemm_m16_skinny_chunks(k, kWarps, blocks);
   w8a16_gemm_m16_skinny(gpu, kernel, input, weight, block_scale, output, m, n, k, k, n,
                         resources.workspace, kWarps, s,
-                        M16LaunchOptions{kPdl, kCluster, spread_shared_bytes(ctas, resources.sm_count)});
+                        M16LaunchOptions{kPdl, false, div_ceil(ctas, resources.sm_count)});
 }
 
-// The deep skinny kernel on kWarps warps of kBlocks blocks (0: one chunk), spread over the
-// SMs (".sp").
+// The deep skinny kernel on kWarps warps of kBlocks blocks (0: one chunk) the same way.
 template <std::uint32_t kWarps, std::uint32_t kBlocks, bool kPdl = false>
 void skinny_deep_spread(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input,
                         DevicePtr weight, DevicePtr block_scale, DevicePtr output, std::uint32_t m,
@@ -82,11 +75,12 @@ void skinny_deep_spread(const GpuBackend& gpu, KernelHandle kernel, DevicePtr in
                         StreamHandle s) {
   const std::uint32_t blocks =
       kBlocks != 0 ? kBlocks : w8a16_gemm_m16_skinny_deep_one_chunk_blocks(k, kWarps);
-  const std::uint32_t rows = std::string_view(kernel.name) == "w8a16_gemm_m16_skinny_deep32" ? 32 : 16;
+  const std::uint32_t rows =
+      std::string_view(kernel.name) == "w8a16_gemm_m16_skinny_deep32" ? 32 : 16;
   const std::uint32_t ctas = div_ceil(n, rows) * w8a16_gemm_m16_skinny_chunks(k, kWarps, blocks);
   w8a16_gemm_m16_skinny_deep(gpu, kernel, input, weight, block_scale, output, m, n, k, k, n,
                              resources.workspace, kWarps, blocks, s,
-                             M16LaunchOptions{kPdl, false, spread_shared_bytes(ctas, resources.sm_count)});
+                             M16LaunchOptions{kPdl, false, div_ceil(ctas, resources.sm_count)});
 }
 
 // The deep skinny kernel on kWarps warps per CTA of kBlocks blocks each.
@@ -215,13 +209,7 @@ constexpr std::array kTuning = {
                nullptr, &skinny_deep<4, 17, true>},
     BenchEntry{"w8a16_gemm_m16_skinny_deep32/2x17+pdl", "w8a16_gemm_m16_skinny_deep32", 1,
                nullptr, &skinny_deep<2, 17, true>},
-    // The skinny entry spread over the SMs (".sp"), its chunks as a cluster or not.
-    BenchEntry{"w8a16_gemm_m16_skinny/8.cl.sp", "w8a16_gemm_m16_skinny", 1, nullptr,
-               &skinny_spread<8, false, true>},
-    BenchEntry{"w8a16_gemm_m16_skinny/8.sp", "w8a16_gemm_m16_skinny", 1, nullptr,
-               &skinny_spread<8>},
-    BenchEntry{"w8a16_gemm_m16_skinny/8.cl.sp+pdl", "w8a16_gemm_m16_skinny", 1, nullptr,
-               &skinny_spread<8, true, true>},
+    // The skinny and deep entries spread over the SMs, as the plan runs them with PDL.
     BenchEntry{"w8a16_gemm_m16_skinny/8.sp+pdl", "w8a16_gemm_m16_skinny", 1, nullptr,
                &skinny_spread<8, true>},
     BenchEntry{"w8a16_gemm_m16_skinny_deep/8x2.sp+pdl", "w8a16_gemm_m16_skinny_deep", 1, nullptr,
@@ -236,10 +224,10 @@ constexpr std::array kTuning = {
                &skinny_deep_spread<2, 0, true>},
     BenchEntry{"w8a16_gemm_m16_skinny_deep3/8.sp+pdl", "w8a16_gemm_m16_skinny_deep3", 1, nullptr,
                &skinny_deep_spread<8, 0, true>},
-    BenchEntry{"w8a16_gemm_m16_skinny_deep/8.sp", "w8a16_gemm_m16_skinny_deep", 1, nullptr,
-               &skinny_deep_spread<8, 0>},
-    BenchEntry{"w8a16_gemm_m16_skinny_deep/16.sp", "w8a16_gemm_m16_skinny_deep", 1, nullptr,
-               &skinny_deep_spread<16, 0>},
+    BenchEntry{"w8a16_gemm_m16_skinny_deep3/4.sp+pdl", "w8a16_gemm_m16_skinny_deep3", 1, nullptr,
+               &skinny_deep_spread<4, 0, true>},
+    BenchEntry{"w8a16_gemm_m16_skinny_deep3/2.sp+pdl", "w8a16_gemm_m16_skinny_deep3", 1, nullptr,
+               &skinny_deep_spread<2, 0, true>},
     // Both forms of the deep kernel on 2 warps, one chunk.
     BenchEntry{"w8a16_gemm_m16_skinny_deep/2", "w8a16_gemm_m16_skinny_deep", 1, nullptr,
                &skinny_deep_one_chunk<2>},

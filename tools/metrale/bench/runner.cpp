@@ -17,8 +17,8 @@ namespace {
 
 // The bench entry that runs a plan: split entries are benchmarked (and named) with their
 // split, even a split of 1; the skinny entries with their warps per CTA (the deep one on
-// one chunk of K, or as "/WxB" in chunks, as the plan runs it) and ".cl" for chunks as a
-// cluster; stream-K with its CTAs per SM (".cC" unless it is the default two) and its ring
+// one chunk of K, or as "/WxB" in chunks, as the plan runs it), ".cl" for chunks as a
+// cluster and ".sp" for a grid spread over the SMs (M16Plan::max_ctas_per_sm); stream-K with its CTAs per SM (".cC" unless it is the default two) and its ring
 // stages (".sS" unless the launcher's default).
 std::string choice_name(const M16Plan& plan, std::uint32_t k, std::uint32_t sm_count) {
   if (plan.entry == "w8a16_gemm_m16_splitk" || plan.entry == "w8a16_gemm_m16_stream") {
@@ -26,10 +26,12 @@ std::string choice_name(const M16Plan& plan, std::uint32_t k, std::uint32_t sm_c
   }
   if (plan.entry.starts_with("w8a16_gemm_m16_skinny_deep") &&
       w8a16_gemm_m16_skinny_chunks(k, plan.warps, plan.warp_blocks) > 1) {
-    return fmt::format("{}/{}x{}", plan.entry, plan.warps, plan.warp_blocks);  // in chunks
+    return fmt::format("{}/{}x{}{}", plan.entry, plan.warps, plan.warp_blocks,  // in chunks
+                       plan.max_ctas_per_sm != 0 ? ".sp" : "");
   }
   if (plan.entry.starts_with("w8a16_gemm_m16_skinny")) {
-    return fmt::format("{}/{}{}", plan.entry, plan.warps, plan.chunk_cluster ? ".cl" : "");
+    return fmt::format("{}/{}{}{}", plan.entry, plan.warps, plan.chunk_cluster ? ".cl" : "",
+                       plan.max_ctas_per_sm != 0 ? ".sp" : "");
   }
   std::string name(plan.entry);
   if (plan.entry == "w8a16_gemm_m16_streamk" && plan.ctas != 2 * sm_count) {
