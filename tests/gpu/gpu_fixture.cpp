@@ -139,28 +139,34 @@ TcEntry streamk_entry(std::uint32_t ctas_per_sm, std::uint32_t ctas = 0, bool pd
           }};
 }
 
-TcEntry skinny_entry(std::uint32_t warps, bool two_blocks, bool pdl, bool cluster) {
+// ".spN": at most N CTAs on an SM.
+std::string cap_suffix(std::uint32_t max_ctas_per_sm) {
+  return max_ctas_per_sm != 0 ? fmt::format(".sp{}", max_ctas_per_sm) : std::string();
+}
+
+TcEntry skinny_entry(std::uint32_t warps, bool two_blocks, bool pdl, bool cluster,
+                     std::uint32_t max_ctas_per_sm) {
   const char* kernel = two_blocks ? "w8a16_gemm_m16_skinny2" : "w8a16_gemm_m16_skinny";
-  return {fmt::format("{}/{}{}{}", kernel, warps, cluster ? ".cl" : "", pdl ? "+pdl" : ""), true,
-          [kernel, warps, pdl, cluster](const Problem& p, StreamHandle s) {
+  return {fmt::format("{}/{}{}{}{}", kernel, warps, cluster ? ".cl" : "",
+                      cap_suffix(max_ctas_per_sm), pdl ? "+pdl" : ""),
+          true, [kernel, warps, pdl, cluster, max_ctas_per_sm](const Problem& p, StreamHandle s) {
             w8a16_gemm_m16_skinny(gpu().backend, gpu().cache.kernel(kernel), p.input.get(),
                                   p.weight.get(), p.scale.get(), p.out.get(), p.m, p.n, p.k,
                                   p.a_row_stride, p.c_row_stride, gpu().streamk_workspace(), warps,
-                                  s, M16LaunchOptions{pdl, cluster});
+                                  s, M16LaunchOptions{pdl, cluster, max_ctas_per_sm});
           }};
 }
 
-// The deep skinny kernel (`kernel`: any of its forms) on `warps` warps of `warp_blocks`
-// blocks each.
-TcEntry skinny_deep_entry(std::uint32_t warps, std::uint32_t warp_blocks, bool pdl = false,
-                          const char* kernel = "w8a16_gemm_m16_skinny_deep") {
-  return {fmt::format("{}/{}x{}{}", kernel, warps, warp_blocks, pdl ? "+pdl" : ""),
-          true, [warps, warp_blocks, pdl, kernel](const Problem& p, StreamHandle s) {
+TcEntry skinny_deep_entry(std::uint32_t warps, std::uint32_t warp_blocks, bool pdl,
+                          const char* kernel, std::uint32_t max_ctas_per_sm) {
+  return {fmt::format("{}/{}x{}{}{}", kernel, warps, warp_blocks, cap_suffix(max_ctas_per_sm),
+                      pdl ? "+pdl" : ""),
+          true, [warps, warp_blocks, pdl, kernel, max_ctas_per_sm](const Problem& p, StreamHandle s) {
             w8a16_gemm_m16_skinny_deep(gpu().backend, gpu().cache.kernel(kernel),
                                        p.input.get(), p.weight.get(), p.scale.get(), p.out.get(),
                                        p.m, p.n, p.k, p.a_row_stride, p.c_row_stride,
                                        gpu().streamk_workspace(), warps, warp_blocks, s,
-                                       M16LaunchOptions{pdl});
+                                       M16LaunchOptions{pdl, false, max_ctas_per_sm});
           }};
 }
 
@@ -247,6 +253,11 @@ const std::vector<TcEntry>& tc_entries() {
       skinny_deep_entry(8, 4, false, "w8a16_gemm_m16_skinny_deep32"),
       skinny_deep_entry(3, 5, false, "w8a16_gemm_m16_skinny_deep32"),
       skinny_deep_entry(4, 2, true, "w8a16_gemm_m16_skinny_deep32"),
+      // Spread over the SMs as the plan runs them with PDL: the skinny entry two to an SM,
+      // the deep kernel in chunks three to an SM, on one chunk one to an SM.
+      skinny_entry(8, false, true, false, 2),
+      skinny_deep_entry(8, 2, true, "w8a16_gemm_m16_skinny_deep", 3),
+      skinny_deep_entry(8, 1024, true, "w8a16_gemm_m16_skinny_deep", 1),
   };
   return entries;
 }

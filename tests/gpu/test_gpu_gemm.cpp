@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <random>
+#include <tuple>
 
 #include "gpu/gpu_fixture.hpp"
 
@@ -139,5 +140,32 @@ TEST_CASE("gpu: the skinny entry's chunks as a cluster give the bits of the hand
     }
   }
   MESSAGE(fmt::format("skinny chunks as a cluster: {} outputs identical to the handoff through L2",
+                      compared));
+}
+
+TEST_CASE("gpu: a grid spread over the SMs gives the bits of the same grid unspread") {
+  // kv_a on the skinny entry (252 CTAs, two to an SM) and q_a on the deep kernel in chunks
+  // (384, three to an SM), with PDL as the plan runs them, at 1, 5, 9 and 16 tokens.
+  std::uint64_t compared = 0;
+  for (const std::uint32_t m : {1u, 5u, 9u, 16u}) {
+    for (const auto& [n, spread, plain] :
+         {std::tuple{576u, skinny_entry(8, false, true, false, 2), skinny_entry(8, false, true)},
+          std::tuple{1536u, skinny_deep_entry(8, 2, true, "w8a16_gemm_m16_skinny_deep", 3),
+                     skinny_deep_entry(8, 2, true)}}) {
+      CAPTURE(m);
+      CAPTURE(n);
+      Problem p(m, n, 7168, 7168, n, 700 + m + n);
+      p.poison();
+      plain.launch(p, 0);
+      gpu().backend.synchronize();
+      const auto unspread = p.download_out();
+      p.poison();
+      spread.launch(p, 0);
+      gpu().backend.synchronize();
+      CHECK(p.download_out() == unspread);
+      compared += std::uint64_t{m} * n;
+    }
+  }
+  MESSAGE(fmt::format("grids spread over the SMs: {} outputs identical to the same grids unspread",
                       compared));
 }

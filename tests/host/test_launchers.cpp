@@ -659,3 +659,43 @@ TEST_CASE("a token-split entry runs its build for m > 8; a handle without one is
   w8a16_gemm_m16(f.gpu, narrow_only, kIn, kW, kS, kOut, 8, 4096, 4096, 0);
   CHECK(f.gpu.launches().size() == launched + 1);
 }
+
+TEST_CASE("skinny launchers: max_ctas_per_sm asks for the shared memory that caps an SM's CTAs") {
+  Fixture f;
+  const KernelHandle skinny = f.cache.kernel("w8a16_gemm_m16_skinny");
+  const KernelHandle deep = f.cache.kernel("w8a16_gemm_m16_skinny_deep");
+  constexpr DevicePtr kWs(0x50000);
+  const std::uint64_t ws = w8a16_gemm_m16_skinny_workspace_bytes(576, 7168, 8, 1);
+  // sm_90: 228 KiB per SM, 1 KiB reserved beside each CTA's own. `cap` CTAs fit, one more
+  // does not.
+  constexpr std::uint32_t kPerSm = 228 * 1024;
+  for (std::uint32_t cap = 1; cap <= 6; ++cap) {
+    CAPTURE(cap);
+    w8a16_gemm_m16_skinny(f.gpu, skinny, kIn, kW, kS, kOut, 1, 576, 7168, 7168, 576, {kWs, ws},
+                          8, 0, M16LaunchOptions{true, false, cap});
+    const std::uint32_t bytes = f.gpu.launches().back().config.shared_bytes;
+    CHECK(bytes % 128 == 0);
+    CHECK(cap * (bytes + 1024) <= kPerSm);
+    CHECK((cap + 1) * (bytes + 1024) > kPerSm);
+  }
+  // 0: the kernel's own reduction buffer; the deep launcher takes the same option.
+  w8a16_gemm_m16_skinny(f.gpu, skinny, kIn, kW, kS, kOut, 1, 576, 7168, 7168, 576, {kWs, ws}, 8,
+                        0, M16LaunchOptions{true});
+  CHECK(f.gpu.launches().back().config.shared_bytes == 8 * 8 * 17 * 4);
+  w8a16_gemm_m16_skinny_deep(f.gpu, deep, kIn, kW, kS, kOut, 1, 1536, 7168, 7168, 1536,
+                             {kWs, w8a16_gemm_m16_skinny_workspace_bytes(1536, 7168, 8, 2)}, 8, 2,
+                             0, M16LaunchOptions{true, false, 3});
+  CHECK(f.gpu.launches().back().config.shared_bytes == (kPerSm / 4 + 1 - 1024 + 127) / 128 * 128);
+  // A cap above what an SM runs is refused, nothing launched.
+  const std::size_t launched = f.gpu.launches().size();
+  CHECK(error_of([&] {
+          w8a16_gemm_m16_skinny(f.gpu, skinny, kIn, kW, kS, kOut, 1, 576, 7168, 7168, 576,
+                                {kWs, ws}, 8, 0, M16LaunchOptions{true, false, 33});
+        }) == "w8a16_gemm_m16_skinny: max_ctas_per_sm=33 over the 32 CTAs an SM runs at most");
+  CHECK(f.gpu.launches().size() == launched);
+  // A target whose shared memory per SM is not known keeps the kernel's own.
+  f.gpu.target_name = "sm_72";
+  w8a16_gemm_m16_skinny(f.gpu, skinny, kIn, kW, kS, kOut, 1, 576, 7168, 7168, 576, {kWs, ws}, 8,
+                        0, M16LaunchOptions{true, false, 2});
+  CHECK(f.gpu.launches().back().config.shared_bytes == 8 * 8 * 17 * 4);
+}

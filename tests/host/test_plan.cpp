@@ -45,15 +45,16 @@ TEST_CASE("plan_m16_gemm: stream-K, streaming, 64-wide or split tiles where each
   CHECK(streamk_plan_stages(1, 264, 0) == 0u);
   CHECK(plan_m16_gemm(1, 51200, 5120, 114).ctas == 228);
   // Where the deep skinny entry declines (K under 1536; with PDL, CTAs that do not fill
-  // two thirds of the slots or do not fit at once): one CTA per SM from 32 MiB at 2 tokens
-  // and more (32768 x 1024; Qwen3-32B qkv with PDL up to 8 tokens)
-  // and from 20 MiB at 5 (25600 x 1024; Llama-3-8B qkv with PDL above 8 tokens); else the
-  // tiled entries below.
+  // two thirds of the slots, are not spread over the SMs or do not fit at once): one CTA
+  // per SM from 32 MiB at 2 tokens and more (32768 x 1024) and from 20 MiB at 5 (25600 x
+  // 1024); else the tiled entries below. Qwen3-32B qkv with PDL up to 8 tokens: its 640
+  // deep CTAs of 4 warps fill 61 % of the slots, spread over the SMs five to one.
   const M16LaunchOptions pdl{true};
-  for (const std::uint32_t m : {5u, 8u}) {
+  for (const std::uint32_t m : {1u, 5u, 8u}) {
     const M16Plan p = plan_m16_gemm(m, 10240, 5120, 132, pdl);
-    CHECK(p.entry == "w8a16_gemm_m16_streamk");
-    CHECK(p.ctas == 132u);
+    CHECK(p.entry == "w8a16_gemm_m16_skinny_deep");
+    CHECK(p.warps == 4u);
+    CHECK(p.max_ctas_per_sm == 5u);
   }
   for (const std::uint32_t m : {5u, 8u, 9u, 16u}) {
     CAPTURE(m);
@@ -71,7 +72,6 @@ TEST_CASE("plan_m16_gemm: stream-K, streaming, 64-wide or split tiles where each
     CHECK(q_b.warps == 2u);
     CHECK(q_b.ctas == 0u);
   }
-  CHECK(plan_m16_gemm(2, 10240, 5120, 132, pdl).entry == "w8a16_gemm_m16_streamk");
   CHECK(plan_m16_gemm(2, 32768, 1024, 132).entry == "w8a16_gemm_m16_streamk");
   // Above 8 tokens with PDL Llama-3-8B qkv takes the deep kernel's three-per-SM form.
   CHECK(plan_m16_gemm(9, 6144, 4096, 132, pdl).entry == "w8a16_gemm_m16_skinny_deep3");
@@ -230,8 +230,8 @@ TEST_CASE("plan_m16_gemm: the deep skinny entry on 16-64 MiB layers, one chunk o
     // The PDL plan keeps the deep entry: its CTAs fit at once and fill two thirds of the
     // slots, above 8 tokens 90 % with CTAs of 2 warps (o, down: 256 of 264; qkv 384 of
     // 528, and above 8 tokens of the three-per-SM form's 396; Qwen3-32B qkv 640 of 660, not
-    // of 1056; q_b 1536 of 2112, and of the three-per-SM form's 1584; 8192 x 2048 512 of 528
-    // and of 660).
+    // of 1056, and up to 8 tokens spread over the SMs, item 94; q_b 1536 of 2112, and of the
+    // three-per-SM form's 1584; 8192 x 2048 512 of 528 and of 660).
     bool pdl_m8, pdl_m16;
     bool deep3_m16 = false;  // above 8 tokens the three-per-SM form
     bool deep32_m16 = false;  // above 8 tokens the 32-row form (warps_m16 its warps)
@@ -239,7 +239,7 @@ TEST_CASE("plan_m16_gemm: the deep skinny entry on 16-64 MiB layers, one chunk o
   // Llama-3-8B o, qkv and down, Qwen3-32B qkv, DeepSeek-V3 q_b, and 16 MiB at K = 2048.
   for (const Want& w :
        {Want{4096, 4096, 16, 8, true, true}, Want{6144, 4096, 8, 8, true, true, true},
-        Want{4096, 14336, 16, 16, true, true, false, true}, Want{10240, 5120, 4, 4, false, true},
+        Want{4096, 14336, 16, 16, true, true, false, true}, Want{10240, 5120, 4, 4, true, true},
         Want{24576, 1536, 2, 2, true, true, true}, Want{8192, 2048, 8, 4, true, true}}) {
     for (std::uint32_t m = 1; m <= 16; ++m) {
       CAPTURE(w.n);
@@ -320,9 +320,8 @@ TEST_CASE("plan_m16_gemm with PDL: split-K for the seed's entries, stream-K on i
       }
     }
   }
-  // Named cases: Qwen3-32B qkv and DeepSeek-V3 q_b at m = 1, DeepSeek-V3 o at m = 1, and
-  // the device's SM count.
-  CHECK(plan_m16_gemm(1, 10240, 5120, 132, pdl).entry == "w8a16_gemm_m16_splitk");
+  // Named cases: DeepSeek-V3 q_b at m = 1, DeepSeek-V3 o at m = 1, and the device's SM
+  // count.
   CHECK(plan_m16_gemm(1, 24576, 1536, 132, pdl).split == 1);
   CHECK(plan_m16_gemm(1, 7168, 18432, 132, pdl).ctas == 264u);
   CHECK(plan_m16_gemm(1, 7168, 18432, 114, pdl).ctas == 228u);
@@ -341,13 +340,15 @@ TEST_CASE("plan_m16_gemm with PDL: split-K for the seed's entries, stream-K on i
   CHECK(plan_m16_gemm(1, 1536, 7168, 132, M16LaunchOptions{}).entry ==
         plan_m16_gemm(1, 1536, 7168, 132).entry);
   // The skinny entry's chunks as one cluster: with PDL only, where all its CTAs fit at
-  // once. kv_a: 36 groups x 7 chunks = 252 CTAs against 528 slots up to 8 tokens (56
-  // registers, 4 CTAs of 8 warps per SM) and 396 above (72, 3); q_a: 672 CTAs.
+  // once and are not spread over the SMs. kv_a: 36 groups x 7 chunks = 252 CTAs against
+  // 528 slots up to 8 tokens (56 registers, 4 CTAs of 8 warps per SM) and 396 above (72,
+  // 3), spread two to an SM instead; q_a: 672 CTAs.
   CHECK(w8a16_gemm_m16_skinny_ctas_per_sm(8, 8) == 4);
   CHECK(w8a16_gemm_m16_skinny_ctas_per_sm(9, 8) == 3);
   for (const std::uint32_t m : {1u, 8u, 9u, 16u}) {
     CAPTURE(m);
-    CHECK(plan_m16_gemm(m, 576, 7168, 132, pdl).chunk_cluster);
+    CHECK_FALSE(plan_m16_gemm(m, 576, 7168, 132, pdl).chunk_cluster);
+    CHECK(plan_m16_gemm(m, 576, 7168, 132, pdl).max_ctas_per_sm == 2u);
     CHECK_FALSE(plan_m16_gemm(m, 576, 7168, 132).chunk_cluster);
     CHECK_FALSE(plan_m16_gemm(m, 1536, 7168, 132, pdl).chunk_cluster);
     // From 12 tokens q_a takes the deep entry, up to 8 its form in chunks (the plan's cases
@@ -355,8 +356,9 @@ TEST_CASE("plan_m16_gemm with PDL: split-K for the seed's entries, stream-K on i
     CHECK(plan_m16_gemm(m, 1536, 7168, 132, pdl).entry ==
           (m >= 12 || m <= 8 ? "w8a16_gemm_m16_skinny_deep" : "w8a16_gemm_m16_skinny"));
   }
-  // On 64 SMs kv_a's 252 CTAs fit at once up to 8 tokens (256 slots), not above (192);
-  // one chunk (K = 1024) leaves nothing to hand off.
+  // On 64 SMs kv_a's 252 CTAs fit at once up to 8 tokens (256 slots), four to an SM as
+  // the registers allow (no spread), not above (192); one chunk (K = 1024) leaves nothing
+  // to hand off.
   CHECK(plan_m16_gemm(1, 576, 7168, 64, pdl).chunk_cluster);
   CHECK_FALSE(plan_m16_gemm(16, 576, 7168, 64, pdl).chunk_cluster);
   CHECK_FALSE(plan_m16_gemm(1, 576, 1024, 132, pdl).chunk_cluster);
@@ -484,4 +486,37 @@ TEST_CASE("plan_m16_gemm: the deep entry from 64 MiB up to 8 tokens, on CTAs of 
   CHECK(entry(9, 8192, 8192, false) != deep);
   CHECK(plan_m16_gemm(1, 7168, 16384, 132).warps == 8);
   CHECK(plan_m16_gemm(1, 7168, 16384, 132).warp_blocks == 16);
+}
+
+TEST_CASE("plan_m16_gemm: with PDL, skinny and deep grids spread over the SMs at an even share") {
+  const M16LaunchOptions pdl{true};
+  for (std::uint32_t m = 1; m <= 16; ++m) {
+    CAPTURE(m);
+    // Without PDL nothing is spread.
+    for (const auto& [n, k] : {std::pair{576u, 7168u}, std::pair{1536u, 7168u},
+                               std::pair{6144u, 4096u}, std::pair{10240u, 5120u}}) {
+      CHECK(plan_m16_gemm(m, n, k, 132).max_ctas_per_sm == 0u);
+    }
+    // kv_a: 252 skinny CTAs, two to an SM where the registers allow 4 (3 above 8 tokens).
+    CHECK(plan_m16_gemm(m, 576, 7168, 132, pdl).max_ctas_per_sm == 2u);
+    // q_a up to 8 tokens: the deep kernel's 384 CTAs in chunks, three where 4 fit; above,
+    // 96 CTAs of 16 warps, one per SM.
+    CHECK(plan_m16_gemm(m, 1536, 7168, 132, pdl).max_ctas_per_sm == (m <= 8 ? 3u : 0u));
+    // Llama-3-8B qkv: 384 deep CTAs of 8 warps, three where 4 fit; above 8 tokens the
+    // three-per-SM form holds just three.
+    CHECK(plan_m16_gemm(m, 6144, 4096, 132, pdl).max_ctas_per_sm == (m <= 8 ? 3u : 0u));
+    // Llama-3-8B o and down (256 CTAs of 16 or 8 warps, two per SM by their registers),
+    // q_b (1536 CTAs: a share of 12), 1024 x 7168 and 2048 x 7168 (a share of 4 where 4
+    // fit), and stream-K's layers: not spread.
+    for (const auto& [n, k] : {std::pair{4096u, 4096u}, std::pair{4096u, 14336u},
+                               std::pair{24576u, 1536u}, std::pair{1024u, 7168u},
+                               std::pair{2048u, 7168u}, std::pair{28672u, 4096u},
+                               std::pair{7168u, 18432u}}) {
+      CAPTURE(n);
+      CHECK(plan_m16_gemm(m, n, k, 132, pdl).max_ctas_per_sm == 0u);
+    }
+  }
+  // 1024 x 7168 keeps its chunks as a cluster; a spread grid never runs as one.
+  CHECK(plan_m16_gemm(1, 1024, 7168, 132, pdl).chunk_cluster);
+  CHECK_FALSE(plan_m16_gemm(1, 576, 7168, 132, pdl).chunk_cluster);
 }
