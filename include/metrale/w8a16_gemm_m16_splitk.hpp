@@ -104,10 +104,13 @@ struct M16Plan {
 // programmatic dependent launch (their preceding kernel PDL-aware): the 32-row form as
 // above on layers of up to 64 MiB; else the deep skinny entry
 // as above where its CTAs all fit on the device at once and fill at least two thirds of
-// its CTA slots, and up to 8 tokens its form in chunks as above; else the skinny entry on
-// layers under 16 MiB and on 16 MiB ones with K of at least 4096, its chunks as one
-// cluster (chunk_cluster) where they number 7 or 8 and all its CTAs fit on the device at
-// once; from 16 MiB at 4 to 8
+// its CTA slots or are spread over the SMs (below), and up to 8 tokens its form in chunks
+// as above; else the skinny entry on layers under 16 MiB and on 16 MiB ones with K of at
+// least 4096, its chunks as one cluster (chunk_cluster) where they number 7 or 8 and all
+// its CTAs fit on the device at once. A skinny or deep grid whose even share,
+// ceil(CTAs / SMs), is 2 to 5 CTAs per SM and below what their registers allow runs
+// spread, that share at most on an SM (max_ctas_per_sm), and never as a cluster. From
+// 16 MiB at 4 to 8
 // tokens stream-K on one CTA per SM replaces the tiled entries; otherwise the seed's
 // contiguous entries, which take no launch options, give way to w8a16_gemm_m16_splitk
 // with a split of 1 (the same kernel code, strided); stream-K keeps its grid.
