@@ -83,6 +83,20 @@ void skinny_deep_spread(const GpuBackend& gpu, KernelHandle kernel, DevicePtr in
                              M16LaunchOptions{kPdl, false, div_ceil(ctas, resources.sm_count)});
 }
 
+// The deep skinny kernel on kWarps warps, one chunk, at most kCap of its CTAs on an SM
+// (".spN"): the shared memory of a cap without its limit where kCap is what the registers
+// allow anyway.
+template <std::uint32_t kWarps, std::uint32_t kCap, bool kPdl = false>
+void skinny_deep_capped(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input,
+                        DevicePtr weight, DevicePtr block_scale, DevicePtr output, std::uint32_t m,
+                        std::uint32_t n, std::uint32_t k, const EntryResources& resources,
+                        StreamHandle s) {
+  w8a16_gemm_m16_skinny_deep(gpu, kernel, input, weight, block_scale, output, m, n, k, k, n,
+                             resources.workspace, kWarps,
+                             w8a16_gemm_m16_skinny_deep_one_chunk_blocks(k, kWarps), s,
+                             M16LaunchOptions{kPdl, false, kCap});
+}
+
 // The deep skinny kernel on kWarps warps per CTA of kBlocks blocks each.
 template <std::uint32_t kWarps, std::uint32_t kBlocks, bool kPdl = false>
 void skinny_deep(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input, DevicePtr weight,
@@ -226,6 +240,12 @@ constexpr std::array kTuning = {
                &skinny_deep_spread<8, 0, true>},
     BenchEntry{"w8a16_gemm_m16_skinny_deep3/4.sp+pdl", "w8a16_gemm_m16_skinny_deep3", 1, nullptr,
                &skinny_deep_spread<4, 0, true>},
+    BenchEntry{"w8a16_gemm_m16_skinny_deep/2.sp16", "w8a16_gemm_m16_skinny_deep", 1, nullptr,
+               &skinny_deep_capped<2, 16>},
+    BenchEntry{"w8a16_gemm_m16_skinny_deep/2.sp16+pdl", "w8a16_gemm_m16_skinny_deep", 1, nullptr,
+               &skinny_deep_capped<2, 16, true>},
+    BenchEntry{"w8a16_gemm_m16_skinny_deep/2.sp12", "w8a16_gemm_m16_skinny_deep", 1, nullptr,
+               &skinny_deep_capped<2, 12>},
     BenchEntry{"w8a16_gemm_m16_skinny_deep3/2.sp+pdl", "w8a16_gemm_m16_skinny_deep3", 1, nullptr,
                &skinny_deep_spread<2, 0, true>},
     // Both forms of the deep kernel on 2 warps, one chunk.
