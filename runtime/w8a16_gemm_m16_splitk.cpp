@@ -288,10 +288,6 @@ M16Plan spread_if_suited(M16Plan plan, std::uint32_t m, std::uint32_t n, std::ui
   return plan;
 }
 
-}  // namespace
-
-namespace {
-
 M16Plan plan_entry(std::uint32_t m, std::uint32_t n, std::uint32_t k, std::uint32_t sms,
                    M16LaunchOptions launch) {
   if (const std::optional<SkinnyDeepForm> deep32 =
