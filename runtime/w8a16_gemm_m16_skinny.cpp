@@ -167,6 +167,16 @@ std::uint32_t w8a16_gemm_m16_skinny_chunks(std::uint32_t k, std::uint32_t warps,
   return warps * warp_blocks == 0 ? 0 : div_ceil(k / 128, warps * warp_blocks);
 }
 
+std::uint64_t w8a16_gemm_m16_skinny_grid_ctas(std::string_view kernel, std::uint32_t n,
+                                              std::uint32_t k, std::uint32_t warps,
+                                              std::uint32_t warp_blocks) {
+  const std::uint32_t blocks = kernel == "w8a16_gemm_m16_skinny"    ? 1
+                               : kernel == "w8a16_gemm_m16_skinny2" ? 2
+                                                                    : warp_blocks;
+  return std::uint64_t{div_ceil(n, rows_per_cta(kernel))} *
+         w8a16_gemm_m16_skinny_chunks(k, warps, blocks);
+}
+
 std::uint64_t w8a16_gemm_m16_skinny_workspace_bytes(std::uint32_t n, std::uint32_t k,
                                                     std::uint32_t warps,
                                                     std::uint32_t warp_blocks) {

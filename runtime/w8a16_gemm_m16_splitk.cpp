@@ -267,11 +267,8 @@ std::optional<M16Plan> chunked_deep_if_suited(std::uint32_t m, std::uint32_t n, 
 M16Plan spread_if_suited(M16Plan plan, std::uint32_t m, std::uint32_t n, std::uint32_t k,
                          std::uint32_t sms, bool pdl) {
   if (!pdl || !plan.entry.starts_with("w8a16_gemm_m16_skinny")) return plan;
-  const bool deep32 = plan.entry == "w8a16_gemm_m16_skinny_deep32";
-  const std::uint32_t blocks = plan.warp_blocks != 0 ? plan.warp_blocks : 1;
-  const std::uint64_t ctas = std::uint64_t{div_ceil(n, deep32 ? 32 : 16)} *
-                             w8a16_gemm_m16_skinny_chunks(k, plan.warps, blocks);
-  const std::uint64_t share = (ctas + sms - 1) / sms;
+  const std::uint64_t ctas =
+      w8a16_gemm_m16_skinny_grid_ctas(plan.entry, n, k, plan.warps, plan.warp_blocks);
   std::uint32_t by_registers = 0;
   if (plan.entry == "w8a16_gemm_m16_skinny") {
     by_registers = w8a16_gemm_m16_skinny_ctas_per_sm(m, plan.warps);
@@ -279,11 +276,11 @@ M16Plan spread_if_suited(M16Plan plan, std::uint32_t m, std::uint32_t n, std::ui
     by_registers = w8a16_gemm_m16_skinny_deep_ctas_per_sm(m, plan.warps);
   } else if (plan.entry == "w8a16_gemm_m16_skinny_deep3") {
     by_registers = w8a16_gemm_m16_skinny_deep3_ctas_per_sm(m, plan.warps);
-  } else if (deep32) {
+  } else if (plan.entry == "w8a16_gemm_m16_skinny_deep32") {
     by_registers = w8a16_gemm_m16_skinny_deep32_ctas_per_sm(plan.warps);
   }
   if (!spreadable(ctas, sms, by_registers)) return plan;
-  plan.max_ctas_per_sm = static_cast<std::uint32_t>(share);
+  plan.max_ctas_per_sm = static_cast<std::uint32_t>((ctas + sms - 1) / sms);
   plan.chunk_cluster = false;
   return plan;
 }

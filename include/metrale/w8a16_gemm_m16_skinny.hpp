@@ -115,6 +115,14 @@ std::uint32_t w8a16_gemm_m16_skinny_deep_one_chunk_blocks(std::uint32_t k, std::
 std::uint32_t w8a16_gemm_m16_skinny_chunks(std::uint32_t k, std::uint32_t warps,
                                            std::uint32_t warp_blocks);
 
+// The CTAs of a launch of `kernel` ("w8a16_gemm_m16_skinny", "_skinny2" or one of the deep
+// kernels) on n x k with `warps` warps of `warp_blocks` blocks each (the skinny kernels:
+// 1 and 2, whatever is passed): row groups (16 rows, 32 for _deep32) x chunks of K. What
+// the plan's spread (M16Plan::max_ctas_per_sm) shares out over the SMs.
+std::uint64_t w8a16_gemm_m16_skinny_grid_ctas(std::string_view kernel, std::uint32_t n,
+                                              std::uint32_t k, std::uint32_t warps,
+                                              std::uint32_t warp_blocks);
+
 // The workspace a launch needs: a slot of 256 words per group and chunk after the first
 // (0 with one chunk). The same workspace as stream-K's (StreamKWorkspace): zeroed once,
 // left zero by every completed launch, one stream at a time.

@@ -489,6 +489,14 @@ TEST_CASE("plan_m16_gemm: the deep entry from 64 MiB up to 8 tokens, on CTAs of 
 }
 
 TEST_CASE("plan_m16_gemm: with PDL, skinny and deep grids spread over the SMs at an even share") {
+  // The grids it shares out: kv_a's 36 row groups x 7 chunks on the skinny kernel (2 x 4
+  // chunks on skinny2, whatever blocks are passed), q_a's 96 x 4 in chunks of 2048 K,
+  // DeepSeek-V3 o's 224 groups of 32 rows on one chunk.
+  CHECK(w8a16_gemm_m16_skinny_grid_ctas("w8a16_gemm_m16_skinny", 576, 7168, 8, 0) == 252u);
+  CHECK(w8a16_gemm_m16_skinny_grid_ctas("w8a16_gemm_m16_skinny2", 576, 7168, 8, 5) == 144u);
+  CHECK(w8a16_gemm_m16_skinny_grid_ctas("w8a16_gemm_m16_skinny_deep", 1536, 7168, 8, 2) == 384u);
+  CHECK(w8a16_gemm_m16_skinny_grid_ctas("w8a16_gemm_m16_skinny_deep32", 7168, 16384, 8, 16) ==
+        224u);
   const M16LaunchOptions pdl{true};
   for (std::uint32_t m = 1; m <= 16; ++m) {
     CAPTURE(m);

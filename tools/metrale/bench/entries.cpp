@@ -54,17 +54,25 @@ void skinny(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input, DeviceP
                         resources.workspace, kWarps, s, M16LaunchOptions{kPdl, kCluster});
 }
 
+// ceil(CTAs / SMs) for a launch of a skinny or deep kernel: the cap of its ".sp" forms.
+std::uint32_t even_share(const KernelHandle& kernel, std::uint32_t n, std::uint32_t k,
+                         std::uint32_t warps, std::uint32_t warp_blocks,
+                         const EntryResources& resources) {
+  const std::uint64_t ctas = w8a16_gemm_m16_skinny_grid_ctas(
+      kernel.name != nullptr ? kernel.name : "", n, k, warps, warp_blocks);
+  return static_cast<std::uint32_t>((ctas + resources.sm_count - 1) / resources.sm_count);
+}
+
 // The skinny entry as above, at most ceil(CTAs / SMs) of its CTAs on an SM (".sp", as
 // plan_m16_gemm spreads a PDL grid: M16Plan::max_ctas_per_sm).
 template <std::uint32_t kWarps, bool kPdl = false>
 void skinny_spread(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input, DevicePtr weight,
                    DevicePtr block_scale, DevicePtr output, std::uint32_t m, std::uint32_t n,
                    std::uint32_t k, const EntryResources& resources, StreamHandle s) {
-  const std::uint32_t blocks = std::string_view(kernel.name) == "w8a16_gemm_m16_skinny2" ? 2 : 1;
-  const std::uint32_t ctas = div_ceil(n, 16) * w8a16_gemm_m16_skinny_chunks(k, kWarps, blocks);
   w8a16_gemm_m16_skinny(gpu, kernel, input, weight, block_scale, output, m, n, k, k, n,
                         resources.workspace, kWarps, s,
-                        M16LaunchOptions{kPdl, false, div_ceil(ctas, resources.sm_count)});
+                        M16LaunchOptions{kPdl, false,
+                                         even_share(kernel, n, k, kWarps, 0, resources)});
 }
 
 // The deep skinny kernel on kWarps warps of kBlocks blocks (0: one chunk) the same way.
@@ -75,12 +83,9 @@ void skinny_deep_spread(const GpuBackend& gpu, KernelHandle kernel, DevicePtr in
                         StreamHandle s) {
   const std::uint32_t blocks =
       kBlocks != 0 ? kBlocks : w8a16_gemm_m16_skinny_deep_one_chunk_blocks(k, kWarps);
-  const std::uint32_t rows =
-      std::string_view(kernel.name) == "w8a16_gemm_m16_skinny_deep32" ? 32 : 16;
-  const std::uint32_t ctas = div_ceil(n, rows) * w8a16_gemm_m16_skinny_chunks(k, kWarps, blocks);
-  w8a16_gemm_m16_skinny_deep(gpu, kernel, input, weight, block_scale, output, m, n, k, k, n,
-                             resources.workspace, kWarps, blocks, s,
-                             M16LaunchOptions{kPdl, false, div_ceil(ctas, resources.sm_count)});
+  w8a16_gemm_m16_skinny_deep(
+      gpu, kernel, input, weight, block_scale, output, m, n, k, k, n, resources.workspace, kWarps,
+      blocks, s, M16LaunchOptions{kPdl, false, even_share(kernel, n, k, kWarps, blocks, resources)});
 }
 
 // The deep skinny kernel on kWarps warps, one chunk, at most kCap of its CTAs on an SM

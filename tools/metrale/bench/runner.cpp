@@ -18,8 +18,9 @@ namespace {
 // The bench entry that runs a plan: split entries are benchmarked (and named) with their
 // split, even a split of 1; the skinny entries with their warps per CTA (the deep one on
 // one chunk of K, or as "/WxB" in chunks, as the plan runs it), ".cl" for chunks as a
-// cluster and ".sp" for a grid spread over the SMs (M16Plan::max_ctas_per_sm); stream-K with its CTAs per SM (".cC" unless it is the default two) and its ring
-// stages (".sS" unless the launcher's default).
+// cluster and ".sp" for a grid spread over the SMs (M16Plan::max_ctas_per_sm); stream-K
+// with its CTAs per SM (".cC" unless it is the default two) and its ring stages (".sS"
+// unless the launcher's default).
 std::string choice_name(const M16Plan& plan, std::uint32_t k, std::uint32_t sm_count) {
   if (plan.entry == "w8a16_gemm_m16_splitk" || plan.entry == "w8a16_gemm_m16_stream") {
     return fmt::format("{}/{}", plan.entry, plan.split);
