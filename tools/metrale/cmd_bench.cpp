@@ -32,7 +32,8 @@ constexpr const char* kHelp =
     "usage: metrale bench [--shape NxK]... [--m 1,8,16] [--entry NAME,...] [--replays N]\n"
     "                     [--min-bytes MiB] [--no-baselines] [--no-host-cost] [--time-wrong]\n"
     "                     [--json FILE] [--commit SHA] [--device N] [--define NAME=VALUE]...\n"
-    "                     [--pattern-ceiling CHUNK,...] [--pattern-ctas N]\n\n"
+    "                     [--pattern-ceiling CHUNK,...] [--tma-pattern RxBxS,...]\n"
+    "                     [--pattern-ctas N]\n\n"
     "Times the library's tensor-core entries per shape x m, the way an engine runs them:\n"
     "R copies of the FP8 weights and block scales (R x bytes >= --min-bytes, so L2 never\n"
     "holds the next launch's weights), one launch per copy captured in a CUDA graph, the\n"
@@ -71,7 +72,12 @@ constexpr const char* kHelp =
     "                   access pattern (128-row x CHUNK-byte units, tile-major, split evenly\n"
     "                   over a persistent grid) for each CHUNK (bytes: 128, 256 or 512;\n"
     "                   16384: chunk 128's units read from the packed layout, 16 KiB each)\n"
-    "  --pattern-ctas N CTAs per SM of that pattern's grid (default 2)\n";
+    "  --tma-pattern RxBxS,...\n"
+    "                   also, per shape, the read ceiling of a ring of tensor copies with\n"
+    "                   nothing consuming it: boxes of R rows x B bytes, tile-major, split\n"
+    "                   evenly over a persistent grid, S boxes in flight per CTA (stream-K's\n"
+    "                   ring copies 128x128 boxes)\n"
+    "  --pattern-ctas N CTAs per SM of both patterns' grids (default 2)\n";
 
 std::uint32_t parse_one_u32(const Args& args, const std::string& name, std::uint32_t fallback) {
   const auto v = args.value(name);
@@ -104,7 +110,7 @@ std::string entry_names(std::span<const bench::BenchEntry> entries) {
 int cmd_bench(int argc, char** argv) {
   Args args(argc, argv, 1, {"help", "no-baselines", "no-host-cost", "time-wrong"},
             {"shape", "m", "entry", "replays", "min-bytes", "json", "commit", "device",
-             "define", "pattern-ceiling", "pattern-ctas"});
+             "define", "pattern-ceiling", "tma-pattern", "pattern-ctas"});
   if (args.has("help")) {
     fmt::print(fmt::runtime(kHelp), entry_names(bench::bench_entries()),
                entry_names(bench::tuning_entries()));
@@ -143,6 +149,15 @@ int cmd_bench(int argc, char** argv) {
     ensure((c >= 128 && c <= 512 && (c & (c - 1)) == 0) || c == bench::kPackedChunk,
            "--pattern-ceiling: {} is not a power of two in 128..512 nor {} (packed units)", c,
            bench::kPackedChunk);
+  }
+  std::vector<bench::TmaBox> tma_boxes;
+  if (const auto list = args.value("tma-pattern")) {
+    std::string_view rest = *list;
+    while (!rest.empty()) {
+      const std::size_t comma = rest.find(',');
+      tma_boxes.push_back(bench::parse_tma_box(rest.substr(0, comma)));
+      rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+    }
   }
   const std::uint32_t pattern_ctas = parse_one_u32(args, "pattern-ctas", 2);
   ensure(pattern_ctas >= 1, "--pattern-ctas must be at least 1");
@@ -213,6 +228,16 @@ int cmd_bench(int argc, char** argv) {
       fmt::print("pattern ceiling {} ({}x{}): {}-byte chunks, {} CTAs: {:.0f} us, {:.1f} GB/s, "
                  "{:.1f} % of the read ceiling\n",
                  shape.label(), shape.n, shape.k, chunk, p.ctas, p.timing.median_us, p.gbps,
+                 100.0 * p.gbps / run.ceiling.gbps);
+    }
+    for (const bench::TmaBox& box : tma_boxes) {
+      if (shape.k % box.bytes != 0) continue;
+      const bench::TmaPatternCeiling p = bench::measure_tma_pattern_ceiling(
+          gpu, stream, options.replays, shape.n, shape.k, box, pattern_ctas);
+      fmt::print("tma pattern {} ({}x{}): boxes {}x{} bytes, {} stages, {} CTAs: {:.2f} us "
+                 "(min {:.2f}, max {:.2f}), {:.1f} GB/s, {:.1f} % of the read ceiling\n",
+                 shape.label(), shape.n, shape.k, box.rows, box.bytes, box.stages, p.ctas,
+                 p.timing.median_us, p.timing.min_us, p.timing.max_us, p.gbps,
                  100.0 * p.gbps / run.ceiling.gbps);
     }
   }

@@ -1,6 +1,9 @@
 #include "metrale/bench/ceiling.hpp"
 
 #include <algorithm>
+#include <charconv>
+#include <string>
+#include <vector>
 
 #include "metrale/bench/bench_module.hpp"
 #include "metrale/error.hpp"
@@ -129,6 +132,77 @@ PatternCeiling measure_pattern_ceiling(const CudaBackend& gpu, const Stream& str
         .arg_u32(k)
         .arg_u32(chunk)
         .arg_ptr(buffers.sink.get())
+        .launch(stream.handle());
+  });
+  c.gbps = gbps(layer, c.timing.median_us);
+  return c;
+}
+
+TmaBox parse_tma_box(std::string_view text) {
+  TmaBox b;
+  std::uint32_t* fields[3] = {&b.rows, &b.bytes, &b.stages};
+  std::string_view rest = text;
+  bool ok = true;
+  for (std::uint32_t i = 0; i < 3 && ok; ++i) {
+    const std::size_t x = i < 2 ? rest.find_first_of("xX") : rest.size();
+    const std::string_view part = rest.substr(0, x);
+    auto [ptr, ec] = std::from_chars(part.data(), part.data() + part.size(), *fields[i]);
+    ok = x != std::string_view::npos && !part.empty() && ec == std::errc() &&
+         ptr == part.data() + part.size();
+    if (ok && i < 2) rest = rest.substr(x + 1);
+  }
+  ensure(ok, "--tma-pattern '{}': expected ROWSxBYTESxSTAGES, e.g. 128x256x6", text);
+  ensure(b.rows >= 8 && b.rows <= 256,
+         "--tma-pattern '{}': {} rows per box is outside 8..256", text, b.rows);
+  ensure(b.bytes >= 16 && b.bytes <= 512 && (b.bytes & (b.bytes - 1)) == 0,
+         "--tma-pattern '{}': {} bytes per row is not a power of two in 16..512", text, b.bytes);
+  ensure(b.stages >= 1 && b.stages <= 12,
+         "--tma-pattern '{}': {} stages is outside 1..12", text, b.stages);
+  return b;
+}
+
+TmaPatternCeiling measure_tma_pattern_ceiling(const CudaBackend& gpu, const Stream& stream,
+                                              std::uint32_t replays, std::uint32_t n,
+                                              std::uint32_t k, TmaBox box,
+                                              std::uint32_t ctas_per_sm) {
+  ensure(k % box.bytes == 0, "tma pattern: {} bytes per box row do not divide K={}", box.bytes, k);
+  // Every CTA resident at once, as in stream-K: the SM's 228 KiB, 1 KiB per CTA reserved.
+  const std::uint64_t ring = 128 + std::uint64_t{box.stages} * box.rows * box.bytes;
+  ensure((ring + 1024) * ctas_per_sm <= 233472,
+         "tma pattern: {} CTAs per SM of {} stages of {} x {} bytes exceed an SM's shared memory",
+         ctas_per_sm, box.stages, box.rows, box.bytes);
+  BenchModule module(gpu, "read_pattern_tma.cu");
+  const KernelHandle kernel = module.kernel("read_pattern_tma");
+  const std::uint64_t layer = std::uint64_t{n} * k;
+  const std::uint64_t copies = (kBytesPerLaunch + layer - 1) / layer;
+  const ReadBuffers buffers(gpu, copies * layer);
+  // Boxes over 256 bytes per row take 16-bit elements: a box has at most 256 per side.
+  const std::uint32_t element_bytes = box.bytes > 256 ? 2 : 1;
+  std::vector<TensorMapBytes> maps;
+  for (std::uint64_t i = 0; i < copies; ++i) {
+    maps.push_back(gpu.tensor_map_2d({buffers.data.get() + i * layer, element_bytes,
+                                      k / element_bytes, n, k, box.bytes / element_bytes,
+                                      box.rows}));
+  }
+
+  TmaPatternCeiling c;
+  c.n = n;
+  c.k = k;
+  c.box = box;
+  c.ctas = static_cast<std::uint32_t>(gpu.info().sm_count) * ctas_per_sm;
+  c.timing = time_graph(stream, static_cast<std::uint32_t>(copies), replays, [&](std::uint32_t i) {
+    KernelLaunch(gpu, kernel)
+        .grid({c.ctas, 1, 1})
+        .block({32, 1, 1})
+        .shared_bytes(static_cast<std::uint32_t>(ring))
+        .arg_u32(n)
+        .arg_u32(k)
+        .arg_u32(box.rows)
+        .arg_u32(box.bytes)
+        .arg_u32(element_bytes)
+        .arg_u32(box.stages)
+        .arg_ptr(buffers.sink.get())
+        .arg_bytes(&maps[i], sizeof(maps[i]))
         .launch(stream.handle());
   });
   c.gbps = gbps(layer, c.timing.median_us);

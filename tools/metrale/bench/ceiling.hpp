@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 
 #include "metrale/bench/graph_timer.hpp"
 #include "metrale/cuda_backend.hpp"
@@ -57,6 +58,29 @@ struct PatternCeiling {
 PatternCeiling measure_pattern_ceiling(const CudaBackend& gpu, const Stream& stream,
                                        std::uint32_t replays, std::uint32_t n, std::uint32_t k,
                                        std::uint32_t chunk, std::uint32_t ctas_per_sm);
+
+// The read ceiling of a ring of tensor copies over one layer (see read_pattern_tma.cu):
+// units of box_rows x box_bytes, tile-major, split evenly over `ctas_per_sm` CTAs per SM,
+// each CTA keeping `stages` boxes in flight; stream-K's ring copies 128 x 128 boxes.
+struct TmaBox {
+  std::uint32_t rows = 0, bytes = 0, stages = 0;
+};
+
+// "RxBxS" (rows x bytes x stages), checked: rows 8..256, bytes a power of two in 16..512,
+// stages 1..12.
+TmaBox parse_tma_box(std::string_view text);
+
+struct TmaPatternCeiling {
+  std::uint32_t n = 0, k = 0, ctas = 0;
+  TmaBox box;
+  double gbps = 0.0;  // from the median replay
+  Timing timing;
+};
+
+TmaPatternCeiling measure_tma_pattern_ceiling(const CudaBackend& gpu, const Stream& stream,
+                                              std::uint32_t replays, std::uint32_t n,
+                                              std::uint32_t k, TmaBox box,
+                                              std::uint32_t ctas_per_sm);
 
 // GB/s (1e9 bytes per second) for `bytes` read in `us` microseconds.
 inline double gbps(std::uint64_t bytes, double us) {
