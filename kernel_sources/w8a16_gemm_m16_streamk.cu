@@ -41,7 +41,10 @@
 // partials but stores a split tile from its first CTA's registers alone (what the reading
 // costs; it leaves the workspace dirty, so a run of it needs a fresh workspace after);
 // METRALE_DIAG_REDUCE_NO_CLEAR leaves the words it read in place (what the clearing costs;
-// from the second launch on nothing waits and the partials are stale).
+// from the second launch on nothing waits and the partials are stale);
+// METRALE_DIAG_COMPUTE_ONLY fills the ring once and runs every unit's decode and MMAs on
+// those stages again (wrong results: what the compute warps alone take, against the ring
+// alone of METRALE_DIAG_RING_ONLY).
 // STREAMK_PREFETCH_STAGES=P (a tuning point) issues only P weight stages ahead of the
 // wait for the preceding grid, the others with their activations; STREAMK_MIN_CTAS the
 // launch bounds' CTAs per SM (2), STREAMK_PARTIAL_ALL_PAIRS moves every word pair of a
@@ -169,6 +172,9 @@ __device__ void produce(const Operands& op, const Work& wk, const Ring& r, const
     issue_weights(op, wk, r, i, w_map, policy);
     issue_activations(op, wk, r, i, x_map);
   }
+#if defined(METRALE_DIAG_COMPUTE_ONLY)
+  return;  // the compute warps run on the first stages' data over and over
+#endif
   for (u32 i = first; i < count; ++i) {
     barrier_wait(r.empty + 8 * (i % r.stages), (i / r.stages - 1) & 1);
     issue_weights(op, wk, r, i, w_map, policy);
@@ -395,7 +401,11 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
   for (u32 i = 0; i < count; ++i) {
     const u32 slot = i % r.stages;
     const u32 base = r.base + slot * r.stage_bytes;
+#if defined(METRALE_DIAG_COMPUTE_ONLY)
+    if (i < r.stages) barrier_wait(r.full + 8 * slot, 0);
+#else
     barrier_wait(r.full + 8 * slot, (i / r.stages) & 1);
+#endif
     const float scale = load_shared_f32(r.scales + 4 * slot);
 #if defined(METRALE_DEFECT_DROP_KBLOCK)
     const bool fold = kb != wk.k_blocks - 1 || wk.k_blocks == 1;
