@@ -187,6 +187,9 @@ __device__ __forceinline__ void nan_accumulate(u32& acc, u32 w0, u32 w1) {
 }
 
 // One warp's 16 rows x one 128-K block of a stage: the block's partial onto `acc`.
+// Diagnostic defines (wrong results, for timing what a part costs): METRALE_DIAG_NO_NAN_CHECK
+// skips the NaN codes' check, METRALE_DIAG_NO_DECODE feeds the weight words to the MMAs
+// as they are.
 template <u32 kTokenGroups>
 __device__ __forceinline__ void compute_block(float (&acc)[kTokenGroups][4], u32 (&nan_bits)[2],
                                               const FragmentOffsets<kTokenGroups>& f, u32 w_base,
@@ -209,6 +212,7 @@ __device__ __forceinline__ void compute_block(float (&acc)[kTokenGroups][4], u32
 #pragma unroll
       for (u32 p = 0; p < 2; ++p) x[h][tg][p] = load_shared_16(x_base + 128 * h + f.x[tg][p]);
 
+#if !defined(METRALE_DIAG_NO_NAN_CHECK)
 #pragma unroll
   for (u32 half = 0; half < 2; ++half)
 #pragma unroll
@@ -216,6 +220,7 @@ __device__ __forceinline__ void compute_block(float (&acc)[kTokenGroups][4], u32
       nan_accumulate(nan_bits[half], w[half][h].x, w[half][h].y);
       nan_accumulate(nan_bits[half], w[half][h].z, w[half][h].w);
     }
+#endif
 #pragma unroll
   for (u32 h = 0; h < 2; ++h) {
     // K half h is this register for even g and the other one for odd g (see above).
@@ -229,8 +234,12 @@ __device__ __forceinline__ void compute_block(float (&acc)[kTokenGroups][4], u32
     for (u32 q = 0; q < 4; ++q) {
       u32 a[4];
       // row g: slots 0,1 | 2,3, then row g+8
+#if defined(METRALE_DIAG_NO_DECODE)
+      a[0] = lo_words[q]; a[2] = lo_others[q]; a[1] = hi_words[q]; a[3] = hi_others[q];
+#else
       fp8x4_e4m3_to_bf16x2_pick(lo_words[q], lo_others[q], f.sel_lo, f.sel_hi, a[0], a[2]);
       fp8x4_e4m3_to_bf16x2_pick(hi_words[q], hi_others[q], f.sel_lo, f.sel_hi, a[1], a[3]);
+#endif
 #pragma unroll
       for (u32 tg = 0; tg < kTokenGroups; ++tg) {
         const uint4 xs = x[h][tg][q / 2];
