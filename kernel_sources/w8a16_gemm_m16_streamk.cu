@@ -44,7 +44,8 @@
 // from the second launch on nothing waits and the partials are stale);
 // METRALE_DIAG_COMPUTE_ONLY fills the ring once and runs every unit's decode and MMAs on
 // those stages again (wrong results: what the compute warps alone take, against the ring
-// alone of METRALE_DIAG_RING_ONLY).
+// alone of METRALE_DIAG_RING_ONLY); METRALE_DIAG_X_ONCE copies activations with the
+// first stages only (sm_90; wrong results: what the activations' copies cost the ring).
 // STREAMK_PREFETCH_STAGES=P (a tuning point) issues only P weight stages ahead of the
 // wait for the preceding grid, the others with their activations; STREAMK_MIN_CTAS the
 // launch bounds' CTAs per SM (2), STREAMK_PARTIAL_ALL_PAIRS moves every word pair of a
@@ -119,7 +120,11 @@ __device__ __forceinline__ void issue_weights(const Operands& op, const Work& wk
 #if STREAM_TMA
   if (lane != 0) return;
   barrier_arrive_copies(bar);
+#if defined(METRALE_DIAG_X_ONCE)
+  barrier_expect(bar, kStageWeightBytes + (i < r.stages ? op.m * kTokenBytes : 0));
+#else
   barrier_expect(bar, kStageWeightBytes + op.m * kTokenBytes);
+#endif
   tensor_copy(dst, w_map, kb * kBlockK, n0, bar, policy);
 #else
   (void)w_map;
@@ -178,7 +183,9 @@ __device__ void produce(const Operands& op, const Work& wk, const Ring& r, const
   for (u32 i = first; i < count; ++i) {
     barrier_wait(r.empty + 8 * (i % r.stages), (i / r.stages - 1) & 1);
     issue_weights(op, wk, r, i, w_map, policy);
+#if !defined(METRALE_DIAG_X_ONCE) || !STREAM_TMA
     issue_activations(op, wk, r, i, x_map);
+#endif
   }
 }
 
