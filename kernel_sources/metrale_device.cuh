@@ -73,7 +73,7 @@ __device__ __forceinline__ u32 fp8x2_e4m3_to_bf16x2(u32 two_codes) {
 // replicated above it; shifted left by 4 and masked, the lane holds sign | e | m as a
 // BF16 whose exponent is biased by 7 instead of 127, i.e. the value times 2^-120 (E4M3
 // subnormals land on BF16 subnormals, exactly); the FMA by 2^120 restores it exactly.
-// NaN codes (0x7F, 0xFF) come out as +-480: callers detect them with fp8x4_nan_bits.
+// NaN codes (0x7F, 0xFF) come out as +-480: callers detect them with fp8x4_nan_bits or fp8x4_nan_flags.
 __device__ __forceinline__ u32 e4m3_lanes_to_bf16x2(u32 lanes) {
   const u32 biased = (lanes << 4) & 0x87F087F0u;
   u32 r;
@@ -110,8 +110,21 @@ __device__ __forceinline__ void fp8x4_e4m3_to_bf16x2_fast(u32 w, u32& lo, u32& h
   hi = e4m3_lanes_to_bf16x2(prmt(w, 0xB3A2));  // [sign(b3) b3 sign(b2) b2]
 }
 
+// Bit 7 of some byte of the result is set if and only if some byte of w is a NaN code
+// (0x7F, 0xFF): adding one to a byte flips its bit 7 for those two codes alone, and only
+// 0xFF carries out of a byte, so the lowest NaN byte always flips and no byte flips
+// below it. A byte above a NaN may flip too: the result says whether the word holds a
+// NaN code, not where. Callers keep bit 7 of each byte (0x80808080) after accumulating;
+// one add and one logic operation per word, the XOR fused into the OR that accumulates.
+__device__ __forceinline__ u32 fp8x4_nan_flags(u32 w) {
+  return (w + 0x01010101u) ^ w;
+}
+
 // Bit 7 of a byte of the result is set where that byte of w is a NaN code (low seven bits
-// all ones: adding one carries into bit 7, and only then).
+// all ones: adding one carries into bit 7, and only then). One more operation per word
+// than fp8x4_nan_flags, but the deep kernels' builds hold fewer registers with it
+// (ptxas of CUDA 13.0: 62 against 68 in the 8-token build), and their CTAs per SM
+// follow their registers.
 __device__ __forceinline__ u32 fp8x4_nan_bits(u32 w) {
   return ((w & 0x7F7F7F7Fu) + 0x01010101u) & 0x80808080u;
 }
@@ -155,7 +168,8 @@ __device__ __forceinline__ void mma_half_block(float (&part)[kTokenGroups][4], u
 
 // A NaN weight makes its whole output column NaN, as in the reference: the four lanes
 // of a quad hold different k of the same rows, so they pool what they saw. nan_bits: per
-// half (rows g, g + 8), bit 7 of a byte set where a NaN code was seen (fp8x4_nan_bits).
+// half (rows g, g + 8), bit 7 of some byte set where a NaN code was seen (fp8x4_nan_bits or
+// fp8x4_nan_flags, accumulated over words of that half's row only).
 template <u32 kTokenGroups>
 __device__ __forceinline__ void poison_nan_columns(float (&acc)[kTokenGroups][4],
                                                    const u32 (&nan_bits)[2]) {

@@ -29,7 +29,18 @@ extern "C" __global__ void decode_all(u32* fast, u32* nan_bits, u32* exact) {
   exact[2 * i] = fp8x2_e4m3_to_bf16x2(w & 0xFFFFu);
   exact[2 * i + 1] = fp8x2_e4m3_to_bf16x2(w >> 16);
 }
+// Word i: byte j is codes[nibble j of i], 16 codes around the NaN codes and the carries.
+extern "C" __global__ void nan_flags_all(const u32* codes, u32* flags) {
+  const u32 i = blockIdx.x * blockDim.x + threadIdx.x;
+  u32 w = 0;
+  for (u32 j = 0; j < 4; ++j) w |= codes[(i >> (4 * j)) & 15u] << (8 * j);
+  flags[i] = fp8x4_nan_flags(w) & 0x80808080u;
+}
 )";
+
+// Codes next to the NaN codes 0x7F and 0xFF, the carry's other sources and plain values.
+constexpr std::uint32_t kEdgeCodes[16] = {0x00, 0x01, 0x3F, 0x40, 0x70, 0x7D, 0x7E, 0x7F,
+                                          0x80, 0x81, 0xBF, 0xC0, 0xF0, 0xFD, 0xFE, 0xFF};
 
 }  // namespace
 
@@ -63,6 +74,31 @@ TEST_CASE("gpu: both device FP8 decodes agree with the host on all 256 codes") {
       CHECK(lane(f) == want);
     }
   }
+}
+
+TEST_CASE("gpu: fp8x4_nan_flags says whether a word holds a NaN code, for every word of edge codes") {
+  CudaBackend& b = gpu().backend;
+  const CompiledModule m =
+      nvrtc_compile(CompileRequest{"decode_probe.cu", kDecodeProbe, {}, {}, b.target()});
+  auto module = b.load_module(m.image, "decode_probe");
+  const KernelHandle k{module->function("nan_flags_all"), b.context(), "nan_flags_all"};
+  constexpr std::uint32_t kWords = 1u << 16;
+  DeviceBuffer codes(b, sizeof(kEdgeCodes)), flags(b, kWords * 4);
+  b.upload(codes.get(), kEdgeCodes, sizeof(kEdgeCodes));
+  b.fill_bytes(flags.get(), 0x5A, kWords * 4);  // poisoned: every word is written
+  KernelLaunch(b, k).grid({kWords / 256, 1, 1}).block({256, 1, 1})
+      .arg_ptr(codes.get()).arg_ptr(flags.get()).launch(0);
+  std::vector<std::uint32_t> got(kWords);
+  b.download(got.data(), flags.get(), kWords * 4);
+  std::uint32_t with_nan = 0, wrong = 0;
+  for (std::uint32_t i = 0; i < kWords; ++i) {
+    bool nan = false;
+    for (std::uint32_t j = 0; j < 4; ++j) nan |= (kEdgeCodes[(i >> (4 * j)) & 15u] & 0x7F) == 0x7F;
+    with_nan += nan ? 1 : 0;
+    wrong += (got[i] != 0) != nan ? 1 : 0;
+  }
+  CHECK(with_nan == kWords - 14u * 14u * 14u * 14u);
+  CHECK(wrong == 0);
 }
 
 TEST_CASE("gpu: a NaN weight makes its output column NaN, in every entry and the reference") {
