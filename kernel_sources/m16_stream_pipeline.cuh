@@ -183,11 +183,7 @@ __device__ __forceinline__ FragmentOffsets<kTokenGroups> fragment_offsets(u32 m,
 // The NaN codes of two words of one row (fp8x4_nan_flags); bit 7 of each byte is kept
 // once, after the loop.
 __device__ __forceinline__ void nan_accumulate(u32& acc, u32 w0, u32 w1) {
-#if defined(AB_NAN_BITS)
-  acc |= fp8x4_nan_bits(w0) | fp8x4_nan_bits(w1);
-#else
   acc |= fp8x4_nan_flags(w0) | fp8x4_nan_flags(w1);
-#endif
 }
 
 // One warp's 16 rows x one 128-K block of a stage: the block's partial onto `acc`.
