@@ -155,8 +155,15 @@ __device__ __forceinline__ void mma_half_block(float (&part)[kTokenGroups][4], u
     u32 a[4];
     fp8x4_e4m3_to_bf16x2_fast(lo_words[q], a[0], a[2]);  // row g:   slots 0,1 | 2,3
     fp8x4_e4m3_to_bf16x2_fast(hi_words[q], a[1], a[3]);  // row g+8: slots 0,1 | 2,3
-    nan_bits[0] |= fp8x4_nan_bits(lo_words[q]);
-    nan_bits[1] |= fp8x4_nan_bits(hi_words[q]);
+    // The 16-token builds hold the flags' registers at no cost to their CTAs per SM; the
+    // 8-token deep builds would lose a CTA per SM (fp8x4_nan_bits).
+#if defined(AB_NAN_BITS)
+    constexpr bool kFlags = false;
+#else
+    constexpr bool kFlags = kTokenGroups == 2;
+#endif
+    nan_bits[0] |= kFlags ? fp8x4_nan_flags(lo_words[q]) : fp8x4_nan_bits(lo_words[q]);
+    nan_bits[1] |= kFlags ? fp8x4_nan_flags(hi_words[q]) : fp8x4_nan_bits(hi_words[q]);
 #pragma unroll
     for (u32 tg = 0; tg < kTokenGroups; ++tg) {
       const uint4 xs = x[tg][q / 2];
