@@ -143,8 +143,10 @@ __device__ __forceinline__ void mma_m16n8k16_bf16(float (&d)[4], const u32 (&a)[
 // the tokens as B (n = 8 per token group): lo / hi are this lane's 16 weight bytes of rows
 // g and g + 8, K permuted inside the 64-wide chunk so that word q holds the A fragment's
 // k of MMA q; x[tg] are the lane's two 16-byte activation pieces of token 8 tg + g at the
-// same k. Four MMAs per token group onto part, and the NaN codes seen into nan_bits.
-template <u32 kTokenGroups>
+// same k. Four MMAs per token group onto part, and the NaN codes seen into nan_bits, with
+// fp8x4_nan_flags where kNanFlags (one instruction less per word, a few more registers:
+// for the kernels whose CTAs per SM those registers do not change), else fp8x4_nan_bits.
+template <u32 kTokenGroups, bool kNanFlags = false>
 __device__ __forceinline__ void mma_half_block(float (&part)[kTokenGroups][4], u32 (&nan_bits)[2],
                                                uint4 lo, uint4 hi,
                                                const uint4 (&x)[kTokenGroups][2]) {
@@ -155,15 +157,8 @@ __device__ __forceinline__ void mma_half_block(float (&part)[kTokenGroups][4], u
     u32 a[4];
     fp8x4_e4m3_to_bf16x2_fast(lo_words[q], a[0], a[2]);  // row g:   slots 0,1 | 2,3
     fp8x4_e4m3_to_bf16x2_fast(hi_words[q], a[1], a[3]);  // row g+8: slots 0,1 | 2,3
-    // The 16-token builds hold the flags' registers at no cost to their CTAs per SM; the
-    // 8-token deep builds would lose a CTA per SM (fp8x4_nan_bits).
-#if defined(AB_NAN_BITS)
-    constexpr bool kFlags = false;
-#else
-    constexpr bool kFlags = kTokenGroups == 2;
-#endif
-    nan_bits[0] |= kFlags ? fp8x4_nan_flags(lo_words[q]) : fp8x4_nan_bits(lo_words[q]);
-    nan_bits[1] |= kFlags ? fp8x4_nan_flags(hi_words[q]) : fp8x4_nan_bits(hi_words[q]);
+    nan_bits[0] |= kNanFlags ? fp8x4_nan_flags(lo_words[q]) : fp8x4_nan_bits(lo_words[q]);
+    nan_bits[1] |= kNanFlags ? fp8x4_nan_flags(hi_words[q]) : fp8x4_nan_bits(hi_words[q]);
 #pragma unroll
     for (u32 tg = 0; tg < kTokenGroups; ++tg) {
       const uint4 xs = x[tg][q / 2];

@@ -185,7 +185,7 @@ __device__ __forceinline__ void add_scaled(float (&acc)[kTokenGroups][4],
 }
 
 // acc += scale * (this block's partial); one MMA chain per 64-K half.
-template <u32 kRowGroups>
+template <u32 kRowGroups, bool kNanFlags = false>
 __device__ __forceinline__ void block_mma(float (&acc)[kRowGroups][kTokenGroups][4],
                                           u32 (&nan_bits)[kRowGroups][2],
                                           const WarpBlock<kRowGroups>& blk) {
@@ -195,8 +195,8 @@ __device__ __forceinline__ void block_mma(float (&acc)[kRowGroups][kTokenGroups]
     set_zero(part);
 #pragma unroll
     for (u32 h = 0; h < 2; ++h) {
-      mma_half_block<kTokenGroups>(part[h % kMmaChains], nan_bits[r], blk.w[r][0][h],
-                                   blk.w[r][1][h], blk.x[h]);
+      mma_half_block<kTokenGroups, kNanFlags>(part[h % kMmaChains], nan_bits[r], blk.w[r][0][h],
+                                              blk.w[r][1][h], blk.x[h]);
     }
     add_scaled(acc[r], part, blk.scale);
   }
@@ -204,7 +204,7 @@ __device__ __forceinline__ void block_mma(float (&acc)[kRowGroups][kTokenGroups]
 
 // acc += scale * (this block's partial), each 64-K half's activations loaded just before
 // its MMAs. (A template so that the modules that never call it hold no unused function.)
-template <u32 kRowGroups>
+template <u32 kRowGroups, bool kNanFlags>
 __device__ __forceinline__ void block_mma_x_by_half(float (&acc)[kRowGroups][kTokenGroups][4],
                                                     u32 (&nan_bits)[kRowGroups][2],
                                                     const WarpBlock<kRowGroups>& blk,
@@ -217,8 +217,8 @@ __device__ __forceinline__ void block_mma_x_by_half(float (&acc)[kRowGroups][kTo
     uint4 x[kTokenGroups][2];
 #pragma unroll
     for (u32 tg = 0; tg < kTokenGroups; ++tg) load_token_half(x[tg], op, 8 * tg + g, b, h, t);
-    mma_half_block<kTokenGroups>(part[h % kMmaChains], nan_bits[0], blk.w[0][0][h],
-                                 blk.w[0][1][h], x);
+    mma_half_block<kTokenGroups, kNanFlags>(part[h % kMmaChains], nan_bits[0], blk.w[0][0][h],
+                                            blk.w[0][1][h], x);
   }
   add_scaled(acc[0], part, blk.scale);
 }
@@ -308,7 +308,7 @@ __device__ __forceinline__ void stream_at_once(float (&acc)[1][kTokenGroups][4],
 #define SKINNY_DEEP_L2_FILL 1
 #endif
 
-template <u32 kRowGroups>
+template <u32 kRowGroups, bool kNanFlags>
 __device__ __forceinline__ void stream_deep(float (&acc)[kRowGroups][kTokenGroups][4],
                                             u32 (&nan_bits)[kRowGroups][2],
                                             const Operands& op, u32 row0, u32 first,
@@ -338,18 +338,18 @@ __device__ __forceinline__ void stream_deep(float (&acc)[kRowGroups][kTokenGroup
         // Diagnostic (wrong results): the first block's activations serve every block.
         if (j == 0) load_activations(buf[s], op, b, g, t);
         else buf[s].x[0][0][0].x ^= j;  // keeps the block's MMAs from being merged away
-        block_mma(acc, nan_bits, buf[s]);
+        block_mma<kRowGroups, kNanFlags>(acc, nan_bits, buf[s]);
 #elif defined(METRALE_DIAG_X_BLOCK_ZERO)
         // Diagnostic (wrong results): every warp reads block 0's activations, which stay
         // in L1: the activations' latency without their L2 traffic.
         load_activations(buf[s], op, 0, g, t);
-        block_mma(acc, nan_bits, buf[s]);
+        block_mma<kRowGroups, kNanFlags>(acc, nan_bits, buf[s]);
 #else
         if constexpr (kRowGroups == 1 && SKINNY_DEEP_X_BY_HALF) {
-          block_mma_x_by_half(acc, nan_bits, buf[s], op, b, g, t);
+          block_mma_x_by_half<kRowGroups, kNanFlags>(acc, nan_bits, buf[s], op, b, g, t);
         } else {
           load_activations(buf[s], op, b, g, t);
-          block_mma(acc, nan_bits, buf[s]);
+          block_mma<kRowGroups, kNanFlags>(acc, nan_bits, buf[s]);
         }
 #endif
         if (j + kDeepBuffers < count) {
@@ -377,8 +377,8 @@ __device__ __forceinline__ void store_output(const Operands& op, u32 row0, u32 i
 
 // kWarpBlocks = B blocks per warp requested at once, or 0: the deep form, with B from the
 // grid, ceil(K blocks / (chunks x W)). kRowGroups: the CTA's 16-row groups, every warp on
-// all of them (2 only in the deep form).
-template <u32 kWarpBlocks, u32 kRowGroups>
+// all of them (2 only in the deep form). kNanFlags: mma_half_block's NaN check.
+template <u32 kWarpBlocks, u32 kRowGroups, bool kNanFlags>
 __device__ __forceinline__ void gemm_skinny(const Operands& op, u64* partials) {
   static_assert(kRowGroups == 1 || (kRowGroups == 2 && kWarpBlocks == 0),
                 "two row groups: deep form only");
@@ -410,7 +410,7 @@ __device__ __forceinline__ void gemm_skinny(const Operands& op, u64* partials) {
   set_zero(acc);
   u32 nan_bits[kRowGroups][2] = {};
   if constexpr (kWarpBlocks == 0) {
-    stream_deep<kRowGroups>(acc, nan_bits, op, row0, first, warp_blocks, k_blocks, warps, policy,
+    stream_deep<kRowGroups, kNanFlags>(acc, nan_bits, op, row0, first, warp_blocks, k_blocks, warps, policy,
                             g, t);
   } else {
     stream_at_once<kWarpBlocks>(acc, nan_bits, op, row0, first, k_blocks, warps, policy, g, t);
@@ -480,14 +480,14 @@ __device__ __forceinline__ void gemm_skinny(const Operands& op, u64* partials) {
 
 // One kernel per blocks-per-warp form: the registers of a second block would halve the
 // CTAs an SM holds for the one-block form.
-#define SKINNY_KERNEL(name, warp_blocks, row_groups, max_threads, min_ctas)                     \
+#define SKINNY_KERNEL(name, warp_blocks, row_groups, max_threads, min_ctas, nan_flags)          \
   extern "C" __global__ void __launch_bounds__(max_threads, min_ctas)                           \
   name(const u16* __restrict__ input, const u8* __restrict__ weight,                            \
        const float* __restrict__ block_scale, u16* __restrict__ output, u32 m, u32 n, u32 k,    \
        u32 a_row_stride, u32 c_row_stride, u64* __restrict__ partials) {                        \
     /* The next kernel of the stream may launch once every CTA of this one has started. */     \
     allow_dependent_grid();                                                                     \
-    gemm_skinny<warp_blocks, row_groups>(                                                       \
+    gemm_skinny<warp_blocks, row_groups, nan_flags>(                                            \
         Operands{input, weight, block_scale, output, m, n, k, a_row_stride, c_row_stride},      \
         partials);                                                                              \
   }
@@ -501,19 +501,25 @@ __device__ __forceinline__ void gemm_skinny(const Operands& op, u64* partials) {
 #define SKINNY_KERNELS 7
 #endif
 #if SKINNY_KERNELS & 1
-SKINNY_KERNEL(w8a16_gemm_m16_skinny, 1, 1, 512, SKINNY_MIN_CTAS)
-SKINNY_KERNEL(w8a16_gemm_m16_skinny2, 2, 1, 512, 1)
+SKINNY_KERNEL(w8a16_gemm_m16_skinny, 1, 1, 512, SKINNY_MIN_CTAS, false)
+SKINNY_KERNEL(w8a16_gemm_m16_skinny2, 2, 1, 512, 1, false)
 #endif
 #if SKINNY_KERNELS & 2
-SKINNY_KERNEL(w8a16_gemm_m16_skinny_deep, 0, 1, SKINNY_DEEP_MAX_THREADS, SKINNY_DEEP_MIN_CTAS)
+// fp8x4_nan_flags in the 16-token build: 92 registers against 90, the same allocation per
+// warp; the 8-token build would go from 62 to 68 and lose a CTA per SM. 0.97-1.00x the
+// time at 12 and 16 tokens, on 4, 8 and 16 warps and on 32 rows (docs/performance.md,
+// item 95).
+SKINNY_KERNEL(w8a16_gemm_m16_skinny_deep, 0, 1, SKINNY_DEEP_MAX_THREADS, SKINNY_DEEP_MIN_CTAS,
+              TOKEN_GROUPS == 2)
 // The deep kernel for CTAs of up to 8 warps, three per SM: above 8 tokens its registers
 // are capped at 80 (against 90), so three CTAs of 8 warps fit on an SM instead of two.
-SKINNY_KERNEL(w8a16_gemm_m16_skinny_deep3, 0, 1, 256, 3)
+// Under its 80-register cap the flags' NaN check took 0.99-1.08x the time (item 95).
+SKINNY_KERNEL(w8a16_gemm_m16_skinny_deep3, 0, 1, 256, 3, false)
 #endif
 #if SKINNY_KERNELS & 4
 // The deep kernel on 32 rows per CTA, every warp on both 16-row groups: a warp's
 // activations serve twice the weight bytes, so above 8 tokens an SM keeps twice the
 // weight bytes in flight at the same warp count (126 registers against 90; the library
 // builds it for 16 tokens only, docs/performance.md item 77).
-SKINNY_KERNEL(w8a16_gemm_m16_skinny_deep32, 0, 2, 512, 1)
+SKINNY_KERNEL(w8a16_gemm_m16_skinny_deep32, 0, 2, 512, 1, TOKEN_GROUPS == 2)
 #endif
