@@ -273,6 +273,10 @@ __device__ __forceinline__ void store_pair(PartialWord* at, PartialWord a, Parti
 
 __device__ __forceinline__ void load_pair(const PartialWord* at, PartialWord& a, PartialWord& b,
                                           bool keep) {
+#if defined(AB_PARTIAL_LOADS_CG)
+  asm volatile("ld.global.cg.v2.u32 {%0, %1}, [%2];" : "=r"(a), "=r"(b) : "l"(at) : "memory");
+  return;
+#endif
   if (keep) {
     asm volatile("ld.relaxed.gpu.global.L2::cache_hint." METRALE_PARTIAL_VEC " {%0, %1}, [%2], %3;"
                  : "=" METRALE_PARTIAL_REG(a), "=" METRALE_PARTIAL_REG(b)
