@@ -277,6 +277,9 @@ __device__ __forceinline__ void load_pair(const PartialWord* at, PartialWord& a,
   asm volatile("ld.global.cg.v2.u32 {%0, %1}, [%2];" : "=r"(a), "=r"(b) : "l"(at) : "memory");
   return;
 #endif
+#if defined(AB_PARTIAL_LOADS_NOHINT)
+  keep = false;
+#endif
   if (keep) {
     asm volatile("ld.relaxed.gpu.global.L2::cache_hint." METRALE_PARTIAL_VEC " {%0, %1}, [%2], %3;"
                  : "=" METRALE_PARTIAL_REG(a), "=" METRALE_PARTIAL_REG(b)
