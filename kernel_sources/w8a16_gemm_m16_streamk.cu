@@ -237,9 +237,10 @@ __device__ __forceinline__ PartialWord* partial_pair(u64* partials, u32 cta, u32
          2 * (p * kComputeThreads + threadIdx.x);
 }
 
-// On layers of 64 MiB and more the partials' stores, loads and clears keep their lines in
-// L2 (l2_evict_last_policy), which took 0.96-0.99x the time on two CTAs per SM there and
-// 1.00-1.07x on the layers of 16-56 MiB, on either grid (docs/performance.md, item 70).
+// On layers of 64 MiB and more the partials' stores and clears keep their lines in L2
+// (l2_evict_last_policy), which took 0.96-0.99x the time on two CTAs per SM there and
+// 1.00-1.07x on the layers of 16-56 MiB, on either grid (docs/performance.md, item 70;
+// the loads carried the hint too then).
 // STREAMK_PARTIAL_EVICT_NORMAL (a tuning point) drops the hint everywhere.
 constexpr u64 kKeepPartialsFrom = u64{64} << 20;  // weight bytes
 
@@ -271,23 +272,11 @@ __device__ __forceinline__ void store_pair(PartialWord* at, PartialWord a, Parti
   }
 }
 
-__device__ __forceinline__ void load_pair(const PartialWord* at, PartialWord& a, PartialWord& b,
-                                          bool keep) {
-#if defined(AB_PARTIAL_LOADS_CG)
-  asm volatile("ld.global.cg.v2.u32 {%0, %1}, [%2];" : "=r"(a), "=r"(b) : "l"(at) : "memory");
-  return;
-#endif
-#if defined(AB_PARTIAL_LOADS_NOHINT)
-  keep = false;
-#endif
-  if (keep) {
-    asm volatile("ld.relaxed.gpu.global.L2::cache_hint." METRALE_PARTIAL_VEC " {%0, %1}, [%2], %3;"
-                 : "=" METRALE_PARTIAL_REG(a), "=" METRALE_PARTIAL_REG(b)
-                 : "l"(at), "l"(l2_evict_last_policy()) : "memory");
-  } else {
-    asm volatile("ld.relaxed.gpu.global." METRALE_PARTIAL_VEC " {%0, %1}, [%2];"
-                 : "=" METRALE_PARTIAL_REG(a), "=" METRALE_PARTIAL_REG(b) : "l"(at) : "memory");
-  }
+// Loads carry no L2 hint: with the stores' and clears' evict-last hint alone the launch
+// took 0.98-1.00x the time of loads with it too (docs/performance.md, item 95).
+__device__ __forceinline__ void load_pair(const PartialWord* at, PartialWord& a, PartialWord& b) {
+  asm volatile("ld.relaxed.gpu.global." METRALE_PARTIAL_VEC " {%0, %1}, [%2];"
+               : "=" METRALE_PARTIAL_REG(a), "=" METRALE_PARTIAL_REG(b) : "l"(at) : "memory");
 }
 #undef METRALE_PARTIAL_VEC
 #undef METRALE_PARTIAL_REG
@@ -333,7 +322,7 @@ __device__ __forceinline__ void add_partials(u64* partials, u32 first, u32 last,
 #pragma unroll
       for (u32 p = 0; p < kPairs; ++p) {
         if (q0 + j <= last && pair_needed(p, m)) {
-          load_pair(partial_pair(partials, q0 + j, p), w[j][p][0], w[j][p][1], keep);
+          load_pair(partial_pair(partials, q0 + j, p), w[j][p][0], w[j][p][1]);
         }
       }
 #pragma unroll
@@ -344,7 +333,7 @@ __device__ __forceinline__ void add_partials(u64* partials, u32 first, u32 last,
         if (!pair_needed(p, m)) continue;
 #if !defined(METRALE_DIAG_REDUCE_NO_WAIT)
         while (w[j][p][0] == 0 || w[j][p][1] == 0) {
-          load_pair(partial_pair(partials, q0 + j, p), w[j][p][0], w[j][p][1], keep);
+          load_pair(partial_pair(partials, q0 + j, p), w[j][p][0], w[j][p][1]);
         }
 #endif
         acc[p / 2][2 * (p % 2)] += value_of(w[j][p][0]);
