@@ -73,7 +73,8 @@ __device__ __forceinline__ u32 fp8x2_e4m3_to_bf16x2(u32 two_codes) {
 // replicated above it; shifted left by 4 and masked, the lane holds sign | e | m as a
 // BF16 whose exponent is biased by 7 instead of 127, i.e. the value times 2^-120 (E4M3
 // subnormals land on BF16 subnormals, exactly); the FMA by 2^120 restores it exactly.
-// NaN codes (0x7F, 0xFF) come out as +-480: callers detect them with fp8x4_nan_bits or fp8x4_nan_flags.
+// NaN codes (0x7F, 0xFF) come out as +-480: callers detect them with fp8x4_nan_bits or
+// fp8x4_nan_flags.
 __device__ __forceinline__ u32 e4m3_lanes_to_bf16x2(u32 lanes) {
   const u32 biased = (lanes << 4) & 0x87F087F0u;
   u32 r;

@@ -410,8 +410,8 @@ __device__ __forceinline__ void gemm_skinny(const Operands& op, u64* partials) {
   set_zero(acc);
   u32 nan_bits[kRowGroups][2] = {};
   if constexpr (kWarpBlocks == 0) {
-    stream_deep<kRowGroups, kNanFlags>(acc, nan_bits, op, row0, first, warp_blocks, k_blocks, warps, policy,
-                            g, t);
+    stream_deep<kRowGroups, kNanFlags>(acc, nan_bits, op, row0, first, warp_blocks, k_blocks,
+                                       warps, policy, g, t);
   } else {
     stream_at_once<kWarpBlocks>(acc, nan_bits, op, row0, first, k_blocks, warps, policy, g, t);
   }
