@@ -35,6 +35,19 @@ struct ReadBuffers {
   }
 };
 
+// One layer of n x k bytes in as many copies as 1 GiB takes, for the pattern ceilings: a
+// launch per copy never finds its bytes in L2 from the launch before.
+struct LayerCopies {
+  std::uint64_t layer;
+  std::uint64_t copies;
+  ReadBuffers buffers;
+  LayerCopies(const CudaBackend& gpu, std::uint32_t n, std::uint32_t k)
+      : layer(std::uint64_t{n} * k),
+        copies((kBytesPerLaunch + layer - 1) / layer),
+        buffers(gpu, copies * layer) {}
+  DevicePtr copy(std::uint64_t i) const { return buffers.data.get() + i * layer; }
+};
+
 // read_ceiling over `bytes` per launch: `launches` launches per replay, launch i on copy
 // i % copies of the data.
 Ceiling time_read_ceiling_kernel(const CudaBackend& gpu, const Stream& stream,
@@ -114,27 +127,26 @@ PatternCeiling measure_pattern_ceiling(const CudaBackend& gpu, const Stream& str
   }
   BenchModule module(gpu, "read_pattern.cu");
   const KernelHandle kernel = module.kernel("read_pattern");
-  const std::uint64_t layer = std::uint64_t{n} * k;
-  const std::uint64_t copies = (kBytesPerLaunch + layer - 1) / layer;
-  const ReadBuffers buffers(gpu, copies * layer);
+  const LayerCopies data(gpu, n, k);
 
   PatternCeiling c;
   c.n = n;
   c.k = k;
   c.chunk = chunk;
   c.ctas = static_cast<std::uint32_t>(gpu.info().sm_count) * ctas_per_sm;
-  c.timing = time_graph(stream, static_cast<std::uint32_t>(copies), replays, [&](std::uint32_t i) {
+  c.timing = time_graph(stream, static_cast<std::uint32_t>(data.copies), replays,
+                        [&](std::uint32_t i) {
     KernelLaunch(gpu, kernel)
         .grid({c.ctas, 1, 1})
         .block({kThreads, 1, 1})
-        .arg_ptr(buffers.data.get() + i * layer)
+        .arg_ptr(data.copy(i))
         .arg_u32(n)
         .arg_u32(k)
         .arg_u32(chunk)
-        .arg_ptr(buffers.sink.get())
+        .arg_ptr(data.buffers.sink.get())
         .launch(stream.handle());
   });
-  c.gbps = gbps(layer, c.timing.median_us);
+  c.gbps = gbps(data.layer, c.timing.median_us);
   return c;
 }
 
@@ -173,14 +185,12 @@ TmaPatternCeiling measure_tma_pattern_ceiling(const CudaBackend& gpu, const Stre
          ctas_per_sm, box.stages, box.rows, box.bytes);
   BenchModule module(gpu, "read_pattern_tma.cu");
   const KernelHandle kernel = module.kernel("read_pattern_tma");
-  const std::uint64_t layer = std::uint64_t{n} * k;
-  const std::uint64_t copies = (kBytesPerLaunch + layer - 1) / layer;
-  const ReadBuffers buffers(gpu, copies * layer);
+  const LayerCopies data(gpu, n, k);
   // Boxes over 256 bytes per row take 16-bit elements: a box has at most 256 per side.
   const std::uint32_t element_bytes = box.bytes > 256 ? 2 : 1;
   std::vector<TensorMapBytes> maps;
-  for (std::uint64_t i = 0; i < copies; ++i) {
-    maps.push_back(gpu.tensor_map_2d({buffers.data.get() + i * layer, element_bytes,
+  for (std::uint64_t i = 0; i < data.copies; ++i) {
+    maps.push_back(gpu.tensor_map_2d({data.copy(i), element_bytes,
                                       k / element_bytes, n, k, box.bytes / element_bytes,
                                       box.rows}));
   }
@@ -190,7 +200,8 @@ TmaPatternCeiling measure_tma_pattern_ceiling(const CudaBackend& gpu, const Stre
   c.k = k;
   c.box = box;
   c.ctas = static_cast<std::uint32_t>(gpu.info().sm_count) * ctas_per_sm;
-  c.timing = time_graph(stream, static_cast<std::uint32_t>(copies), replays, [&](std::uint32_t i) {
+  c.timing = time_graph(stream, static_cast<std::uint32_t>(data.copies), replays,
+                        [&](std::uint32_t i) {
     KernelLaunch(gpu, kernel)
         .grid({c.ctas, 1, 1})
         .block({32, 1, 1})
@@ -201,11 +212,11 @@ TmaPatternCeiling measure_tma_pattern_ceiling(const CudaBackend& gpu, const Stre
         .arg_u32(box.bytes)
         .arg_u32(element_bytes)
         .arg_u32(box.stages)
-        .arg_ptr(buffers.sink.get())
+        .arg_ptr(data.buffers.sink.get())
         .arg_bytes(&maps[i], sizeof(maps[i]))
         .launch(stream.handle());
   });
-  c.gbps = gbps(layer, c.timing.median_us);
+  c.gbps = gbps(data.layer, c.timing.median_us);
   return c;
 }
 
