@@ -56,6 +56,14 @@
 // touches activations, outputs and workspace only after it.
 #include "m16_stream_pipeline.cuh"
 
+// STREAMK_FP8_MMA (a tuning point): the FP8 tensor-core form of m16_fp8_mma.cuh on sm_89+.
+#if defined(STREAMK_FP8_MMA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+#define STREAMK_FP8 1
+#include "m16_fp8_mma.cuh"
+#else
+#define STREAMK_FP8 0
+#endif
+
 namespace {
 
 constexpr u32 kRows = 128;  // weight rows of a unit (one scale row)
@@ -97,6 +105,8 @@ struct Ring {
   u32 base, stage_bytes, stages;
   u32 full, empty;  // shared addresses of the barrier arrays (8 bytes each)
   u32 scales;       // shared address of the slots' block scales (4 bytes each)
+  u32 split;        // STREAMK_FP8: the barriers of the slots' split activations
+  u32 token_scales; // STREAMK_FP8: the slots' activation scales (kMaxTokens each)
 };
 
 // The producer warp: the unit's 128 x 128 weight box, then its m x 128 activations. On
@@ -386,8 +396,13 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
   const u32 warp = threadIdx.x / 32;
   const u32 lane = threadIdx.x % 32;
   const u32 count = wk.end - wk.begin;
+#if STREAMK_FP8
+  const Fp8Offsets<kTokenGroups> frag = fp8_offsets<kTokenGroups>(op.m, lane / 4, lane % 4,
+                                                                   kTokenBytes);
+#else
   const FragmentOffsets<kTokenGroups> frag = fragment_offsets<kTokenGroups>(op.m, lane / 4, lane % 4,
                                                                              kTokenBytes);
+#endif
   const u32 warp_w = 16 * warp * kBlockK;  // the warp's 16 rows of a unit
 
   float acc[kTokenGroups][4];
@@ -417,6 +432,20 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
 #endif
 #if defined(METRALE_DIAG_RING_ONLY)
     (void)frag; (void)warp_w; (void)base; (void)scale; (void)fold;
+#elif STREAMK_FP8
+    // Warp w splits tokens w and w + 8 of the stage; every warp waits for all of them.
+    const u32 token_scales = r.token_scales + 4 * kMaxTokens * slot;
+    if (warp < op.m) {
+      for (u32 token = warp; token < op.m; token += kWarps) {
+        split_token_block(base + kStageWeightBytes + token * kTokenBytes, token,
+                          token_scales + 4 * token, lane);
+      }
+      fence_proxy_async_shared();  // the next tensor copy into the slot follows these writes
+      barrier_arrive(r.split + 8 * slot);
+    }
+    barrier_wait(r.split + 8 * slot, (i / r.stages) & 1);
+    compute_block_fp8<kTokenGroups>(acc, frag, base + warp_w, base + kStageWeightBytes,
+                                    token_scales, scale, fold);
 #else
     compute_block<kTokenGroups>(acc, nan_bits, frag, base + warp_w, base + kStageWeightBytes, scale, fold);
 #endif
@@ -424,7 +453,9 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
     // producer's refill is ordered after each of them, not only after lane 0's.
     barrier_arrive(r.empty + 8 * slot);
     if (kb == wk.k_blocks - 1 || i == count - 1) {
+#if !STREAMK_FP8  // the FP8 tensor cores carry a NaN weight into its products themselves
       poison_nan_columns<kTokenGroups>(acc, nan_bits);
+#endif
       const bool whole = kb_first == 0 && kb == wk.k_blocks - 1;
 #if defined(METRALE_DEFECT_SKIP_LAST_TILE)
       const bool skip = tile * kRows + kRows >= op.n;
@@ -484,6 +515,10 @@ w8a16_gemm_m16_streamk(const u16* __restrict__ input, const u8* __restrict__ wei
   __shared__ __align__(8) u64 full[kMaxStages];
   __shared__ __align__(8) u64 empty[kMaxStages];
   __shared__ __align__(16) float scales[kMaxStages];
+#if STREAMK_FP8
+  __shared__ __align__(8) u64 split[kMaxStages];
+  __shared__ __align__(16) float token_scales[kMaxStages * kMaxTokens];
+#endif
   const Operands op{input, weight, block_scale, output, m, n, k, a_row_stride, c_row_stride};
   Ring r;
   r.base = shared_address(smem);
@@ -492,6 +527,14 @@ w8a16_gemm_m16_streamk(const u16* __restrict__ input, const u8* __restrict__ wei
   r.full = shared_address(full);
   r.empty = shared_address(empty);
   r.scales = shared_address(scales);
+#if STREAMK_FP8
+  r.split = shared_address(split);
+  r.token_scales = shared_address(token_scales);
+  // Tokens past m are read (their columns are never stored) but never split: start them finite.
+  for (u32 j = threadIdx.x; j < kMaxStages * kMaxTokens; j += blockDim.x) token_scales[j] = 0.0f;
+#else
+  r.split = r.token_scales = 0;
+#endif
   Work wk;
   wk.k_blocks = k / kBlockK;
   wk.tiles = (n + kRows - 1) / kRows;
@@ -505,6 +548,9 @@ w8a16_gemm_m16_streamk(const u16* __restrict__ input, const u8* __restrict__ wei
   if (threadIdx.x < r.stages) {
     barrier_init(r.full + 8 * threadIdx.x, kFullCount);
     barrier_init(r.empty + 8 * threadIdx.x, kComputeThreads);
+#if STREAMK_FP8
+    barrier_init(r.split + 8 * threadIdx.x, 32 * (m < kWarps ? m : kWarps));  // the splitting warps
+#endif
   }
   barrier_init_fence();
   if (threadIdx.x >= kComputeThreads) {
