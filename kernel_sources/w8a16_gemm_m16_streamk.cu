@@ -56,8 +56,10 @@
 // touches activations, outputs and workspace only after it.
 #include "m16_stream_pipeline.cuh"
 
-// STREAMK_FP8_MMA (a tuning point): the FP8 tensor-core form of m16_fp8_mma.cuh on sm_89+.
-#if defined(STREAMK_FP8_MMA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+// On sm_90a (the library's target on Hopper) the units run on the FP8 tensor cores
+// (m16_fp8_mma.cuh); elsewhere, and with STREAMK_BF16_MMA (a tuning point), on the BF16
+// ones through compute_block.
+#if STREAM_TMA && defined(__CUDA_ARCH_FEAT_SM90_ALL) && !defined(STREAMK_BF16_MMA)
 #define STREAMK_FP8 1
 #include "m16_fp8_mma.cuh"
 #else
@@ -67,6 +69,19 @@
 namespace {
 
 constexpr u32 kRows = 128;  // weight rows of a unit (one scale row)
+// A stage: the unit's weights (16 KiB), the FP8 form's B operand (2 KiB per token group),
+// the m tokens' BF16 activations, padded to 1 KiB: the swizzled tensor copies and wgmma
+// reads want every stage 1024-byte aligned, hence the ring's 1024 bytes of slack.
+constexpr u32 kRingAlign = 1024;
+constexpr u32 kSplitBytes = 2048;  // per token group
+
+__device__ __forceinline__ u32 token_groups(u32 m) { return m > 8 ? 2 : 1; }
+__device__ __forceinline__ u32 activation_offset(u32 m) {
+  return kStageWeightBytes + kSplitBytes * token_groups(m);
+}
+__device__ __forceinline__ u32 stage_bytes_for(u32 m) {
+  return (activation_offset(m) + m * kTokenBytes + kRingAlign - 1) / kRingAlign * kRingAlign;
+}
 constexpr u32 kComputeThreads = kThreads;            // 8 warps of 16 rows
 constexpr u32 kBlockThreads = kComputeThreads + 32;  // and the producer warp
 #if STREAM_TMA
@@ -103,6 +118,7 @@ __device__ __forceinline__ u32 range_begin(u64 c, u64 units, u64 ctas) {
 // slot i % stages, in phase (i / stages) of both barriers.
 struct Ring {
   u32 base, stage_bytes, stages;
+  u32 x_offset;     // the activations' place in a stage
   u32 full, empty;  // shared addresses of the barrier arrays (8 bytes each)
   u32 scales;       // shared address of the slots' block scales (4 bytes each)
   u32 split;        // STREAMK_FP8: the barriers of the slots' split activations
@@ -152,7 +168,7 @@ __device__ __forceinline__ void issue_activations(const Operands& op, const Work
                                                   u32 i, const TensorMap* x_map) {
   const u32 lane = threadIdx.x % 32;
   const u32 kb = (wk.begin + i) % wk.k_blocks;
-  const u32 dst = r.base + (i % r.stages) * r.stage_bytes + kStageWeightBytes;
+  const u32 dst = r.base + (i % r.stages) * r.stage_bytes + r.x_offset;
   const u32 bar = r.full + 8 * (i % r.stages);
 #if STREAM_TMA
   if (lane != 0) return;
@@ -397,16 +413,16 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
   const u32 lane = threadIdx.x % 32;
   const u32 count = wk.end - wk.begin;
 #if STREAMK_FP8
-  const Fp8Offsets<kTokenGroups> frag = fp8_offsets<kTokenGroups>(op.m, lane / 4, lane % 4,
-                                                                   kTokenBytes);
+  const u32 warp_w = 64 * (warp / 4) * kBlockK;  // the warpgroup's 64 rows of a unit
 #else
-  const FragmentOffsets<kTokenGroups> frag = fragment_offsets<kTokenGroups>(op.m, lane / 4, lane % 4,
-                                                                             kTokenBytes);
-#endif
+  const FragmentOffsets<kTokenGroups> frag = fragment_offsets<kTokenGroups>(
+      op.m, lane / 4, lane % 4, kTokenBytes, STREAM_TMA != 0);
   const u32 warp_w = 16 * warp * kBlockK;  // the warp's 16 rows of a unit
+#endif
 
   float acc[kTokenGroups][4];
-  u32 nan_bits[2] = {0, 0};
+  u32 nan_bits[2] = {0, 0};  // the BF16 form's NaN check
+  (void)nan_bits;
   set_zero(acc);
 
   // Outputs and the workspace are written only after the preceding grid has finished
@@ -431,23 +447,27 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
     const bool fold = true;
 #endif
 #if defined(METRALE_DIAG_RING_ONLY)
-    (void)frag; (void)warp_w; (void)base; (void)scale; (void)fold;
+    (void)warp_w; (void)base; (void)scale; (void)fold;
+#if !STREAMK_FP8
+    (void)frag;
+#endif
 #elif STREAMK_FP8
     // Warp w splits tokens w and w + 8 of the stage; every warp waits for all of them.
     const u32 token_scales = r.token_scales + 4 * kMaxTokens * slot;
+    const u32 b_base = base + kStageWeightBytes;
     if (warp < op.m) {
       for (u32 token = warp; token < op.m; token += kWarps) {
-        split_token_block(base + kStageWeightBytes + token * kTokenBytes, token,
-                          token_scales + 4 * token, lane);
+        split_token_block(base + r.x_offset + token * kTokenBytes, b_base, token,
+                          8 * kTokenGroups + token, token_scales + 4 * token, lane);
       }
-      fence_proxy_async_shared();  // the next tensor copy into the slot follows these writes
+      fence_proxy_async_shared();  // the tensor cores read what these threads wrote
       barrier_arrive(r.split + 8 * slot);
     }
     barrier_wait(r.split + 8 * slot, (i / r.stages) & 1);
-    compute_block_fp8<kTokenGroups>(acc, frag, base + warp_w, base + kStageWeightBytes,
-                                    token_scales, scale, fold);
+    compute_block_fp8<kTokenGroups>(acc, base + warp_w, b_base, token_scales, lane % 4, scale,
+                                    fold);
 #else
-    compute_block<kTokenGroups>(acc, nan_bits, frag, base + warp_w, base + kStageWeightBytes, scale, fold);
+    compute_block<kTokenGroups>(acc, nan_bits, frag, base + warp_w, base + r.x_offset, scale, fold);
 #endif
     // Every compute thread releases its own reads of the slot (the scale included): the
     // producer's refill is ordered after each of them, not only after lane 0's.
@@ -511,7 +531,7 @@ w8a16_gemm_m16_streamk(const u16* __restrict__ input, const u8* __restrict__ wei
                        const __grid_constant__ TensorMap w_map,
                        const __grid_constant__ TensorMap x_map) {
   extern __shared__ __align__(16) unsigned char dynamic_smem[];
-  unsigned char* smem = ring_start(dynamic_smem);
+  unsigned char* smem = ring_start(dynamic_smem, kRingAlign);
   __shared__ __align__(8) u64 full[kMaxStages];
   __shared__ __align__(8) u64 empty[kMaxStages];
   __shared__ __align__(16) float scales[kMaxStages];
@@ -522,8 +542,9 @@ w8a16_gemm_m16_streamk(const u16* __restrict__ input, const u8* __restrict__ wei
   const Operands op{input, weight, block_scale, output, m, n, k, a_row_stride, c_row_stride};
   Ring r;
   r.base = shared_address(smem);
-  r.stage_bytes = kStageWeightBytes + m * kTokenBytes;
-  r.stages = ring_stage_count(r.stage_bytes);
+  r.stage_bytes = stage_bytes_for(m);
+  r.stages = ring_stage_count(r.stage_bytes, kRingAlign);
+  r.x_offset = activation_offset(m);
   r.full = shared_address(full);
   r.empty = shared_address(empty);
   r.scales = shared_address(scales);
