@@ -127,29 +127,29 @@ __device__ __forceinline__ void wgmma_wait_all() {
   asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
 }
 
-// D (+)= A * B over 32 K for the warpgroup's 64 rows and N = 16 columns (8 tokens' hi
-// and lo), E4M3 inputs, FP32 accumulators; `accumulate` false starts D from zero.
-__device__ __forceinline__ void wgmma_m64n16k32_e4m3(float (&d)[8], u64 a, u64 b, bool accumulate) {
+// D = A * B over 32 K for the warpgroup's 64 rows and N = 16 columns (8 tokens' hi
+// and lo), E4M3 inputs, FP32 results; D starts from zero (scale-d = 0).
+__device__ __forceinline__ void wgmma_m64n16k32_e4m3(float (&d)[8], u64 a, u64 b) {
   asm volatile(
-      "{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %10, 0;\n\t"
+      "{\n\t.reg .pred p;\n\tsetp.ne.b32 p, 0, 0;\n\t"
       "wgmma.mma_async.sync.aligned.m64n16k32.f32.e4m3.e4m3 "
       "{%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, p, 1, 1;\n\t}"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
-        "+f"(d[7])
-      : "l"(a), "l"(b), "r"(static_cast<u32>(accumulate))
+      : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]), "=f"(d[4]), "=f"(d[5]), "=f"(d[6]),
+        "=f"(d[7])
+      : "l"(a), "l"(b)
       : "memory");
 }
 
-// The same for N = 32 columns (16 tokens' hi and lo).
-__device__ __forceinline__ void wgmma_m64n32k32_e4m3(float (&d)[16], u64 a, u64 b, bool accumulate) {
+// The same for N = 32 columns (16 tokens' hi and lo), D = A * B.
+__device__ __forceinline__ void wgmma_m64n32k32_e4m3(float (&d)[16], u64 a, u64 b) {
   asm volatile(
-      "{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %18, 0;\n\t"
+      "{\n\t.reg .pred p;\n\tsetp.ne.b32 p, 0, 0;\n\t"
       "wgmma.mma_async.sync.aligned.m64n32k32.f32.e4m3.e4m3 "
       "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, p, 1, 1;\n\t}"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
-        "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
-        "+f"(d[14]), "+f"(d[15])
-      : "l"(a), "l"(b), "r"(static_cast<u32>(accumulate))
+      : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]), "=f"(d[4]), "=f"(d[5]), "=f"(d[6]),
+        "=f"(d[7]), "=f"(d[8]), "=f"(d[9]), "=f"(d[10]), "=f"(d[11]), "=f"(d[12]), "=f"(d[13]),
+        "=f"(d[14]), "=f"(d[15])
+      : "l"(a), "l"(b)
       : "memory");
 }
 
@@ -160,24 +160,38 @@ constexpr u32 kSplitBytesPerGroup = 2048;
 // calling thread's fragment (rows g and g + 8 of its warp's 16, tokens 8 tg + 2t and the
 // next) acc += block_scale * s_token * (hi + lo / 16). w_base: the warpgroup's 64 weight
 // rows (1024-byte aligned); b_base: the stage's B operand; scales: its s per token.
+//
+// Each wgmma starts from zero and the four are added in FP32: Hopper's FP8 MMA keeps its
+// running sum in about 13 mantissa bits, truncated, so a chain of four over the block
+// loses bits relative to the block's partial that the accuracy floor does not allow
+// (docs/performance.md, item 96).
 template <u32 kTokenGroups>
 __device__ __forceinline__ void compute_block_fp8(float (&acc)[kTokenGroups][4], u32 w_base,
                                                   u32 b_base, u32 scales, u32 t,
                                                   float block_scale, bool fold) {
-  float d[8 * kTokenGroups];
+  float step[4][8 * kTokenGroups];
   const u64 a = sw128_descriptor(w_base);
   const u64 b = sw128_descriptor(b_base);
   wgmma_fence();
 #pragma unroll
   for (u32 kk = 0; kk < 4; ++kk) {  // 32 bytes of K a step: 2 in the descriptor's units
     if constexpr (kTokenGroups == 1) {
-      wgmma_m64n16k32_e4m3(d, a + 2 * kk, b + 2 * kk, kk != 0);
+      wgmma_m64n16k32_e4m3(step[kk], a + 2 * kk, b + 2 * kk);
     } else {
-      wgmma_m64n32k32_e4m3(d, a + 2 * kk, b + 2 * kk, kk != 0);
+      wgmma_m64n32k32_e4m3(step[kk], a + 2 * kk, b + 2 * kk);
     }
   }
   wgmma_commit();
   wgmma_wait_all();
+  // The results are written asynchronously: keep every read of them after the wait.
+#pragma unroll
+  for (u32 kk = 0; kk < 4; ++kk) {
+#pragma unroll
+    for (u32 i = 0; i < 8 * kTokenGroups; ++i) asm volatile("" : "+f"(step[kk][i])::"memory");
+  }
+  float d[8 * kTokenGroups];
+#pragma unroll
+  for (u32 i = 0; i < 8 * kTokenGroups; ++i) d[i] = (step[0][i] + step[1][i]) + (step[2][i] + step[3][i]);
   if (!fold) return;
 #pragma unroll
   for (u32 tg = 0; tg < kTokenGroups; ++tg) {
