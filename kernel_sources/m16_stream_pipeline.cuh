@@ -40,15 +40,15 @@ __device__ __forceinline__ u32 dynamic_smem_bytes() {
 }
 
 // The ring's start in the dynamic shared memory: tensor copies want 128-byte aligned
-// destinations (1024 where they swizzle), and the launchers add `align` bytes of slack.
-__device__ __forceinline__ unsigned char* ring_start(unsigned char* dynamic_smem, u32 align = 128) {
-  return dynamic_smem + ((align - shared_address(dynamic_smem) % align) % align);
+// destinations, and the launchers add 128 bytes of slack for it.
+__device__ __forceinline__ unsigned char* ring_start(unsigned char* dynamic_smem) {
+  return dynamic_smem + ((128 - shared_address(dynamic_smem) % 128) % 128);
 }
 
 // As many stages of `stage_bytes` as the launcher's dynamic shared memory holds after
 // the slack, at most kMaxStages.
-__device__ __forceinline__ u32 ring_stage_count(u32 stage_bytes, u32 align = 128) {
-  const u32 stages = (dynamic_smem_bytes() - align) / stage_bytes;
+__device__ __forceinline__ u32 ring_stage_count(u32 stage_bytes) {
+  const u32 stages = (dynamic_smem_bytes() - 128) / stage_bytes;
   return stages > kMaxStages ? kMaxStages : stages;
 }
 
@@ -160,20 +160,15 @@ struct FragmentOffsets {
   u32 sel_lo, sel_hi;      // decode selectors: the word of K half h is in w[.][h ^ (g & 1)]
 };
 
-// With `swizzled` the weights arrived in the tensor copy's 128-byte swizzle (16-byte chunk
-// c of row r at chunk c ^ (r % 8), the stage 1024-byte aligned).
 template <u32 kTokenGroups>
 __device__ __forceinline__ FragmentOffsets<kTokenGroups> fragment_offsets(u32 m, u32 g, u32 t,
-                                                                          u32 token_pitch,
-                                                                          bool swizzled = false) {
+                                                                          u32 token_pitch) {
   FragmentOffsets<kTokenGroups> f;
   const u32 odd = g & 1;
 #pragma unroll
   for (u32 half = 0; half < 2; ++half)
 #pragma unroll
-    for (u32 h = 0; h < 2; ++h) {
-      f.w[half][h] = (8 * half + g) * kBlockK + 16 * ((4 * (h ^ odd) + t) ^ (swizzled ? g : 0));
-    }
+    for (u32 h = 0; h < 2; ++h) f.w[half][h] = (8 * half + g) * kBlockK + 64 * (h ^ odd) + 16 * t;
 #pragma unroll
   for (u32 tg = 0; tg < kTokenGroups; ++tg) {
     const u32 token = 8 * tg + g < m ? 8 * tg + g : m - 1;

@@ -56,32 +56,9 @@
 // touches activations, outputs and workspace only after it.
 #include "m16_stream_pipeline.cuh"
 
-// On sm_90a (the library's target on Hopper) the units run on the FP8 tensor cores
-// (m16_fp8_mma.cuh); elsewhere, and with STREAMK_BF16_MMA (a tuning point), on the BF16
-// ones through compute_block.
-#if STREAM_TMA && defined(__CUDA_ARCH_FEAT_SM90_ALL) && !defined(STREAMK_BF16_MMA)
-#define STREAMK_FP8 1
-#include "m16_fp8_mma.cuh"
-#else
-#define STREAMK_FP8 0
-#endif
-
 namespace {
 
 constexpr u32 kRows = 128;  // weight rows of a unit (one scale row)
-// A stage: the unit's weights (16 KiB), the FP8 form's B operand (2 KiB per token group),
-// the m tokens' BF16 activations, padded to 1 KiB: the swizzled tensor copies and wgmma
-// reads want every stage 1024-byte aligned, hence the ring's 1024 bytes of slack.
-constexpr u32 kRingAlign = 1024;
-constexpr u32 kSplitBytes = 2048;  // per token group
-
-__device__ __forceinline__ u32 token_groups(u32 m) { return m > 8 ? 2 : 1; }
-__device__ __forceinline__ u32 activation_offset(u32 m) {
-  return kStageWeightBytes + kSplitBytes * token_groups(m);
-}
-__device__ __forceinline__ u32 stage_bytes_for(u32 m) {
-  return (activation_offset(m) + m * kTokenBytes + kRingAlign - 1) / kRingAlign * kRingAlign;
-}
 constexpr u32 kComputeThreads = kThreads;            // 8 warps of 16 rows
 constexpr u32 kBlockThreads = kComputeThreads + 32;  // and the producer warp
 #if STREAM_TMA
@@ -118,11 +95,8 @@ __device__ __forceinline__ u32 range_begin(u64 c, u64 units, u64 ctas) {
 // slot i % stages, in phase (i / stages) of both barriers.
 struct Ring {
   u32 base, stage_bytes, stages;
-  u32 x_offset;     // the activations' place in a stage
   u32 full, empty;  // shared addresses of the barrier arrays (8 bytes each)
   u32 scales;       // shared address of the slots' block scales (4 bytes each)
-  u32 split;        // STREAMK_FP8: the barriers of the slots' split activations
-  u32 token_scales; // STREAMK_FP8: the slots' activation scales (kMaxTokens each)
 };
 
 // The producer warp: the unit's 128 x 128 weight box, then its m x 128 activations. On
@@ -168,7 +142,7 @@ __device__ __forceinline__ void issue_activations(const Operands& op, const Work
                                                   u32 i, const TensorMap* x_map) {
   const u32 lane = threadIdx.x % 32;
   const u32 kb = (wk.begin + i) % wk.k_blocks;
-  const u32 dst = r.base + (i % r.stages) * r.stage_bytes + r.x_offset;
+  const u32 dst = r.base + (i % r.stages) * r.stage_bytes + kStageWeightBytes;
   const u32 bar = r.full + 8 * (i % r.stages);
 #if STREAM_TMA
   if (lane != 0) return;
@@ -412,17 +386,12 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
   const u32 warp = threadIdx.x / 32;
   const u32 lane = threadIdx.x % 32;
   const u32 count = wk.end - wk.begin;
-#if STREAMK_FP8
-  const u32 warp_w = 64 * (warp / 4) * kBlockK;  // the warpgroup's 64 rows of a unit
-#else
-  const FragmentOffsets<kTokenGroups> frag = fragment_offsets<kTokenGroups>(
-      op.m, lane / 4, lane % 4, kTokenBytes, STREAM_TMA != 0);
+  const FragmentOffsets<kTokenGroups> frag = fragment_offsets<kTokenGroups>(op.m, lane / 4, lane % 4,
+                                                                             kTokenBytes);
   const u32 warp_w = 16 * warp * kBlockK;  // the warp's 16 rows of a unit
-#endif
 
   float acc[kTokenGroups][4];
-  u32 nan_bits[2] = {0, 0};  // the BF16 form's NaN check
-  (void)nan_bits;
+  u32 nan_bits[2] = {0, 0};
   set_zero(acc);
 
   // Outputs and the workspace are written only after the preceding grid has finished
@@ -447,35 +416,15 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
     const bool fold = true;
 #endif
 #if defined(METRALE_DIAG_RING_ONLY)
-    (void)warp_w; (void)base; (void)scale; (void)fold;
-#if !STREAMK_FP8
-    (void)frag;
-#endif
-#elif STREAMK_FP8
-    // Warp w splits tokens w and w + 8 of the stage; every warp waits for all of them.
-    const u32 token_scales = r.token_scales + 4 * kMaxTokens * slot;
-    const u32 b_base = base + kStageWeightBytes;
-    if (warp < op.m) {
-      for (u32 token = warp; token < op.m; token += kWarps) {
-        split_token_block(base + r.x_offset + token * kTokenBytes, b_base, token,
-                          8 * kTokenGroups + token, token_scales + 4 * token, lane);
-      }
-      fence_proxy_async_shared();  // the tensor cores read what these threads wrote
-      barrier_arrive(r.split + 8 * slot);
-    }
-    barrier_wait(r.split + 8 * slot, (i / r.stages) & 1);
-    compute_block_fp8<kTokenGroups>(acc, base + warp_w, b_base, token_scales, lane % 4, scale,
-                                    fold);
+    (void)frag; (void)warp_w; (void)base; (void)scale; (void)fold;
 #else
-    compute_block<kTokenGroups>(acc, nan_bits, frag, base + warp_w, base + r.x_offset, scale, fold);
+    compute_block<kTokenGroups>(acc, nan_bits, frag, base + warp_w, base + kStageWeightBytes, scale, fold);
 #endif
     // Every compute thread releases its own reads of the slot (the scale included): the
     // producer's refill is ordered after each of them, not only after lane 0's.
     barrier_arrive(r.empty + 8 * slot);
     if (kb == wk.k_blocks - 1 || i == count - 1) {
-#if !STREAMK_FP8  // the FP8 tensor cores carry a NaN weight into its products themselves
       poison_nan_columns<kTokenGroups>(acc, nan_bits);
-#endif
       const bool whole = kb_first == 0 && kb == wk.k_blocks - 1;
 #if defined(METRALE_DEFECT_SKIP_LAST_TILE)
       const bool skip = tile * kRows + kRows >= op.n;
@@ -531,31 +480,18 @@ w8a16_gemm_m16_streamk(const u16* __restrict__ input, const u8* __restrict__ wei
                        const __grid_constant__ TensorMap w_map,
                        const __grid_constant__ TensorMap x_map) {
   extern __shared__ __align__(16) unsigned char dynamic_smem[];
-  unsigned char* smem = ring_start(dynamic_smem, kRingAlign);
+  unsigned char* smem = ring_start(dynamic_smem);
   __shared__ __align__(8) u64 full[kMaxStages];
   __shared__ __align__(8) u64 empty[kMaxStages];
   __shared__ __align__(16) float scales[kMaxStages];
-#if STREAMK_FP8
-  __shared__ __align__(8) u64 split[kMaxStages];
-  __shared__ __align__(16) float token_scales[kMaxStages * kMaxTokens];
-#endif
   const Operands op{input, weight, block_scale, output, m, n, k, a_row_stride, c_row_stride};
   Ring r;
   r.base = shared_address(smem);
-  r.stage_bytes = stage_bytes_for(m);
-  r.stages = ring_stage_count(r.stage_bytes, kRingAlign);
-  r.x_offset = activation_offset(m);
+  r.stage_bytes = kStageWeightBytes + m * kTokenBytes;
+  r.stages = ring_stage_count(r.stage_bytes);
   r.full = shared_address(full);
   r.empty = shared_address(empty);
   r.scales = shared_address(scales);
-#if STREAMK_FP8
-  r.split = shared_address(split);
-  r.token_scales = shared_address(token_scales);
-  // Tokens past m are read (their columns are never stored) but never split: start them finite.
-  for (u32 j = threadIdx.x; j < kMaxStages * kMaxTokens; j += blockDim.x) token_scales[j] = 0.0f;
-#else
-  r.split = r.token_scales = 0;
-#endif
   Work wk;
   wk.k_blocks = k / kBlockK;
   wk.tiles = (n + kRows - 1) / kRows;
@@ -569,9 +505,6 @@ w8a16_gemm_m16_streamk(const u16* __restrict__ input, const u8* __restrict__ wei
   if (threadIdx.x < r.stages) {
     barrier_init(r.full + 8 * threadIdx.x, kFullCount);
     barrier_init(r.empty + 8 * threadIdx.x, kComputeThreads);
-#if STREAMK_FP8
-    barrier_init(r.split + 8 * threadIdx.x, 32 * (m < kWarps ? m : kWarps));  // the splitting warps
-#endif
   }
   barrier_init_fence();
   if (threadIdx.x >= kComputeThreads) {

@@ -8,12 +8,8 @@
 // wait on anything: the launch needs two of its CTAs resident at a time, started in index
 // order as the hardware starts them, not the whole grid.
 //
-// On sm_90 the units run on the FP8 tensor cores (wgmma on the weights as they are, the
-// activations split into two E4M3 terms per 128-K block), before on the BF16 ones.
-//
-// Grid: (ctas, 1, 1)  Block: (288, 1, 1); dynamic shared memory 1024 + stages * stage,
-// stage = 16384 + 2048 * (m > 8 ? 2 : 1) + m * 256 rounded up to a multiple of 1024
-// bytes. Same operands and guards as w8a16_gemm_m16_strided, plus the workspace.
+// Grid: (ctas, 1, 1)  Block: (288, 1, 1); dynamic shared memory 128 + stages * (16384 +
+// m * 256) bytes. Same operands and guards as w8a16_gemm_m16_strided, plus the workspace.
 #pragma once
 
 #include <cstdint>

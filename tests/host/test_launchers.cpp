@@ -375,16 +375,14 @@ TEST_CASE("stream-K launcher: persistent grid, ring, workspace split, guards") {
   CHECK(l[0].config.block.x == 288);
   CHECK(l[0].config.cluster.x == 0);
   CHECK_FALSE(l[0].config.programmatic_dependent);
-  // A 1 KiB-aligned ring of 1 KiB-rounded stages: weights, the split-token operand of
-  // two groups and the 16 tokens' activations (m = 16), or of one group and one token.
-  CHECK(l[0].config.shared_bytes == 1024 + 4 * (16384 + 2 * 2048 + 16 * 256));
+  CHECK(l[0].config.shared_bytes == 128 + 4 * (16384 + 16 * 256));
   REQUIRE(l[0].args.size() == 12);
   CHECK(l[0].u32_arg(7) == 4104);
   CHECK(l[0].u32_arg(8) == 28680);
   CHECK(l[0].u64_arg(9) == kWs.address);  // the partials' slots
   CHECK(l[1].config.grid.x == 6);
   CHECK(l[1].config.programmatic_dependent);
-  CHECK(l[1].config.shared_bytes == 1024 + 7 * (16384 + 2048 + 1024));
+  CHECK(l[1].config.shared_bytes == 128 + 7 * (16384 + 256));
   CHECK(l[1].u64_arg(9) == kWs.address);
 
   const auto call = [&](StreamKWorkspace ws, std::uint32_t ctas) {
