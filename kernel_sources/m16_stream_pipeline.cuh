@@ -186,46 +186,31 @@ __device__ __forceinline__ void nan_accumulate(u32& acc, u32 w0, u32 w1) {
   acc |= fp8x4_nan_flags(w0) | fp8x4_nan_flags(w1);
 }
 
-// One lane's fragments of one warp's 16 rows x one 128-K block of a stage, as loaded from
-// shared memory: weights [g / g+8][load order: K half h ^ (g & 1)], activations [K half]
-// [token group][first / second 8 k].
+// One warp's 16 rows x one 128-K block of a stage: the block's partial onto `acc`.
+// Diagnostic defines (wrong results, for timing what a part costs): METRALE_DIAG_NO_NAN_CHECK
+// skips the NaN codes' check, METRALE_DIAG_NO_DECODE feeds the weight words to the MMAs
+// as they are.
 template <u32 kTokenGroups>
-struct StageFragments {
-  uint4 w[2][2];
-  uint4 x[2][kTokenGroups][2];
-};
+__device__ __forceinline__ void compute_block(float (&acc)[kTokenGroups][4], u32 (&nan_bits)[2],
+                                              const FragmentOffsets<kTokenGroups>& f, u32 w_base,
+                                              u32 x_base, float scale, bool fold) {
+  // kMmaChains independent accumulators (one per K half when 2) shorten the chain of
+  // dependent MMAs a unit waits on; they are added before the scale.
+  float part[kMmaChains][kTokenGroups][4];
+  set_zero(part);
 
-template <u32 kTokenGroups>
-__device__ __forceinline__ void load_stage_fragments(StageFragments<kTokenGroups>& s,
-                                                     const FragmentOffsets<kTokenGroups>& f,
-                                                     u32 w_base, u32 x_base) {
+  uint4 w[2][2];  // [g / g+8][load order: K half h ^ (g & 1)]
 #pragma unroll
   for (u32 half = 0; half < 2; ++half)
 #pragma unroll
-    for (u32 h = 0; h < 2; ++h) s.w[half][h] = load_shared_16(w_base + f.w[half][h]);
+    for (u32 h = 0; h < 2; ++h) w[half][h] = load_shared_16(w_base + f.w[half][h]);
+  uint4 x[2][kTokenGroups][2];  // [chunk][token group][first / second 8 k]
 #pragma unroll
   for (u32 h = 0; h < 2; ++h)
 #pragma unroll
     for (u32 tg = 0; tg < kTokenGroups; ++tg)
 #pragma unroll
-      for (u32 p = 0; p < 2; ++p) s.x[h][tg][p] = load_shared_16(x_base + 128 * h + f.x[tg][p]);
-}
-
-// The block's partial of loaded fragments onto `acc`.
-// Diagnostic defines (wrong results, for timing what a part costs): METRALE_DIAG_NO_NAN_CHECK
-// skips the NaN codes' check, METRALE_DIAG_NO_DECODE feeds the weight words to the MMAs
-// as they are.
-template <u32 kTokenGroups>
-__device__ __forceinline__ void mma_stage(float (&acc)[kTokenGroups][4], u32 (&nan_bits)[2],
-                                          const FragmentOffsets<kTokenGroups>& f,
-                                          const StageFragments<kTokenGroups>& s, float scale,
-                                          bool fold) {
-  // kMmaChains independent accumulators (one per K half when 2) shorten the chain of
-  // dependent MMAs a unit waits on; they are added before the scale.
-  float part[kMmaChains][kTokenGroups][4];
-  set_zero(part);
-  const auto& w = s.w;
-  const auto& x = s.x;
+      for (u32 p = 0; p < 2; ++p) x[h][tg][p] = load_shared_16(x_base + 128 * h + f.x[tg][p]);
 
 #if !defined(METRALE_DIAG_NO_NAN_CHECK)
 #pragma unroll
@@ -276,21 +261,6 @@ __device__ __forceinline__ void mma_stage(float (&acc)[kTokenGroups][4], u32 (&n
       acc[tg][e] = bf16_to_f32(f32_to_bf16_rn(acc[tg][e]));
 #endif
     }
-}
-
-// One warp's 16 rows x one 128-K block of a stage: the block's partial onto `acc`. With
-// `release` non-zero (the slot's `empty` barrier) the thread arrives on it as soon as its
-// loads of the stage are issued (the arrive's release semantics order them before it),
-// so the producer may refill the slot while the decode and the MMAs still run.
-template <u32 kTokenGroups>
-__device__ __forceinline__ void compute_block(float (&acc)[kTokenGroups][4], u32 (&nan_bits)[2],
-                                              const FragmentOffsets<kTokenGroups>& f, u32 w_base,
-                                              u32 x_base, float scale, bool fold,
-                                              u32 release = 0) {
-  StageFragments<kTokenGroups> s;
-  load_stage_fragments<kTokenGroups>(s, f, w_base, x_base);
-  if (release != 0) barrier_arrive(release);
-  mma_stage<kTokenGroups>(acc, nan_bits, f, s, scale, fold);
 }
 
 }  // namespace

@@ -380,23 +380,6 @@ __device__ __forceinline__ Contributors contributors_of(const Work& wk, u32 tile
           owner_of(static_cast<u64>(tile) * wk.k_blocks + wk.k_blocks - 1, units, gridDim.x)};
 }
 
-// Waits until unit i's stage has landed in its slot.
-__device__ __forceinline__ void wait_full(const Ring& r, u32 i) {
-#if defined(METRALE_DIAG_COMPUTE_ONLY)
-  if (i < r.stages) barrier_wait(r.full + 8 * (i % r.stages), 0);
-#else
-  barrier_wait(r.full + 8 * (i % r.stages), (i / r.stages) & 1);
-#endif
-}
-
-// STREAMK_PREFETCH_UNIT (a tuning point): the compute warps load a unit's fragments one
-// unit ahead, below 9 tokens (at 16 the second set of fragments would spill).
-#if defined(STREAMK_PREFETCH_UNIT) && !defined(METRALE_DIAG_RING_ONLY)
-constexpr bool kPrefetchUnit = true;
-#else
-constexpr bool kPrefetchUnit = false;
-#endif
-
 template <u32 kTokenGroups>
 __device__ __forceinline__ void consume(const Operands& op, const Work& wk, const Ring& r,
                                         u64* partials) {
@@ -418,53 +401,28 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
   u32 kb = wk.begin % wk.k_blocks;
   u32 kb_first = kb;
   bool owns_split_tile = false;
-  // With kPrefetch a warp loads unit i + 1's fragments (and releases its slot) before
-  // it decodes and multiplies unit i's, so the shared loads and the barrier wait of the
-  // next unit overlap this one's math.
-  constexpr bool kPrefetch = kPrefetchUnit && kTokenGroups == 1;
-  StageFragments<kTokenGroups> next;
-  float next_scale = 0.0f;
-  const auto load_unit = [&](u32 i, StageFragments<kTokenGroups>& s, float& scale) {
+  for (u32 i = 0; i < count; ++i) {
     const u32 slot = i % r.stages;
     const u32 base = r.base + slot * r.stage_bytes;
-    wait_full(r, i);
-    scale = load_shared_f32(r.scales + 4 * slot);
-    load_stage_fragments<kTokenGroups>(s, frag, base + warp_w, base + kStageWeightBytes);
-    barrier_arrive(r.empty + 8 * slot);
-  };
-  if constexpr (kPrefetch) load_unit(0, next, next_scale);
-  for (u32 i = 0; i < count; ++i) {
+#if defined(METRALE_DIAG_COMPUTE_ONLY)
+    if (i < r.stages) barrier_wait(r.full + 8 * slot, 0);
+#else
+    barrier_wait(r.full + 8 * slot, (i / r.stages) & 1);
+#endif
+    const float scale = load_shared_f32(r.scales + 4 * slot);
 #if defined(METRALE_DEFECT_DROP_KBLOCK)
     const bool fold = kb != wk.k_blocks - 1 || wk.k_blocks == 1;
 #else
     const bool fold = true;
 #endif
-    if constexpr (kPrefetch) {
-      const StageFragments<kTokenGroups> current = next;
-      const float scale = next_scale;
-      if (i + 1 < count) load_unit(i + 1, next, next_scale);
-      mma_stage<kTokenGroups>(acc, nan_bits, frag, current, scale, fold);
-    } else {
-      const u32 slot = i % r.stages;
-      const u32 base = r.base + slot * r.stage_bytes;
-      wait_full(r, i);
-      const float scale = load_shared_f32(r.scales + 4 * slot);
 #if defined(METRALE_DIAG_RING_ONLY)
-      (void)frag; (void)warp_w; (void)base; (void)scale; (void)fold;
-      barrier_arrive(r.empty + 8 * slot);
-#elif defined(STREAMK_LATE_RELEASE)
-      // STREAMK_LATE_RELEASE (a tuning point): the arrive after the slot's whole compute.
-      compute_block<kTokenGroups>(acc, nan_bits, frag, base + warp_w, base + kStageWeightBytes,
-                                  scale, fold);
-      barrier_arrive(r.empty + 8 * slot);
+    (void)frag; (void)warp_w; (void)base; (void)scale; (void)fold;
 #else
-      // Every compute thread releases its own reads of the slot (the scale included),
-      // right after its loads: the producer's refill is ordered after each of them, not
-      // only after lane 0's, and does not wait for the decode and the MMAs.
-      compute_block<kTokenGroups>(acc, nan_bits, frag, base + warp_w, base + kStageWeightBytes,
-                                  scale, fold, r.empty + 8 * slot);
+    compute_block<kTokenGroups>(acc, nan_bits, frag, base + warp_w, base + kStageWeightBytes, scale, fold);
 #endif
-    }
+    // Every compute thread releases its own reads of the slot (the scale included): the
+    // producer's refill is ordered after each of them, not only after lane 0's.
+    barrier_arrive(r.empty + 8 * slot);
     if (kb == wk.k_blocks - 1 || i == count - 1) {
       poison_nan_columns<kTokenGroups>(acc, nan_bits);
       const bool whole = kb_first == 0 && kb == wk.k_blocks - 1;
