@@ -3,7 +3,7 @@
 # sanitizers and the benchmark, each step's log written to $OUT (default ./device-out).
 #
 #   tools/device_run.sh [STEP...]     steps: build tests ci info sass startup sanitize bench
-#                                     profile ringdiag ktime ab probe compilescale compilecontention hostcost multigpu
+#                                     profile ringdiag ktime ab abtree probe compilescale compilecontention hostcost multigpu
 #                                     (default: build tests info sass)
 #   BENCH_ARGS="--shape 4096x4096 --m 16" tools/device_run.sh build bench
 #   STARTUP_COLD_RUNS=5 tools/device_run.sh build startup     (cold starts to sample, default 2)
@@ -12,6 +12,8 @@
 #     (ncu counters of the first launch of each PROFILE_KERNEL, default any w8a16_gemm*)
 #   AB_DEFINES='-;NAME=1' AB_ARGS='--shape 28672x4096 --m 1,16 --entry ...' \
 #     tools/device_run.sh build ab          (the benchmark once per define set, '-' = none)
+#   AB_TREE=ab-base AB_ARGS=... tools/device_run.sh build abtree   (an older tree, carried
+#     as an ignored path: `git archive COMMIT | tar -x -C ab-base`)
 #   SANITIZE_CASES='-tc=*bit-identical*' tools/device_run.sh build sanitize   (default: the
 #     determinism case and the cluster handoff's comparison)
 #   Other knobs, each step's own: PROBE_ARGS, RINGDIAG_ARGS, RINGDIAG_DEFINES, KTIME_ARGS,
@@ -139,6 +141,20 @@ for s in "${steps[@]}"; do
           defines=(); for d in \$set; do [ \"\$d\" = - ] || defines+=(--define \"\$d\"); done
           echo \"--- defines: \$set\"
           $BUILD/tools/metrale bench --no-host-cost --no-baselines \${AB_ARGS:---shape 28672x4096 --shape 7168x18432 --shape 51200x5120 --m 1,16 --entry w8a16_gemm_m16_streamk.c1,w8a16_gemm_m16_streamk,w8a16_gemm_m16_streamk.c1.s8} \"\${defines[@]}\" 2>&1 | grep -E '^[A-Za-z0-9].*: N=|^ +[0-9]+ +w8a16|WRONG|ERROR'
+        done" ;;
+    abtree)  # this tree against an older one (AB_TREE: a directory inside this checkout
+             # holding it, e.g. `git archive COMMIT | tar -x -C ab-base`), for changes a
+             # define cannot switch (the host's side too): the benchmark from each build in
+             # turn, AB_RUNS times (2), on AB_ARGS; tools/ab_summary.py compares them
+             # ('-' = the older tree, 'this' = this one)
+      step abtree bash -c "
+        (cd \"${AB_TREE:?AB_TREE names the older tree}\" && cmake -S . -B build-abtree -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null && cmake --build build-abtree -j$(nproc) >/dev/null) || exit 1
+        for run in \$(seq ${AB_RUNS:-2}); do
+          for tree in - this; do
+            bin=$BUILD/tools/metrale; [ \$tree = - ] && bin=\"$AB_TREE/build-abtree/tools/metrale\"
+            echo \"--- defines: \$tree\"
+            \$bin bench --no-host-cost --no-baselines \${AB_ARGS:---shape 28672x4096 --shape 7168x18432 --shape 51200x5120 --m 1,16 --entry w8a16_gemm_m16_streamk} 2>&1 | grep -E '^[A-Za-z0-9].*: N=|^ +[0-9]+ +w8a16|WRONG|ERROR'
+          done
         done" ;;
     probe)  # entries side by side on the small and medium layers, with the baselines
             # (PROBE_ARGS: other shapes, m or entries)
