@@ -66,8 +66,6 @@ constexpr u32 kRows = 128;  // weight rows of a unit (one scale row)
 // disjoint banks. The tensor copy brings 136 K per token (the 8 past the block are never
 // read; past K they arrive as zeros), the cp.async path the block's 128.
 constexpr u32 kTokenPitch = kTokenBytes + 16;
-// The launcher sizes the ring with the same pitch (W8A16_GEMM_M16_STREAMK_TOKEN_PITCH).
-extern "C" __device__ unsigned int M16_STREAMK_TOKEN_PITCH = kTokenPitch;
 constexpr u32 kComputeThreads = kThreads;            // 8 warps of 16 rows
 constexpr u32 kBlockThreads = kComputeThreads + 32;  // and the producer warp
 #if STREAM_TMA
@@ -478,6 +476,10 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
 }
 
 }  // namespace
+
+// The pitch, read by the module cache when the module loads and checked against the one the
+// launcher sizes the ring with (W8A16_GEMM_M16_STREAMK_TOKEN_PITCH).
+extern "C" __device__ unsigned int M16_STREAMK_TOKEN_PITCH = kTokenPitch;
 
 // STREAMK_MIN_CTAS (a tuning point): the launch bounds' CTAs per SM, which cap the registers.
 #ifndef STREAMK_MIN_CTAS
