@@ -26,9 +26,8 @@
 // when CTAs start in index order (the hardware's order).
 //
 // Workspace: `partials`, P slots of 16 KiB (256 threads x 8 words of 32 bits use the
-// first 8 KiB), all zero before the launch and left zero after it. Grid: (P, 1, 1)  Block:
-// (288, 1, 1); dynamic shared memory 128 + stages * stage, stage = 16384 + m * 272 rounded
-// up to a multiple of 128 bytes (kTokenPitch). m in 1..16, K a multiple of 128,
+// first 8 KiB), all zero before the launch and left zero after it. Grid: (P, 1, 1)  Block: (288, 1, 1); dynamic shared
+// memory 128 + stages * (16384 + m * 256) bytes. m in 1..16, K a multiple of 128,
 // a_row_stride a multiple of 8; w_map / x_map as in w8a16_gemm_m16_stream.cu with 128-row
 // boxes. Built twice, TOKEN_GROUPS=1 for m <= 8 and 2 for m in 9..16, as
 // w8a16_gemm_m16.cu. Test builds may define one METRALE_DEFECT_* switch (as
@@ -60,12 +59,6 @@
 namespace {
 
 constexpr u32 kRows = 128;  // weight rows of a unit (one scale row)
-// Bytes between two tokens' activations in a stage: the fragment loads of a quarter-warp
-// read tokens 2j and 2j + 1 at the same offsets, which rows 256 bytes apart put on the
-// same banks (a 2-way conflict on every activation load); 16 bytes more put them on
-// disjoint banks. The tensor copy brings 136 K per token (the 8 past the block are never
-// read; past K they arrive as zeros), the cp.async path the block's 128.
-constexpr u32 kTokenPitch = kTokenBytes + 16;
 constexpr u32 kComputeThreads = kThreads;            // 8 warps of 16 rows
 constexpr u32 kBlockThreads = kComputeThreads + 32;  // and the producer warp
 #if STREAM_TMA
@@ -128,9 +121,9 @@ __device__ __forceinline__ void issue_weights(const Operands& op, const Work& wk
   if (lane != 0) return;
   barrier_arrive_copies(bar);
 #if defined(METRALE_DIAG_X_ONCE)
-  barrier_expect(bar, kStageWeightBytes + (i < r.stages ? op.m * kTokenPitch : 0));
+  barrier_expect(bar, kStageWeightBytes + (i < r.stages ? op.m * kTokenBytes : 0));
 #else
-  barrier_expect(bar, kStageWeightBytes + op.m * kTokenPitch);
+  barrier_expect(bar, kStageWeightBytes + op.m * kTokenBytes);
 #endif
   tensor_copy(dst, w_map, kb * kBlockK, n0, bar, policy);
 #else
@@ -158,10 +151,8 @@ __device__ __forceinline__ void issue_activations(const Operands& op, const Work
   (void)x_map;
   const u16* src = op.input + kb * kBlockK;
   for (u32 p = lane; p < op.m * (kTokenBytes / 16); p += 32) {
-    const u32 token = p / (kTokenBytes / 16);
-    const u32 piece = p % (kTokenBytes / 16);
-    copy_16(dst + token * kTokenPitch + 16 * piece,
-            src + static_cast<u64>(token) * op.a_row_stride + 8 * piece);
+    copy_16(dst + 16 * p, src + static_cast<u64>(p / (kTokenBytes / 16)) * op.a_row_stride +
+                              8 * (p % (kTokenBytes / 16)));
   }
   barrier_arrive_copies(bar);  // counts this lane's copies of both halves
 #endif
@@ -396,7 +387,7 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
   const u32 lane = threadIdx.x % 32;
   const u32 count = wk.end - wk.begin;
   const FragmentOffsets<kTokenGroups> frag = fragment_offsets<kTokenGroups>(op.m, lane / 4, lane % 4,
-                                                                             kTokenPitch);
+                                                                             kTokenBytes);
   const u32 warp_w = 16 * warp * kBlockK;  // the warp's 16 rows of a unit
 
   float acc[kTokenGroups][4];
@@ -477,10 +468,6 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
 
 }  // namespace
 
-// The pitch, read by the module cache when the module loads and checked against the one the
-// launcher sizes the ring with (W8A16_GEMM_M16_STREAMK_TOKEN_PITCH).
-extern "C" __device__ unsigned int M16_STREAMK_TOKEN_PITCH = kTokenPitch;
-
 // STREAMK_MIN_CTAS (a tuning point): the launch bounds' CTAs per SM, which cap the registers.
 #ifndef STREAMK_MIN_CTAS
 #define STREAMK_MIN_CTAS 2
@@ -500,7 +487,7 @@ w8a16_gemm_m16_streamk(const u16* __restrict__ input, const u8* __restrict__ wei
   const Operands op{input, weight, block_scale, output, m, n, k, a_row_stride, c_row_stride};
   Ring r;
   r.base = shared_address(smem);
-  r.stage_bytes = (kStageWeightBytes + m * kTokenPitch + 127) / 128 * 128;
+  r.stage_bytes = kStageWeightBytes + m * kTokenBytes;
   r.stages = ring_stage_count(r.stage_bytes);
   r.full = shared_address(full);
   r.empty = shared_address(empty);

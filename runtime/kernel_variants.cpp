@@ -7,7 +7,6 @@
 #include "metrale/error.hpp"
 #include "metrale/w8a16_gemm_m16.hpp"
 #include "metrale/w8a16_gemm_m16_stream.hpp"
-#include "metrale/w8a16_gemm_m16_streamk.hpp"
 
 namespace metrale {
 
@@ -35,11 +34,7 @@ std::span<const KernelVariant> kernel_variants() {
        {"w8a16_gemm_m16_stream"},
        {{"M16_STREAM_STAGE_WEIGHT_BYTES", W8A16_GEMM_M16_STREAM_STAGE_WEIGHT_BYTES}},
        true},
-      {"w8a16_gemm_m16_streamk",
-       "w8a16_gemm_m16_streamk.cu",
-       {},
-       {"w8a16_gemm_m16_streamk"},
-       {{"M16_STREAMK_TOKEN_PITCH", W8A16_GEMM_M16_STREAMK_TOKEN_PITCH}},
+      {"w8a16_gemm_m16_streamk", "w8a16_gemm_m16_streamk.cu", {}, {"w8a16_gemm_m16_streamk"}, {},
        true},
       // One source, two modules: the chunked kernels and the deep ones compile side by
       // side (SKINNY_KERNELS in the source).

@@ -27,10 +27,9 @@ std::uint32_t stream_ring_stages(std::string_view fn, std::uint32_t stage_bytes,
 
 StreamTensorMaps stream_tensor_maps(const GpuBackend& gpu, DevicePtr input, DevicePtr weight,
                                     std::uint32_t m, std::uint32_t n, std::uint32_t k,
-                                    std::uint32_t a_row_stride, std::uint32_t rows,
-                                    std::uint32_t x_box_cols) {
+                                    std::uint32_t a_row_stride, std::uint32_t rows) {
   return {gpu.tensor_map_2d({weight, 1, k, n, k, 128, rows}),
-          gpu.tensor_map_2d({input, 2, k, m, std::uint64_t{a_row_stride} * 2, x_box_cols, m})};
+          gpu.tensor_map_2d({input, 2, k, m, std::uint64_t{a_row_stride} * 2, 128, m})};
 }
 
 }  // namespace metrale

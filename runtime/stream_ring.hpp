@@ -23,15 +23,13 @@ inline std::uint32_t stream_ring_shared_bytes(std::uint32_t stages, std::uint32_
 }
 
 // The weights (N rows of K bytes, boxes of 128 bytes x `rows` rows) and the activations
-// (m rows of K BF16 at pitch a_row_stride, boxes of x_box_cols x m; columns past K arrive
-// as zeros).
+// (m rows of K BF16 at pitch a_row_stride, boxes of 128 x m).
 struct StreamTensorMaps {
   TensorMapBytes weights;
   TensorMapBytes activations;
 };
 StreamTensorMaps stream_tensor_maps(const GpuBackend& gpu, DevicePtr input, DevicePtr weight,
                                     std::uint32_t m, std::uint32_t n, std::uint32_t k,
-                                    std::uint32_t a_row_stride, std::uint32_t rows,
-                                    std::uint32_t x_box_cols = 128);
+                                    std::uint32_t a_row_stride, std::uint32_t rows);
 
 }  // namespace metrale

@@ -13,14 +13,6 @@ namespace metrale {
 namespace {
 
 constexpr std::uint32_t kRows = 128;
-
-// A stage of the kernel's ring: the unit's weights, then the m tokens' activations at
-// W8A16_GEMM_M16_STREAMK_TOKEN_PITCH, the next stage 128-byte aligned for its copy.
-std::uint32_t streamk_stage_bytes(std::uint32_t m) {
-  return div_ceil(W8A16_GEMM_M16_STREAM_STAGE_WEIGHT_BYTES + m * W8A16_GEMM_M16_STREAMK_TOKEN_PITCH,
-                  128u) *
-         128;
-}
 // A CTA's slot of partials: 256 compute threads x 8 words of a tile's 128 rows x 16
 // tokens, sized for 64-bit words (the kernel's tuning point STREAMK_PARTIAL_WORDS64); the
 // shipped kernel's 32-bit words use the first half.
@@ -45,7 +37,7 @@ void w8a16_gemm_m16_streamk(const GpuBackend& gpu, KernelHandle kernel, DevicePt
   ensure(ctas >= 1, "{}: ctas={} must be at least 1", fn, ctas);
   const std::uint64_t units = std::uint64_t{div_ceil(n, kRows)} * (k / 128);
   const auto grid = static_cast<std::uint32_t>(std::min<std::uint64_t>(ctas, units));
-  const std::uint32_t stage_bytes = streamk_stage_bytes(m);
+  const std::uint32_t stage_bytes = stream_stage_bytes(m, kRows);
   const std::uint32_t ring_stages = stream_ring_stages(fn, stage_bytes, stages);
   guards::check_operands(fn, input, weight, block_scale, output, n);
   const std::uint64_t needed = w8a16_gemm_m16_streamk_workspace_bytes(n, grid);
@@ -57,8 +49,7 @@ void w8a16_gemm_m16_streamk(const GpuBackend& gpu, KernelHandle kernel, DevicePt
          "(w8a16_gemm_m16_streamk_workspace_bytes)",
          fn, workspace.bytes, n, grid, needed);
   const StreamTensorMaps maps =
-      stream_tensor_maps(gpu, input, weight, m, n, k, a_row_stride, kRows,
-                         W8A16_GEMM_M16_STREAMK_TOKEN_PITCH / 2);
+      stream_tensor_maps(gpu, input, weight, m, n, k, a_row_stride, kRows);
   KernelLaunch launch(gpu, guards::build_for_tokens(fn, kernel, m));
   launch.grid({grid, 1, 1})
       .block({288, 1, 1})  // 8 compute warps and the producer warp

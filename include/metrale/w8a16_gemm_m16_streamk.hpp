@@ -8,9 +8,8 @@
 // wait on anything: the launch needs two of its CTAs resident at a time, started in index
 // order as the hardware starts them, not the whole grid.
 //
-// Grid: (ctas, 1, 1)  Block: (288, 1, 1); dynamic shared memory 128 + stages * stage,
-// stage = 16384 + m * W8A16_GEMM_M16_STREAMK_TOKEN_PITCH rounded up to a multiple of 128
-// bytes. Same operands and guards as w8a16_gemm_m16_strided, plus the workspace.
+// Grid: (ctas, 1, 1)  Block: (288, 1, 1); dynamic shared memory 128 + stages * (16384 +
+// m * 256) bytes. Same operands and guards as w8a16_gemm_m16_strided, plus the workspace.
 #pragma once
 
 #include <cstdint>
@@ -19,12 +18,6 @@
 #include "metrale/w8a16_gemm_m16_splitk.hpp"
 
 namespace metrale {
-
-// Bytes between two tokens' activations of a K block in the kernel's ring: their 256
-// bytes and 16 more (the tensor copy brings 136 K of each token), so that the two tokens
-// a quarter-warp reads lie on different banks. The kernel defines the same value
-// (M16_STREAMK_TOKEN_PITCH), checked when its module loads.
-inline constexpr std::uint32_t W8A16_GEMM_M16_STREAMK_TOKEN_PITCH = 272;
 
 // Device memory the launcher may use between its launches: at least
 // w8a16_gemm_m16_streamk_workspace_bytes(n, ctas) bytes, 16-byte aligned, zeroed once

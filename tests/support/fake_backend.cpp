@@ -20,10 +20,9 @@ class FakeModule final : public LoadedModule {
                                    std::hash<std::string_view>{}(entry) % 0x100);
   }
   // As the kernel sources define them: the tile constants follow the N_TILE define, the
-  // stream entry's ring stage is a fixed 16 KiB, stream-K's token pitch 272 bytes.
+  // stream entry's ring stage is a fixed 16 KiB.
   std::uint32_t read_global_u32(std::string_view name) const override {
     if (name == "M16_STREAM_STAGE_WEIGHT_BYTES") return static_cast<std::uint32_t>(16384 + skew_);
-    if (name == "M16_STREAMK_TOKEN_PITCH") return static_cast<std::uint32_t>(272 + skew_);
     const auto pos = image_.find("N_TILE=");
     if (pos == std::string::npos) fail("fake module has no global {}", name);
     return static_cast<std::uint32_t>(std::stoi(image_.substr(pos + 7)) + skew_);
