@@ -151,8 +151,9 @@ __device__ __forceinline__ void barrier_arrive_copies(u32 bar) {
 // the other order (w[.][0] holds K half 1), which puts the two rows on disjoint banks, and
 // its decode takes the words back from the other register through the prmt selectors
 // (sel_lo, sel_hi): no instruction is added. Token rows of 256 bytes (one tensor copy)
-// keep a 2-way conflict between tokens 2j and 2j+1; rows padded to 272 bytes by cp.async
-// avoid it but measured slower in w8a16_gemm_m16_streamk (docs/performance.md).
+// keep a 2-way conflict between tokens 2j and 2j+1; rows padded to 272 bytes avoid it but
+// measured slower in w8a16_gemm_m16_streamk by cp.async and no faster by tensor copies of
+// 136 K (docs/performance.md, item 98).
 template <u32 kTokenGroups>
 struct FragmentOffsets {
   u32 w[2][2];             // [g / g+8][load order]
