@@ -41,11 +41,22 @@ step() {  # step NAME COMMAND...: runs, logs to $OUT/NAME.log, records status an
   return "$rc"
 }
 
+build_tree() {  # build_tree SOURCE_DIR BUILD_DIR: configure and build one checkout
+  cmake -S "$1" -B "$2" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMETRALE_WERROR=ON >/dev/null &&
+    cmake --build "$2" -j"$(nproc)"
+}
+
+ab_bench() {  # ab_bench METRALE_BINARY BENCH_OPTION...: the bench's rows, no baselines
+  "$1" bench --no-host-cost --no-baselines "${@:2}" 2>&1 |
+    grep -E '^[A-Za-z0-9].*: N=|^ +[0-9]+ +w8a16|WRONG|ERROR'
+}
+export -f build_tree ab_bench  # the steps that run under bash -c call them too
+
 for s in "${steps[@]}"; do
   case $s in
     build)
       nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv >"$OUT/gpu.txt" 2>&1
-      step build bash -c "cmake -S . -B $BUILD -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMETRALE_WERROR=ON >/dev/null && cmake --build $BUILD -j$(nproc)" ;;
+      step build build_tree . "$BUILD" ;;
     tests)
       step tests env METRALE_BUILD_DIR="$BUILD" bash tests/run.sh ;;
     ci)  # the CI script on this machine: tests, install, examples against the package
@@ -140,7 +151,7 @@ for s in "${steps[@]}"; do
         for set in \"\${sets[@]}\"; do
           defines=(); for d in \$set; do [ \"\$d\" = - ] || defines+=(--define \"\$d\"); done
           echo \"--- defines: \$set\"
-          $BUILD/tools/metrale bench --no-host-cost --no-baselines \${AB_ARGS:---shape 28672x4096 --shape 7168x18432 --shape 51200x5120 --m 1,16 --entry w8a16_gemm_m16_streamk.c1,w8a16_gemm_m16_streamk,w8a16_gemm_m16_streamk.c1.s8} \"\${defines[@]}\" 2>&1 | grep -E '^[A-Za-z0-9].*: N=|^ +[0-9]+ +w8a16|WRONG|ERROR'
+          ab_bench $BUILD/tools/metrale \${AB_ARGS:---shape 28672x4096 --shape 7168x18432 --shape 51200x5120 --m 1,16 --entry w8a16_gemm_m16_streamk.c1,w8a16_gemm_m16_streamk,w8a16_gemm_m16_streamk.c1.s8} \"\${defines[@]}\"
         done" ;;
     abtree)  # this tree against an older one (AB_TREE: a directory inside this checkout
              # holding it, e.g. `git archive COMMIT | tar -x -C ab-base`), for changes a
@@ -148,12 +159,12 @@ for s in "${steps[@]}"; do
              # turn, AB_RUNS times (2), on AB_ARGS; tools/ab_summary.py compares them
              # ('-' = the older tree, 'this' = this one)
       step abtree bash -c "
-        (cd \"${AB_TREE:?AB_TREE names the older tree}\" && cmake -S . -B build-abtree -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null && cmake --build build-abtree -j$(nproc) >/dev/null) || exit 1
+        build_tree \"${AB_TREE:?AB_TREE names the older tree}\" \"$AB_TREE/build-abtree\" >/dev/null || exit 1
         for run in \$(seq ${AB_RUNS:-2}); do
           for tree in - this; do
             bin=$BUILD/tools/metrale; [ \$tree = - ] && bin=\"$AB_TREE/build-abtree/tools/metrale\"
             echo \"--- defines: \$tree\"
-            \$bin bench --no-host-cost --no-baselines \${AB_ARGS:---shape 28672x4096 --shape 7168x18432 --shape 51200x5120 --m 1,16 --entry w8a16_gemm_m16_streamk} 2>&1 | grep -E '^[A-Za-z0-9].*: N=|^ +[0-9]+ +w8a16|WRONG|ERROR'
+            ab_bench \"\$bin\" \${AB_ARGS:---shape 28672x4096 --shape 7168x18432 --shape 51200x5120 --m 1,16 --entry w8a16_gemm_m16_streamk}
           done
         done" ;;
     probe)  # entries side by side on the small and medium layers, with the baselines
