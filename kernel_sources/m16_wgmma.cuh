@@ -115,6 +115,16 @@ __device__ __forceinline__ void wgmma_bf16(float (&d)[8], const u32 (&a)[4], u64
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(static_cast<u32>(accumulate)));
 }
 
+// Independent accumulator chains per block (STREAMK_WGMMA_CHAINS, a tuning point: 1, 2 or
+// 4): the block's 8 wgmmas go to them in turn and the chains are added before the scale.
+#if defined(STREAMK_WGMMA_CHAINS)
+constexpr u32 kWgmmaChains = STREAMK_WGMMA_CHAINS;
+#else
+constexpr u32 kWgmmaChains = 1;
+#endif
+static_assert(kWgmmaChains == 1 || kWgmmaChains == 2 || kWgmmaChains == 4,
+              "STREAMK_WGMMA_CHAINS is 1, 2 or 4");
+
 // One warpgroup's 64 rows x one 128-K block of a stage, the calling warp's 16 of them in
 // registers: the block's partial onto `acc` (fragment (tg, e) = D column 8 tg + 2t + e % 2,
 // row g + 8 (e / 2), the mma.sync form's layout). w_base: the warp's 16 weight rows; x_base:
@@ -156,29 +166,35 @@ __device__ __forceinline__ void compute_block_wgmma(float (&acc)[kTokenGroups][4
 #endif
     }
   }
-  float d[4 * kTokenGroups];
+  float d[kWgmmaChains][4 * kTokenGroups];
 #pragma unroll
-  for (u32 i = 0; i < 4 * kTokenGroups; ++i) {
-    d[i] = 0.0f;
-    fence_operand(d[i]);
-  }
+  for (u32 c = 0; c < kWgmmaChains; ++c)
+#pragma unroll
+    for (u32 i = 0; i < 4 * kTokenGroups; ++i) {
+      d[c][i] = 0.0f;
+      fence_operand(d[c][i]);
+    }
   wgmma_fence();
 #pragma unroll
-  for (u32 h = 0; h < 2; ++h)
-#pragma unroll
-    for (u32 q = 0; q < 4; ++q) {
-      wgmma_bf16(d, a[h][q], sw128_descriptor(x_base + h * kXHalfBytes + 32 * q), h + q != 0);
-    }
+  for (u32 s = 0; s < 8; ++s) {  // 16 K a step: K half s / 4, MMA s % 4
+    wgmma_bf16(d[s % kWgmmaChains], a[s / 4][s % 4],
+               sw128_descriptor(x_base + (s / 4) * kXHalfBytes + 32 * (s % 4)), s >= kWgmmaChains);
+  }
   wgmma_commit();
   wgmma_wait_all();
 #pragma unroll
-  for (u32 i = 0; i < 4 * kTokenGroups; ++i) fence_operand(d[i]);
+  for (u32 c = 0; c < kWgmmaChains; ++c)
+#pragma unroll
+    for (u32 i = 0; i < 4 * kTokenGroups; ++i) fence_operand(d[c][i]);
   if (!fold) return;
 #pragma unroll
   for (u32 tg = 0; tg < kTokenGroups; ++tg)
 #pragma unroll
     for (u32 e = 0; e < 4; ++e) {
-      acc[tg][e] = __fmaf_rn(scale, d[4 * tg + e], acc[tg][e]);
+      float part = d[0][4 * tg + e];
+#pragma unroll
+      for (u32 c = 1; c < kWgmmaChains; ++c) part += d[c][4 * tg + e];
+      acc[tg][e] = __fmaf_rn(scale, part, acc[tg][e]);
 #if defined(METRALE_DEFECT_BF16_ACCUM)
       acc[tg][e] = bf16_to_f32(f32_to_bf16_rn(acc[tg][e]));
 #endif

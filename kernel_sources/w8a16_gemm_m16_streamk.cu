@@ -56,7 +56,9 @@
 // partial below 8 tokens too, STREAMK_PARTIAL_EVICT_NORMAL drops the partials' L2 hint,
 // STREAMK_PARTIAL_WORDS64 writes 64-bit flagged words and STREAMK_PAIRS_IN_FLIGHT sets the
 // pairs loaded before adding (docs/performance.md, items 65, 69, 70 and 71);
-// STREAMK_MMA_SYNC runs the mma.sync form on sm_90a too. As a programmatic
+// STREAMK_MMA_SYNC runs the mma.sync form on sm_90a too, STREAMK_WGMMA_CHAINS sets the
+// wgmma form's accumulator chains per block, and METRALE_DIAG_NO_PERMUTE leaves its
+// activations in their K order (wrong results: what the permutation costs). As a programmatic
 // dependent launch it streams its first weights before the preceding kernel ends and
 // touches activations, outputs and workspace only after it.
 #if !defined(TOKEN_GROUPS)
@@ -210,7 +212,11 @@ __device__ __forceinline__ void permute_activations(const Operands& op, const Ri
 #endif
   if (copied) {
     barrier_wait(r.x_full + 8 * slot, (i / r.stages) & 1);
+#if defined(METRALE_DIAG_NO_PERMUTE)
+    if (false) {
+#else
     if (token < op.m) {
+#endif
       permute_row(r.base + slot * r.stage_bytes + kStageWeightBytes + (lane / 16) * kXHalfBytes, token);
     }
     fence_proxy_async_shared();
