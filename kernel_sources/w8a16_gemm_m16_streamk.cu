@@ -97,7 +97,6 @@ struct Ring {
   u32 base, stage_bytes, stages;
   u32 full, empty;  // shared addresses of the barrier arrays (8 bytes each)
   u32 scales;       // shared address of the slots' block scales (4 bytes each)
-  u32 released;     // STREAMK_CONSUMER_REFILL: the slots' release counts (4 bytes each)
 };
 
 // The producer warp: the unit's 128 x 128 weight box, then its m x 128 activations. On
@@ -159,49 +158,6 @@ __device__ __forceinline__ void issue_activations(const Operands& op, const Work
 #endif
 }
 
-#if defined(STREAMK_PRODUCER_SPIN)
-// barrier_wait without the suspend of try_wait: the thread polls (STREAMK_PRODUCER_SPIN, a
-// tuning point: the producer refills a slot as soon as it is free).
-__device__ __forceinline__ void barrier_spin(u32 bar, u32 parity) {
-  asm volatile(
-      "{\n\t.reg .pred done;\n"
-      "SPIN:\n\t"
-      "mbarrier.test_wait.parity.shared.b64 done, [%0], %1;\n\t"
-      "@!done bra SPIN;\n\t}"
-      :: "r"(bar), "r"(parity) : "memory");
-}
-#endif
-
-#if defined(STREAMK_CONSUMER_REFILL) && STREAM_TMA
-// STREAMK_CONSUMER_REFILL (a tuning point, sm_90): no producer warp after the first
-// stages; each compute thread counts its release of a slot on released[slot] and the one
-// that completes the count (the CTA's last reader of the slot) issues the slot's next
-// unit itself, with no barrier wait and no producer to wake.
-__device__ __forceinline__ u32 count_release(u32 counter) {
-  u32 old;
-  asm volatile("atom.acq_rel.cta.shared::cta.add.u32 %0, [%1], 1;" : "=r"(old) : "r"(counter) : "memory");
-  return old;
-}
-
-__device__ __forceinline__ void refill(const Operands& op, const Work& wk, const Ring& r, u32 i,
-                                       const TensorMap* w_map, const TensorMap* x_map, u64 policy) {
-  const u32 u = wk.begin + i;
-  const u32 slot = i % r.stages;
-  const u32 dst = r.base + slot * r.stage_bytes;
-  const u32 bar = r.full + 8 * slot;
-  const u32 kb = u % wk.k_blocks;
-  u32 scale_unit = u;
-#if defined(METRALE_DEFECT_WRONG_SCALE_ROW)
-  scale_unit = (u + wk.k_blocks) % (wk.k_blocks * wk.tiles);
-#endif
-  copy_4(r.scales + 4 * slot, op.block_scale + scale_unit);
-  barrier_arrive_copies(bar);
-  barrier_expect(bar, kStageWeightBytes + op.m * kTokenBytes);
-  tensor_copy(dst, w_map, kb * kBlockK, u / wk.k_blocks * kRows, bar, policy);
-  tensor_copy(dst + kStageWeightBytes, x_map, kb * kBlockK, 0, bar);
-}
-#endif
-
 __device__ void produce(const Operands& op, const Work& wk, const Ring& r, const TensorMap* w_map,
                         const TensorMap* x_map) {
   const u64 policy = l2_evict_first_policy();
@@ -224,21 +180,13 @@ __device__ void produce(const Operands& op, const Work& wk, const Ring& r, const
 #if defined(METRALE_DIAG_COMPUTE_ONLY)
   return;  // the compute warps run on the first stages' data over and over
 #endif
-#if defined(STREAMK_CONSUMER_REFILL) && STREAM_TMA
-  (void)count;  // the compute thread that frees a slot last refills it (consume)
-#else
   for (u32 i = first; i < count; ++i) {
-#if defined(STREAMK_PRODUCER_SPIN)
-    barrier_spin(r.empty + 8 * (i % r.stages), (i / r.stages - 1) & 1);
-#else
     barrier_wait(r.empty + 8 * (i % r.stages), (i / r.stages - 1) & 1);
-#endif
     issue_weights(op, wk, r, i, w_map, policy);
 #if !defined(METRALE_DIAG_X_ONCE) || !STREAM_TMA
     issue_activations(op, wk, r, i, x_map);
 #endif
   }
-#endif
 }
 
 __device__ __forceinline__ float load_shared_f32(u32 addr) {
@@ -434,8 +382,7 @@ __device__ __forceinline__ Contributors contributors_of(const Work& wk, u32 tile
 
 template <u32 kTokenGroups>
 __device__ __forceinline__ void consume(const Operands& op, const Work& wk, const Ring& r,
-                                        u64* partials, const TensorMap* w_map,
-                                        const TensorMap* x_map) {
+                                        u64* partials) {
   const u32 warp = threadIdx.x / 32;
   const u32 lane = threadIdx.x % 32;
   const u32 count = wk.end - wk.begin;
@@ -450,9 +397,6 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
   // Outputs and the workspace are written only after the preceding grid has finished
   // (a programmatic dependent launch); the first stage cannot land before it anyway.
   wait_for_preceding_grid();
-#if defined(STREAMK_CONSUMER_REFILL) && STREAM_TMA
-  const u64 refill_policy = l2_evict_first_policy();
-#endif
   u32 tile = wk.first_tile;
   u32 kb = wk.begin % wk.k_blocks;
   u32 kb_first = kb;
@@ -478,16 +422,7 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
 #endif
     // Every compute thread releases its own reads of the slot (the scale included): the
     // producer's refill is ordered after each of them, not only after lane 0's.
-#if defined(STREAMK_CONSUMER_REFILL) && STREAM_TMA
-    if (count_release(r.released + 4 * slot) % kComputeThreads == kComputeThreads - 1 &&
-        i + r.stages < count) {
-      refill(op, wk, r, i + r.stages, w_map, x_map, refill_policy);
-    }
-#else
-    (void)w_map;
-    (void)x_map;
     barrier_arrive(r.empty + 8 * slot);
-#endif
     if (kb == wk.k_blocks - 1 || i == count - 1) {
       poison_nan_columns<kTokenGroups>(acc, nan_bits);
       const bool whole = kb_first == 0 && kb == wk.k_blocks - 1;
@@ -549,7 +484,6 @@ w8a16_gemm_m16_streamk(const u16* __restrict__ input, const u8* __restrict__ wei
   __shared__ __align__(8) u64 full[kMaxStages];
   __shared__ __align__(8) u64 empty[kMaxStages];
   __shared__ __align__(16) float scales[kMaxStages];
-  __shared__ u32 released[kMaxStages];
   const Operands op{input, weight, block_scale, output, m, n, k, a_row_stride, c_row_stride};
   Ring r;
   r.base = shared_address(smem);
@@ -558,7 +492,6 @@ w8a16_gemm_m16_streamk(const u16* __restrict__ input, const u8* __restrict__ wei
   r.full = shared_address(full);
   r.empty = shared_address(empty);
   r.scales = shared_address(scales);
-  r.released = shared_address(released);
   Work wk;
   wk.k_blocks = k / kBlockK;
   wk.tiles = (n + kRows - 1) / kRows;
@@ -572,14 +505,13 @@ w8a16_gemm_m16_streamk(const u16* __restrict__ input, const u8* __restrict__ wei
   if (threadIdx.x < r.stages) {
     barrier_init(r.full + 8 * threadIdx.x, kFullCount);
     barrier_init(r.empty + 8 * threadIdx.x, kComputeThreads);
-    released[threadIdx.x] = 0;
   }
   barrier_init_fence();
   if (threadIdx.x >= kComputeThreads) {
     produce(op, wk, r, &w_map, &x_map);
   } else {
 #if TOKEN_GROUPS == 1 || TOKEN_GROUPS == 2
-    consume<TOKEN_GROUPS>(op, wk, r, partials, &w_map, &x_map);
+    consume<TOKEN_GROUPS>(op, wk, r, partials);
 #else
 #error "build with TOKEN_GROUPS=1 (m <= 8) or TOKEN_GROUPS=2 (m in 9..16)"
 #endif
