@@ -40,17 +40,15 @@ __device__ __forceinline__ u32 dynamic_smem_bytes() {
 }
 
 // The ring's start in the dynamic shared memory: tensor copies want 128-byte aligned
-// destinations (1024 where they swizzle), and the launchers add kAlign bytes of slack.
-template <u32 kAlign = 128>
+// destinations, and the launchers add 128 bytes of slack for it.
 __device__ __forceinline__ unsigned char* ring_start(unsigned char* dynamic_smem) {
-  return dynamic_smem + ((kAlign - shared_address(dynamic_smem) % kAlign) % kAlign);
+  return dynamic_smem + ((128 - shared_address(dynamic_smem) % 128) % 128);
 }
 
 // As many stages of `stage_bytes` as the launcher's dynamic shared memory holds after
 // the slack, at most kMaxStages.
-template <u32 kAlign = 128>
 __device__ __forceinline__ u32 ring_stage_count(u32 stage_bytes) {
-  const u32 stages = (dynamic_smem_bytes() - kAlign) / stage_bytes;
+  const u32 stages = (dynamic_smem_bytes() - 128) / stage_bytes;
   return stages > kMaxStages ? kMaxStages : stages;
 }
 
@@ -189,12 +187,11 @@ __device__ __forceinline__ void nan_accumulate(u32& acc, u32 w0, u32 w1) {
   acc |= fp8x4_nan_flags(w0) | fp8x4_nan_flags(w1);
 }
 
-// One warp's 16 rows x one 128-K block of a stage: the block's partial onto `acc`. The
-// activations' K half h is kXHalf bytes after half 0 (f.x: offsets inside a half).
+// One warp's 16 rows x one 128-K block of a stage: the block's partial onto `acc`.
 // Diagnostic defines (wrong results, for timing what a part costs): METRALE_DIAG_NO_NAN_CHECK
 // skips the NaN codes' check, METRALE_DIAG_NO_DECODE feeds the weight words to the MMAs
 // as they are.
-template <u32 kTokenGroups, u32 kXHalf = 128>
+template <u32 kTokenGroups>
 __device__ __forceinline__ void compute_block(float (&acc)[kTokenGroups][4], u32 (&nan_bits)[2],
                                               const FragmentOffsets<kTokenGroups>& f, u32 w_base,
                                               u32 x_base, float scale, bool fold) {
@@ -214,7 +211,7 @@ __device__ __forceinline__ void compute_block(float (&acc)[kTokenGroups][4], u32
 #pragma unroll
     for (u32 tg = 0; tg < kTokenGroups; ++tg)
 #pragma unroll
-      for (u32 p = 0; p < 2; ++p) x[h][tg][p] = load_shared_16(x_base + kXHalf * h + f.x[tg][p]);
+      for (u32 p = 0; p < 2; ++p) x[h][tg][p] = load_shared_16(x_base + 128 * h + f.x[tg][p]);
 
 #if !defined(METRALE_DIAG_NO_NAN_CHECK)
 #pragma unroll

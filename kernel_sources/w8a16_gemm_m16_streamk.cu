@@ -11,10 +11,7 @@
 // boundaries: a ninth warp only fills the ring (one thread issues the tensor copies), the
 // 8 compute warps own 16 rows of every unit each and hand a slot back through its
 // `empty` barrier (one arrival per compute thread), so no warp waits for another between
-// tiles. On sm_90a each half of the compute warps runs its 64 rows of a unit as one
-// warpgroup on wgmma, the activations read by the tensor cores from the stage after the
-// producer warp has put them in the weights' K order (m16_wgmma.cuh); elsewhere each warp
-// runs mma.sync on activations it loads itself.
+// tiles.
 //
 // A tile whose units one CTA ran alone is stored from the warps' registers. A tile split
 // over CTAs c0 < ... < c1 (only at the ends of their ranges) is added up by c0, whose
@@ -29,11 +26,10 @@
 // when CTAs start in index order (the hardware's order).
 //
 // Workspace: `partials`, P slots of 16 KiB (256 threads x 8 words of 32 bits use the
-// first 8 KiB), all zero before the launch and left zero after it. Grid: (P, 1, 1)
-// Block: (320, 1, 1); dynamic shared memory 1024 + stages * (16384 + 2048 * TOKEN_GROUPS)
-// bytes. m in 1..16, K a multiple of 128, a_row_stride a multiple of 8; w_map as in
-// w8a16_gemm_m16_stream.cu with 128-row boxes, x_map in boxes of 64 x m in the 128-byte
-// swizzle. Built twice, TOKEN_GROUPS=1 for m <= 8 and 2 for m in 9..16, as
+// first 8 KiB), all zero before the launch and left zero after it. Grid: (P, 1, 1)  Block: (288, 1, 1); dynamic shared
+// memory 128 + stages * (16384 + m * 256) bytes. m in 1..16, K a multiple of 128,
+// a_row_stride a multiple of 8; w_map / x_map as in w8a16_gemm_m16_stream.cu with 128-row
+// boxes. Built twice, TOKEN_GROUPS=1 for m <= 8 and 2 for m in 9..16, as
 // w8a16_gemm_m16.cu. Test builds may define one METRALE_DEFECT_* switch (as
 // w8a16_gemm_m16.cu); the diagnostic define METRALE_DIAG_RING_ONLY keeps the ring, the
 // barriers and the stores but skips the tensor cores and the decode (wrong results: it
@@ -55,36 +51,16 @@
 // launch bounds' CTAs per SM (2), STREAMK_PARTIAL_ALL_PAIRS moves every word pair of a
 // partial below 8 tokens too, STREAMK_PARTIAL_EVICT_NORMAL drops the partials' L2 hint,
 // STREAMK_PARTIAL_WORDS64 writes 64-bit flagged words and STREAMK_PAIRS_IN_FLIGHT sets the
-// pairs loaded before adding (docs/performance.md, items 65, 69, 70 and 71);
-// STREAMK_MMA_SYNC runs the mma.sync form on sm_90a too, STREAMK_WGMMA_CHAINS sets the
-// wgmma form's accumulator chains per block, and METRALE_DIAG_NO_PERMUTE leaves its
-// activations in their K order (wrong results: what the permutation costs). As a programmatic
+// pairs loaded before adding (docs/performance.md, items 65, 69, 70 and 71). As a programmatic
 // dependent launch it streams its first weights before the preceding kernel ends and
 // touches activations, outputs and workspace only after it.
-#if !defined(TOKEN_GROUPS)
-#error "build with TOKEN_GROUPS=1 (m <= 8) or TOKEN_GROUPS=2 (m in 9..16)"
-#endif
-#include "m16_wgmma.cuh"
-
-// The unit's tensor-core form: wgmma where the target has it (sm_90a, with tensor copies),
-// mma.sync elsewhere; STREAMK_MMA_SYNC (a tuning point) takes mma.sync on sm_90a too.
-#if M16_HAS_WGMMA && STREAM_TMA && !defined(STREAMK_MMA_SYNC)
-#define STREAMK_WGMMA 1
-#else
-#define STREAMK_WGMMA 0
-#endif
+#include "m16_stream_pipeline.cuh"
 
 namespace {
 
 constexpr u32 kRows = 128;  // weight rows of a unit (one scale row)
 constexpr u32 kComputeThreads = kThreads;            // 8 warps of 16 rows
-// and the producer warp, then a warp that puts the wgmma form's activations in order
-// (idle in the mma.sync form; one block size for both, so a define switches the form)
-constexpr u32 kBlockThreads = kComputeThreads + 64;
-// A stage: the unit's 128 x 128 weight bytes, then the two 64-K halves of its
-// activations in the 128-byte swizzle (m16_wgmma.cuh), on a ring aligned to 1 KiB.
-constexpr u32 kStageBytes = kStageWeightBytes + 2 * kXHalfBytes;
-constexpr u32 kRingAlign = 1024;
+constexpr u32 kBlockThreads = kComputeThreads + 32;  // and the producer warp
 #if STREAM_TMA
 constexpr u32 kFullCount = 2;   // the producer's arrive (which sets the bytes) and its
                                 // cp.async arrival for the unit's scale
@@ -117,13 +93,9 @@ __device__ __forceinline__ u32 range_begin(u64 c, u64 units, u64 ctas) {
 // The ring: slot s of `stages` at ring + s * stage_bytes, filled when full[s] completes,
 // free again when empty[s] (one arrive per compute thread) does. Unit begin + i goes to
 // slot i % stages, in phase (i / stages) of both barriers.
-// In the wgmma form the activations land on their own barrier, x_full[s], and the compute
-// warps wait for ready[s] (one arrive per producer lane), which the producer warp arrives
-// on once it has put them in the A fragment's K order.
 struct Ring {
   u32 base, stage_bytes, stages;
   u32 full, empty;  // shared addresses of the barrier arrays (8 bytes each)
-  u32 x_full, ready;
   u32 scales;       // shared address of the slots' block scales (4 bytes each)
 };
 
@@ -148,9 +120,7 @@ __device__ __forceinline__ void issue_weights(const Operands& op, const Work& wk
 #if STREAM_TMA
   if (lane != 0) return;
   barrier_arrive_copies(bar);
-#if STREAMK_WGMMA
-  barrier_expect(bar, kStageWeightBytes);
-#elif defined(METRALE_DIAG_X_ONCE)
+#if defined(METRALE_DIAG_X_ONCE)
   barrier_expect(bar, kStageWeightBytes + (i < r.stages ? op.m * kTokenBytes : 0));
 #else
   barrier_expect(bar, kStageWeightBytes + op.m * kTokenBytes);
@@ -168,69 +138,30 @@ __device__ __forceinline__ void issue_weights(const Operands& op, const Work& wk
 #endif
 }
 
-// The unit's m x 128 activations, as two tensor copies of 64 x m in the swizzle (on sm_90)
-// or as the lanes' 16-byte pieces at the same places.
 __device__ __forceinline__ void issue_activations(const Operands& op, const Work& wk, const Ring& r,
                                                   u32 i, const TensorMap* x_map) {
   const u32 lane = threadIdx.x % 32;
   const u32 kb = (wk.begin + i) % wk.k_blocks;
   const u32 dst = r.base + (i % r.stages) * r.stage_bytes + kStageWeightBytes;
+  const u32 bar = r.full + 8 * (i % r.stages);
 #if STREAM_TMA
   if (lane != 0) return;
-#if STREAMK_WGMMA
-  const u32 bar = r.x_full + 8 * (i % r.stages);
-  barrier_expect(bar, op.m * kTokenBytes);
-#else
-  const u32 bar = r.full + 8 * (i % r.stages);
-#endif
   tensor_copy(dst, x_map, kb * kBlockK, 0, bar);
-  tensor_copy(dst + kXHalfBytes, x_map, kb * kBlockK + kBlockK / 2, 0, bar);
 #else
   (void)x_map;
-  const u32 bar = r.full + 8 * (i % r.stages);
   const u16* src = op.input + kb * kBlockK;
   for (u32 p = lane; p < op.m * (kTokenBytes / 16); p += 32) {
-    const u32 token = p / (kTokenBytes / 16), piece = p % (kTokenBytes / 16);
-    copy_16(dst + (piece / 8) * kXHalfBytes + x_chunk_offset(token, piece % 8),
-            src + static_cast<u64>(token) * op.a_row_stride + 8 * piece);
+    copy_16(dst + 16 * p, src + static_cast<u64>(p / (kTokenBytes / 16)) * op.a_row_stride +
+                              8 * (p % (kTokenBytes / 16)));
   }
   barrier_arrive_copies(bar);  // counts this lane's copies of both halves
 #endif
 }
 
-#if STREAMK_WGMMA
-// The wgmma form: unit i's activations, once landed, in the A fragment's K order
-// (m16_wgmma.cuh), lane l of the permuting warp on token l % 16's half l / 16 (so the 8
-// lanes of a quarter-warp take 8 tokens of one half, on disjoint banks); then every lane
-// releases its writes to the tensor cores and arrives on ready.
-__device__ __forceinline__ void permute_activations(const Operands& op, const Ring& r, u32 i) {
-  const u32 slot = i % r.stages;
-  const u32 lane = threadIdx.x % 32;
-  const u32 token = lane % 16;
-#if defined(METRALE_DIAG_X_ONCE)
-  const bool copied = i < r.stages;  // later units find the first ones' activations in place
-#else
-  const bool copied = true;
-#endif
-  if (copied) {
-    barrier_wait(r.x_full + 8 * slot, (i / r.stages) & 1);
-#if defined(METRALE_DIAG_NO_PERMUTE)
-    if (false) {
-#else
-    if (token < op.m) {
-#endif
-      permute_row(r.base + slot * r.stage_bytes + kStageWeightBytes + (lane / 16) * kXHalfBytes, token);
-    }
-    fence_proxy_async_shared();
-  }
-  barrier_arrive(r.ready + 8 * slot);
-}
-#endif
-
 __device__ void produce(const Operands& op, const Work& wk, const Ring& r, const TensorMap* w_map,
                         const TensorMap* x_map) {
   const u64 policy = l2_evict_first_policy();
-  u32 count = wk.end - wk.begin;
+  const u32 count = wk.end - wk.begin;
   const u32 first = count < r.stages ? count : r.stages;
   // The first unit's stage completes only when its activations land, and the copy that
   // brings them queues behind every weight box issued before it.
@@ -247,7 +178,7 @@ __device__ void produce(const Operands& op, const Work& wk, const Ring& r, const
     issue_activations(op, wk, r, i, x_map);
   }
 #if defined(METRALE_DIAG_COMPUTE_ONLY)
-  count = first;  // the compute warps run on the first stages' data over and over
+  return;  // the compute warps run on the first stages' data over and over
 #endif
   for (u32 i = first; i < count; ++i) {
     barrier_wait(r.empty + 8 * (i % r.stages), (i / r.stages - 1) & 1);
@@ -257,18 +188,6 @@ __device__ void produce(const Operands& op, const Work& wk, const Ring& r, const
 #endif
   }
 }
-
-#if STREAMK_WGMMA
-// The permuting warp: every unit's activations in order as they land, apart from the
-// producer, which keeps refilling slots meanwhile.
-__device__ void permute_all(const Operands& op, const Work& wk, const Ring& r) {
-  u32 count = wk.end - wk.begin;
-#if defined(METRALE_DIAG_COMPUTE_ONLY)
-  count = count < r.stages ? count : r.stages;
-#endif
-  for (u32 i = 0; i < count; ++i) permute_activations(op, r, i);
-}
-#endif
 
 __device__ __forceinline__ float load_shared_f32(u32 addr) {
   float v;
@@ -467,15 +386,8 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
   const u32 warp = threadIdx.x / 32;
   const u32 lane = threadIdx.x % 32;
   const u32 count = wk.end - wk.begin;
-  FragmentOffsets<kTokenGroups> frag = fragment_offsets<kTokenGroups>(op.m, lane / 4, lane % 4,
-                                                                       kTokenBytes);
-  // The mma.sync form reads its token's chunks 2t and 2t + 1 of each half in the swizzle.
-#pragma unroll
-  for (u32 tg = 0; tg < kTokenGroups; ++tg) {
-    const u32 token = 8 * tg + lane / 4 < op.m ? 8 * tg + lane / 4 : op.m - 1;
-#pragma unroll
-    for (u32 p = 0; p < 2; ++p) frag.x[tg][p] = x_chunk_offset(token, 2 * (lane % 4) + p);
-  }
+  const FragmentOffsets<kTokenGroups> frag = fragment_offsets<kTokenGroups>(op.m, lane / 4, lane % 4,
+                                                                             kTokenBytes);
   const u32 warp_w = 16 * warp * kBlockK;  // the warp's 16 rows of a unit
 
   float acc[kTokenGroups][4];
@@ -494,14 +406,8 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
     const u32 base = r.base + slot * r.stage_bytes;
 #if defined(METRALE_DIAG_COMPUTE_ONLY)
     if (i < r.stages) barrier_wait(r.full + 8 * slot, 0);
-#if STREAMK_WGMMA
-    if (i < r.stages) barrier_wait(r.ready + 8 * slot, 0);
-#endif
 #else
     barrier_wait(r.full + 8 * slot, (i / r.stages) & 1);
-#if STREAMK_WGMMA
-    barrier_wait(r.ready + 8 * slot, (i / r.stages) & 1);
-#endif
 #endif
     const float scale = load_shared_f32(r.scales + 4 * slot);
 #if defined(METRALE_DEFECT_DROP_KBLOCK)
@@ -512,12 +418,7 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
 #if defined(METRALE_DIAG_RING_ONLY)
     (void)frag; (void)warp_w; (void)base; (void)scale; (void)fold;
 #else
-#if STREAMK_WGMMA
-    compute_block_wgmma<kTokenGroups>(acc, nan_bits, frag, base + warp_w, base + kStageWeightBytes, scale, fold);
-#else
-    compute_block<kTokenGroups, kXHalfBytes>(acc, nan_bits, frag, base + warp_w, base + kStageWeightBytes,
-                                             scale, fold);
-#endif
+    compute_block<kTokenGroups>(acc, nan_bits, frag, base + warp_w, base + kStageWeightBytes, scale, fold);
 #endif
     // Every compute thread releases its own reads of the slot (the scale included): the
     // producer's refill is ordered after each of them, not only after lane 0's.
@@ -579,27 +480,17 @@ w8a16_gemm_m16_streamk(const u16* __restrict__ input, const u8* __restrict__ wei
                        const __grid_constant__ TensorMap w_map,
                        const __grid_constant__ TensorMap x_map) {
   extern __shared__ __align__(16) unsigned char dynamic_smem[];
-  unsigned char* smem = ring_start<kRingAlign>(dynamic_smem);
+  unsigned char* smem = ring_start(dynamic_smem);
   __shared__ __align__(8) u64 full[kMaxStages];
   __shared__ __align__(8) u64 empty[kMaxStages];
-#if STREAMK_WGMMA
-  __shared__ __align__(8) u64 x_full[kMaxStages];
-  __shared__ __align__(8) u64 ready[kMaxStages];
-#endif
   __shared__ __align__(16) float scales[kMaxStages];
   const Operands op{input, weight, block_scale, output, m, n, k, a_row_stride, c_row_stride};
   Ring r;
   r.base = shared_address(smem);
-  r.stage_bytes = kStageBytes;
-  r.stages = ring_stage_count<kRingAlign>(r.stage_bytes);
+  r.stage_bytes = kStageWeightBytes + m * kTokenBytes;
+  r.stages = ring_stage_count(r.stage_bytes);
   r.full = shared_address(full);
   r.empty = shared_address(empty);
-#if STREAMK_WGMMA
-  r.x_full = shared_address(x_full);
-  r.ready = shared_address(ready);
-#else
-  r.x_full = r.ready = 0;
-#endif
   r.scales = shared_address(scales);
   Work wk;
   wk.k_blocks = k / kBlockK;
@@ -614,17 +505,9 @@ w8a16_gemm_m16_streamk(const u16* __restrict__ input, const u8* __restrict__ wei
   if (threadIdx.x < r.stages) {
     barrier_init(r.full + 8 * threadIdx.x, kFullCount);
     barrier_init(r.empty + 8 * threadIdx.x, kComputeThreads);
-#if STREAMK_WGMMA
-    barrier_init(r.x_full + 8 * threadIdx.x, 1);  // the producer's arrive, which sets the bytes
-    barrier_init(r.ready + 8 * threadIdx.x, 32);  // every producer lane, after its permutation
-#endif
   }
   barrier_init_fence();
-  if (threadIdx.x >= kComputeThreads + 32) {
-#if STREAMK_WGMMA
-    permute_all(op, wk, r);
-#endif
-  } else if (threadIdx.x >= kComputeThreads) {
+  if (threadIdx.x >= kComputeThreads) {
     produce(op, wk, r, &w_map, &x_map);
   } else {
 #if TOKEN_GROUPS == 1 || TOKEN_GROUPS == 2

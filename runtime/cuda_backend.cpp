@@ -194,14 +194,13 @@ TensorMapBytes CudaBackend::tensor_map_2d(const TensorMap2dRequest& r) const {
       reinterpret_cast<CUtensorMap*>(&out),
       r.element_bytes == 1 ? CU_TENSOR_MAP_DATA_TYPE_UINT8 : CU_TENSOR_MAP_DATA_TYPE_UINT16, 2,
       reinterpret_cast<void*>(r.base.address), dims, pitch, box, strides,
-      CU_TENSOR_MAP_INTERLEAVE_NONE,
-      r.swizzle_128b ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_NONE,
+      CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
       CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (res != CUDA_SUCCESS) {
-    fail("cuTensorMapEncodeTiled ({} x {} elements of {} bytes, pitch {}, box {} x {}{}) "
-         "failed: {}",
+    fail("cuTensorMapEncodeTiled ({} x {} elements of {} bytes, pitch {}, box {} x {}) failed: "
+         "{}",
          r.cols, r.rows, r.element_bytes, r.row_pitch, r.box_cols, r.box_rows,
-         r.swizzle_128b ? ", 128-byte swizzle" : "", driver::describe(res));
+         driver::describe(res));
   }
   return out;
 }

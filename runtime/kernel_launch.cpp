@@ -41,7 +41,6 @@ TensorMapBytes packed_tensor_map_request(const TensorMap2dRequest& r) {
   out.opaque[4] = r.row_pitch;
   out.opaque[5] = r.box_cols;
   out.opaque[6] = r.box_rows;
-  out.opaque[7] = r.swizzle_128b ? 1 : 0;
   return out;
 }
 

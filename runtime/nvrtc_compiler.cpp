@@ -75,11 +75,8 @@ std::string normalize_target(std::string_view target) {
 std::vector<std::string> nvrtc_options(const CompileRequest& request) {
   std::vector<std::string> options;
   const bool ptx = request.target.starts_with("compute_");
-  std::string arch = ptx ? request.target : normalize_target(request.target);
-  // A cubin for sm_90 runs on compute capability 9.0 alone, so it may use Hopper's
-  // arch-specific instructions (wgmma, which the stream-K kernel runs on).
-  if (arch == "sm_90") arch = "sm_90a";
-  options.push_back("--gpu-architecture=" + arch);
+  options.push_back("--gpu-architecture=" +
+                    (ptx ? request.target : normalize_target(request.target)));
   options.push_back("--std=c++17");
   options.push_back("--device-as-default-execution-space");
   options.push_back("--fmad=true");

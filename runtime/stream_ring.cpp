@@ -8,7 +8,7 @@
 namespace metrale {
 
 std::uint32_t stream_ring_stages(std::string_view fn, std::uint32_t stage_bytes,
-                                 std::uint32_t requested, std::uint32_t align) {
+                                 std::uint32_t requested) {
   const std::uint32_t stages =
       requested != 0
           ? requested
@@ -17,7 +17,7 @@ std::uint32_t stream_ring_stages(std::string_view fn, std::uint32_t stage_bytes,
   // Hopper's opt-in 227 KiB per block less 1 KiB for the kernels' static barriers and
   // scales; the launch would fail past it anyway, less clearly.
   constexpr std::uint64_t kMaxSharedBytes = 232448 - 1024;
-  const std::uint64_t needed = stream_ring_shared_bytes(stages, stage_bytes, align);
+  const std::uint64_t needed = stream_ring_shared_bytes(stages, stage_bytes);
   ensure(needed <= kMaxSharedBytes,
          "{}: a ring of {} stages of {} bytes needs {} bytes of shared memory, over the {} "
          "a block can have beside its static shared memory",
@@ -27,12 +27,9 @@ std::uint32_t stream_ring_stages(std::string_view fn, std::uint32_t stage_bytes,
 
 StreamTensorMaps stream_tensor_maps(const GpuBackend& gpu, DevicePtr input, DevicePtr weight,
                                     std::uint32_t m, std::uint32_t n, std::uint32_t k,
-                                    std::uint32_t a_row_stride, std::uint32_t rows,
-                                    ActivationBoxes boxes) {
-  const bool halves = boxes == ActivationBoxes::kSwizzledHalves;
+                                    std::uint32_t a_row_stride, std::uint32_t rows) {
   return {gpu.tensor_map_2d({weight, 1, k, n, k, 128, rows}),
-          gpu.tensor_map_2d({input, 2, k, m, std::uint64_t{a_row_stride} * 2, halves ? 64u : 128u,
-                             m, halves})};
+          gpu.tensor_map_2d({input, 2, k, m, std::uint64_t{a_row_stride} * 2, 128, m})};
 }
 
 }  // namespace metrale

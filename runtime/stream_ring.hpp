@@ -10,32 +10,26 @@
 
 namespace metrale {
 
-// The dynamic shared memory of a ring: its stages and the `align` bytes of slack the
-// kernels use to align it for the tensor copies (128; 1024 where they swizzle).
-inline std::uint32_t stream_ring_shared_bytes(std::uint32_t stages, std::uint32_t stage_bytes,
-                                              std::uint32_t align = 128) {
-  return align + stages * stage_bytes;
-}
-
 // `requested` stages (2..12), or with 0 as many as W8A16_GEMM_M16_STREAM_RING_BYTES holds,
 // between 2 and 4; throws Error naming `fn` when a requested count is out of range or its
-// ring (with `align` bytes of slack) does not fit in a block's shared memory.
+// ring does not fit in a block's shared memory.
 std::uint32_t stream_ring_stages(std::string_view fn, std::uint32_t stage_bytes,
-                                 std::uint32_t requested, std::uint32_t align = 128);
+                                 std::uint32_t requested);
 
-// How the activations' map cuts a K block: one box of 128 x m elements, or two of 64 x m
-// (128-byte rows) in the 128-byte swizzle.
-enum class ActivationBoxes { kWhole, kSwizzledHalves };
+// The dynamic shared memory of a ring: its stages and the 128 bytes of slack the kernels
+// use to align it for the tensor copies.
+inline std::uint32_t stream_ring_shared_bytes(std::uint32_t stages, std::uint32_t stage_bytes) {
+  return 128 + stages * stage_bytes;
+}
 
 // The weights (N rows of K bytes, boxes of 128 bytes x `rows` rows) and the activations
-// (m rows of K BF16 at pitch a_row_stride, boxes as `boxes` says).
+// (m rows of K BF16 at pitch a_row_stride, boxes of 128 x m).
 struct StreamTensorMaps {
   TensorMapBytes weights;
   TensorMapBytes activations;
 };
 StreamTensorMaps stream_tensor_maps(const GpuBackend& gpu, DevicePtr input, DevicePtr weight,
                                     std::uint32_t m, std::uint32_t n, std::uint32_t k,
-                                    std::uint32_t a_row_stride, std::uint32_t rows,
-                                    ActivationBoxes boxes = ActivationBoxes::kWhole);
+                                    std::uint32_t a_row_stride, std::uint32_t rows);
 
 }  // namespace metrale

@@ -13,13 +13,6 @@ namespace metrale {
 namespace {
 
 constexpr std::uint32_t kRows = 128;
-// The kernel's stage: 16 KiB of weights and the activations' two 64-K halves of 1 KiB per
-// 8 tokens (m <= 8) or 2 KiB (m in 9..16), on a ring aligned to 1 KiB for the swizzle.
-constexpr std::uint32_t kRingAlign = 1024;
-
-std::uint32_t streamk_stage_bytes(std::uint32_t m) {
-  return W8A16_GEMM_M16_STREAM_STAGE_WEIGHT_BYTES + 2 * 1024 * (m > 8 ? 2 : 1);
-}
 // A CTA's slot of partials: 256 compute threads x 8 words of a tile's 128 rows x 16
 // tokens, sized for 64-bit words (the kernel's tuning point STREAMK_PARTIAL_WORDS64); the
 // shipped kernel's 32-bit words use the first half.
@@ -44,8 +37,8 @@ void w8a16_gemm_m16_streamk(const GpuBackend& gpu, KernelHandle kernel, DevicePt
   ensure(ctas >= 1, "{}: ctas={} must be at least 1", fn, ctas);
   const std::uint64_t units = std::uint64_t{div_ceil(n, kRows)} * (k / 128);
   const auto grid = static_cast<std::uint32_t>(std::min<std::uint64_t>(ctas, units));
-  const std::uint32_t stage_bytes = streamk_stage_bytes(m);
-  const std::uint32_t ring_stages = stream_ring_stages(fn, stage_bytes, stages, kRingAlign);
+  const std::uint32_t stage_bytes = stream_stage_bytes(m, kRows);
+  const std::uint32_t ring_stages = stream_ring_stages(fn, stage_bytes, stages);
   guards::check_operands(fn, input, weight, block_scale, output, n);
   const std::uint64_t needed = w8a16_gemm_m16_streamk_workspace_bytes(n, grid);
   ensure(workspace.ptr.address != 0, "{}: workspace is null", fn);
@@ -55,12 +48,12 @@ void w8a16_gemm_m16_streamk(const GpuBackend& gpu, KernelHandle kernel, DevicePt
          "{}: workspace of {} bytes, N={} on {} CTAs needs {} "
          "(w8a16_gemm_m16_streamk_workspace_bytes)",
          fn, workspace.bytes, n, grid, needed);
-  const StreamTensorMaps maps = stream_tensor_maps(gpu, input, weight, m, n, k, a_row_stride,
-                                                   kRows, ActivationBoxes::kSwizzledHalves);
+  const StreamTensorMaps maps =
+      stream_tensor_maps(gpu, input, weight, m, n, k, a_row_stride, kRows);
   KernelLaunch launch(gpu, guards::build_for_tokens(fn, kernel, m));
   launch.grid({grid, 1, 1})
-      .block({320, 1, 1})  // 8 compute warps, the producer warp and the permuting warp
-      .shared_bytes(stream_ring_shared_bytes(ring_stages, stage_bytes, kRingAlign))
+      .block({288, 1, 1})  // 8 compute warps and the producer warp
+      .shared_bytes(stream_ring_shared_bytes(ring_stages, stage_bytes))
       .programmatic_dependent(options.programmatic_dependent);
   push_operands(launch, input, weight, block_scale, output, m, n, k)
       .arg_u32(a_row_stride)

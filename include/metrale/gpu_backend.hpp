@@ -69,9 +69,7 @@ struct LaunchConfig {
 
 // A 2-D tiled tensor map (a CUtensorMap: 128 opaque bytes passed by value to a kernel):
 // `rows` rows of `cols` elements of `element_bytes` bytes, `row_pitch` bytes apart,
-// copied in boxes of box_cols x box_rows; rows past the end arrive as zeros. With
-// swizzle_128b a box of 128-byte rows lands in the 128-byte swizzle (16-byte chunk c of
-// row r at chunk c ^ (r % 8) of a 1024-byte aligned destination), as wgmma reads it.
+// copied in boxes of box_cols x box_rows; rows past the end arrive as zeros.
 struct TensorMap2dRequest {
   DevicePtr base;
   std::uint32_t element_bytes = 1;  // 1 or 2
@@ -80,7 +78,6 @@ struct TensorMap2dRequest {
   std::uint64_t row_pitch = 0;
   std::uint32_t box_cols = 0;
   std::uint32_t box_rows = 0;
-  bool swizzle_128b = false;
 };
 struct alignas(64) TensorMapBytes {
   std::uint64_t opaque[16] = {};

@@ -8,12 +8,8 @@
 // wait on anything: the launch needs two of its CTAs resident at a time, started in index
 // order as the hardware starts them, not the whole grid.
 //
-// On sm_90 the units run on wgmma (each half of the compute warps one warpgroup of 64
-// rows), before on mma.sync.
-//
-// Grid: (ctas, 1, 1)  Block: (320, 1, 1); dynamic shared memory 1024 + stages * (16384 +
-// 2048 * (m > 8 ? 2 : 1)) bytes. Same operands and guards as w8a16_gemm_m16_strided, plus
-// the workspace.
+// Grid: (ctas, 1, 1)  Block: (288, 1, 1); dynamic shared memory 128 + stages * (16384 +
+// m * 256) bytes. Same operands and guards as w8a16_gemm_m16_strided, plus the workspace.
 #pragma once
 
 #include <cstdint>
