@@ -46,8 +46,8 @@
 // those stages again (wrong results: what the compute warps alone take, against the ring
 // alone of METRALE_DIAG_RING_ONLY); METRALE_DIAG_X_ONCE copies activations with the
 // first stages only (sm_90; wrong results: what the activations' copies cost the ring).
-// STREAMK_PREFETCH_STAGES=P (a tuning point) issues only P weight stages ahead of the
-// wait for the preceding grid, the others with their activations; STREAMK_MIN_CTAS the
+// `prefetch_stages`: weight stages issued ahead of the wait for the preceding grid, the
+// others with their activations (produce). STREAMK_MIN_CTAS (a tuning point) sets the
 // launch bounds' CTAs per SM (2), STREAMK_PARTIAL_ALL_PAIRS moves every word pair of a
 // partial below 8 tokens too, STREAMK_PARTIAL_EVICT_NORMAL drops the partials' L2 hint,
 // STREAMK_PARTIAL_WORDS64 writes 64-bit flagged words and STREAMK_PAIRS_IN_FLIGHT sets the
@@ -158,18 +158,19 @@ __device__ __forceinline__ void issue_activations(const Operands& op, const Work
 #endif
 }
 
+// The first `prefetch_stages` units' weights go out before the wait for the preceding
+// grid, the rest of the first stages after it in unit order, each unit's weights then its
+// activations. The first unit's stage completes only when its activations land, and the
+// copy that brings them queues behind every weight box issued before it: with the whole
+// ring ahead of the wait the compute warps start about one unit's time later per stage
+// (docs/performance.md, item 101). That pays only where the wait is long, under a
+// programmatic dependent launch; elsewhere the launcher passes 0.
 __device__ void produce(const Operands& op, const Work& wk, const Ring& r, const TensorMap* w_map,
-                        const TensorMap* x_map) {
+                        const TensorMap* x_map, u32 prefetch_stages) {
   const u64 policy = l2_evict_first_policy();
   const u32 count = wk.end - wk.begin;
   const u32 first = count < r.stages ? count : r.stages;
-  // The first unit's stage completes only when its activations land, and the copy that
-  // brings them queues behind every weight box issued before it.
-#if defined(STREAMK_PREFETCH_STAGES)
-  const u32 early = first < STREAMK_PREFETCH_STAGES ? first : STREAMK_PREFETCH_STAGES;
-#else
-  const u32 early = first;  // the whole ring ahead of the wait
-#endif
+  const u32 early = first < prefetch_stages ? first : prefetch_stages;
   for (u32 i = 0; i < early; ++i) issue_weights(op, wk, r, i, w_map, policy);
   wait_for_preceding_grid();  // a programmatic dependent launch: the activations are ready
   for (u32 i = 0; i < early; ++i) issue_activations(op, wk, r, i, x_map);
@@ -476,7 +477,7 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads, STREAMK_MIN_CTAS)
 w8a16_gemm_m16_streamk(const u16* __restrict__ input, const u8* __restrict__ weight,
                        const float* __restrict__ block_scale, u16* __restrict__ output, u32 m,
                        u32 n, u32 k, u32 a_row_stride, u32 c_row_stride,
-                       u64* __restrict__ partials,
+                       u64* __restrict__ partials, u32 prefetch_stages,
                        const __grid_constant__ TensorMap w_map,
                        const __grid_constant__ TensorMap x_map) {
   extern __shared__ __align__(16) unsigned char dynamic_smem[];
@@ -508,7 +509,7 @@ w8a16_gemm_m16_streamk(const u16* __restrict__ input, const u8* __restrict__ wei
   }
   barrier_init_fence();
   if (threadIdx.x >= kComputeThreads) {
-    produce(op, wk, r, &w_map, &x_map);
+    produce(op, wk, r, &w_map, &x_map, prefetch_stages);
   } else {
 #if TOKEN_GROUPS == 1 || TOKEN_GROUPS == 2
     consume<TOKEN_GROUPS>(op, wk, r, partials);

@@ -147,7 +147,7 @@ for s in "${steps[@]}"; do
          # add --time-wrong to time diagnostic defines whose results are wrong on purpose);
          # tools/ab_summary.py compares the sets
       step ab bash -c "
-        IFS=';' read -ra sets <<< \"\${AB_DEFINES:--;STREAMK_PREFETCH_STAGES=1;STREAM_MMA_CHAINS=2}\"
+        IFS=';' read -ra sets <<< \"\${AB_DEFINES:--;STREAM_MMA_CHAINS=2}\"
         for set in \"\${sets[@]}\"; do
           defines=(); for d in \$set; do [ \"\$d\" = - ] || defines+=(--define \"\$d\"); done
           echo \"--- defines: \$set\"

@@ -376,14 +376,16 @@ TEST_CASE("stream-K launcher: persistent grid, ring, workspace split, guards") {
   CHECK(l[0].config.cluster.x == 0);
   CHECK_FALSE(l[0].config.programmatic_dependent);
   CHECK(l[0].config.shared_bytes == 128 + 4 * (16384 + 16 * 256));
-  REQUIRE(l[0].args.size() == 12);
+  REQUIRE(l[0].args.size() == 13);
   CHECK(l[0].u32_arg(7) == 4104);
   CHECK(l[0].u32_arg(8) == 28680);
   CHECK(l[0].u64_arg(9) == kWs.address);  // the partials' slots
+  CHECK(l[0].u32_arg(10) == 0);  // no weight stage ahead of the wait without PDL
   CHECK(l[1].config.grid.x == 6);
   CHECK(l[1].config.programmatic_dependent);
   CHECK(l[1].config.shared_bytes == 128 + 7 * (16384 + 256));
   CHECK(l[1].u64_arg(9) == kWs.address);
+  CHECK(l[1].u32_arg(10) == 7);  // with PDL the whole ring ahead of the wait
 
   const auto call = [&](StreamKWorkspace ws, std::uint32_t ctas) {
     return error_of([&] {
