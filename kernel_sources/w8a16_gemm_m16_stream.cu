@@ -43,8 +43,8 @@
 // Built twice, TOKEN_GROUPS=1 for m <= 8 and 2 for m in 9..16, as w8a16_gemm_m16.cu.
 // Test builds may define one METRALE_DEFECT_* switch to plant a known defect (the same
 // ones as w8a16_gemm_m16.cu); the shipped build defines none. Launched as a
-// programmatic dependent launch, the kernel streams its first weights while the
-// preceding kernel still runs (so that kernel must not write them). STREAM_NO_TMA=1 makes an
+// programmatic dependent launch, the kernel streams its first `prefetch_stages` stages'
+// weights while the preceding kernel still runs (so that kernel must not write them). STREAM_NO_TMA=1 makes an
 // sm_90 build use the cp.async path of older GPUs, so that it can be checked there.
 #include "m16_stream_pipeline.cuh"
 
@@ -156,7 +156,8 @@ __device__ __forceinline__ void issue_activations(const Stream& st, u32 i) {
 
 template <u32 kTokenGroups>
 __device__ __forceinline__ void gemm(const Operands& op, const Layout& L, unsigned char* smem,
-                                     u32 bars, const TensorMap* w_map, const TensorMap* x_map) {
+                                     u32 bars, const TensorMap* w_map, const TensorMap* x_map,
+                                     u32 prefetch_stages) {
   const u32 warp = threadIdx.x / 32;
   const u32 lane = threadIdx.x % 32;
   const u32 g = lane / 4;
@@ -194,9 +195,24 @@ __device__ __forceinline__ void gemm(const Operands& op, const Layout& L, unsign
   set_zero(acc);
   u32 nan_bits[2] = {0, 0};
 
-  for (u32 i = 0; i < L.stages; ++i) issue_weights(st, i);
+  // The first `prefetch_stages` stages' weights go out before the wait for the preceding
+  // grid, the rest of the ring after it in stage order, each stage's weights then its
+  // activations, so that the first stage's activations do not queue behind every later
+  // stage's weights where the wait is short (stream-K's order, docs/performance.md items
+  // 101 and 102). The launcher passes the ring's stages under PDL and 0 otherwise.
+#if defined(STREAM_PREFETCH_RING)
+  // A tuning point: the whole ring ahead of the wait whatever the launcher passes.
+  const u32 early = L.stages + 0 * prefetch_stages;
+#else
+  const u32 early = prefetch_stages < L.stages ? prefetch_stages : L.stages;
+#endif
+  for (u32 i = 0; i < early; ++i) issue_weights(st, i);
   wait_for_preceding_grid();  // a programmatic dependent launch: the activations are ready
-  for (u32 i = 0; i < L.stages; ++i) issue_activations(st, i);
+  for (u32 i = 0; i < early; ++i) issue_activations(st, i);
+  for (u32 i = early; i < L.stages; ++i) {
+    issue_weights(st, i);
+    issue_activations(st, i);
+  }
   // The block scale of this warp's next stage is loaded one stage ahead.
   const auto warp_block = [&](u32 i) { return st.kb_begin + (i << L.kparts_log2) + kp; };
   float scale = warp_block(0) < st.kb_end ? __ldg(scales + warp_block(0)) : 0.0f;
@@ -295,7 +311,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 2)
 w8a16_gemm_m16_stream(const u16* __restrict__ input, const u8* __restrict__ weight,
                       const float* __restrict__ block_scale, u16* __restrict__ output, u32 m,
                       u32 n, u32 k, u32 a_row_stride, u32 c_row_stride, u32 rows,
-                      const __grid_constant__ TensorMap w_map,
+                      u32 prefetch_stages, const __grid_constant__ TensorMap w_map,
                       const __grid_constant__ TensorMap x_map) {
   extern __shared__ __align__(16) unsigned char dynamic_smem[];
   unsigned char* smem = ring_start(dynamic_smem);
@@ -315,9 +331,9 @@ w8a16_gemm_m16_stream(const u16* __restrict__ input, const u8* __restrict__ weig
   if (threadIdx.x < L.stages) barrier_init(bars + 8 * threadIdx.x, kBarrierCount);
   barrier_init_fence();
 #if TOKEN_GROUPS == 1
-  gemm<1>(op, L, smem, bars, &w_map, &x_map);
+  gemm<1>(op, L, smem, bars, &w_map, &x_map, prefetch_stages);
 #elif TOKEN_GROUPS == 2
-  gemm<2>(op, L, smem, bars, &w_map, &x_map);
+  gemm<2>(op, L, smem, bars, &w_map, &x_map, prefetch_stages);
 #else
 #error "build with TOKEN_GROUPS=1 (m <= 8) or TOKEN_GROUPS=2 (m in 9..16)"
 #endif

@@ -302,10 +302,11 @@ TEST_CASE("stream launcher: grid (tiles, split), cluster (1, split), ring, tenso
   CHECK(l[0].config.cluster.y == 8);
   CHECK_FALSE(l[0].config.programmatic_dependent);
   CHECK(l[0].config.shared_bytes == 128 + 4 * (16384 + 4 * 4 * 256));
-  REQUIRE(l[0].args.size() == 12);
+  REQUIRE(l[0].args.size() == 13);
   CHECK(l[0].u32_arg(7) == 7168);
   CHECK(l[0].u32_arg(8) == 576);
   CHECK(l[0].u32_arg(9) == 32);
+  CHECK(l[0].u32_arg(10) == 0);  // no weight stage ahead of the wait without PDL
   // The tensor maps (as the recording backend packs them): weights N rows of K bytes in
   // boxes of 128 x 32; activations m rows of K BF16, pitch 2 * a_row_stride, box 128 x m.
   const auto map_field = [&](std::size_t launch, std::size_t arg, std::size_t i) {
@@ -314,15 +315,15 @@ TEST_CASE("stream launcher: grid (tiles, split), cluster (1, split), ring, tenso
     std::memcpy(&v, l[launch].args[arg].data() + 8 * i, 8);
     return v;
   };
-  CHECK(map_field(0, 10, 0) == kW.address);
-  CHECK(map_field(0, 10, 2) == 7168);
-  CHECK(map_field(0, 10, 3) == 576);
-  CHECK(map_field(0, 10, 6) == 32);
-  CHECK(map_field(0, 11, 0) == kIn.address);
-  CHECK(map_field(0, 11, 1) == 2);
-  CHECK(map_field(0, 11, 3) == 4);
-  CHECK(map_field(1, 11, 4) == 4104 * 2);
-  CHECK(map_field(1, 11, 6) == 16);
+  CHECK(map_field(0, 11, 0) == kW.address);
+  CHECK(map_field(0, 11, 2) == 7168);
+  CHECK(map_field(0, 11, 3) == 576);
+  CHECK(map_field(0, 11, 6) == 32);
+  CHECK(map_field(0, 12, 0) == kIn.address);
+  CHECK(map_field(0, 12, 1) == 2);
+  CHECK(map_field(0, 12, 3) == 4);
+  CHECK(map_field(1, 12, 4) == 4104 * 2);
+  CHECK(map_field(1, 12, 6) == 16);
   // N = 28672: 128-row tiles; 4 stages of 16384 + 16*256 bytes; a programmatic launch.
   CHECK(l[1].config.grid.x == 224);
   CHECK(l[1].config.grid.y == 1);
@@ -330,6 +331,7 @@ TEST_CASE("stream launcher: grid (tiles, split), cluster (1, split), ring, tenso
   CHECK(l[1].config.programmatic_dependent);
   CHECK(l[1].config.shared_bytes == 128 + 4 * (16384 + 16 * 256));
   CHECK(l[1].u32_arg(9) == 128);
+  CHECK(l[1].u32_arg(10) == 4);  // with PDL the whole ring ahead of the wait
   // Tuned by the caller.
   CHECK(l[2].config.grid.x == 12);
   CHECK(l[2].config.shared_bytes == 128 + 7 * (16384 + 256));
@@ -659,6 +661,49 @@ TEST_CASE("a token-split entry runs its build for m > 8; a handle without one is
               "KernelService::kernel)");
   CHECK(f.gpu.launches().size() == launched);
   w8a16_gemm_m16(f.gpu, narrow_only, kIn, kW, kS, kOut, 8, 4096, 4096, 0);
+  CHECK(f.gpu.launches().size() == launched + 1);
+}
+
+TEST_CASE("skinny launchers: token halves run the 8-token build on twice the row groups") {
+  Fixture f;
+  const KernelHandle skinny = f.cache.kernel("w8a16_gemm_m16_skinny");
+  const KernelHandle deep = f.cache.kernel("w8a16_gemm_m16_skinny_deep");
+  const KernelHandle deep32 = f.cache.kernel("w8a16_gemm_m16_skinny_deep32");
+  REQUIRE(deep.function_above8 != nullptr);
+  constexpr DevicePtr kWs(0x50000);
+  const std::uint64_t ws = w8a16_gemm_m16_skinny_workspace_bytes(576, 7168, 8, 1);
+  M16LaunchOptions halves;
+  halves.token_halves = true;
+  for (std::uint32_t m : {1u, 8u, 9u, 16u}) {
+    CAPTURE(m);
+    w8a16_gemm_m16_skinny(f.gpu, skinny, kIn, kW, kS, kOut, m, 576, 7168, 7168, 576, {kWs, ws},
+                          8, 0, halves);
+    const auto l = f.gpu.launches().back();
+    CHECK(l.function == skinny.function);  // the 8-token build, whatever m
+    CHECK(l.config.grid.x == 7);
+    CHECK(l.config.grid.y == (m > 8 ? 2 * 36 : 36));
+    CHECK(l.config.shared_bytes == 8 * 8 * 17 * 4);  // the 8-token reduction buffer
+    CHECK(l.u32_arg(4) == m);  // the kernel gets the caller's m
+  }
+  // The deep kernel on one chunk: the same; its 32-row form has one build and no halves.
+  w8a16_gemm_m16_skinny_deep(f.gpu, deep, kIn, kW, kS, kOut, 12, 6144, 4096, 4096, 6144, {}, 4,
+                             8, 0, halves);
+  CHECK(f.gpu.launches().back().function == deep.function);
+  CHECK(f.gpu.launches().back().config.grid.y == 2 * 384);
+  w8a16_gemm_m16_skinny_deep(f.gpu, deep32, kIn, kW, kS, kOut, 12, 7168, 16384, 16384, 7168, {},
+                             8, 16, 0, halves);
+  CHECK(f.gpu.launches().back().function == deep32.function);
+  CHECK(f.gpu.launches().back().config.grid.y == 224);
+  // Twice the row groups must fit the grid's y.
+  const std::size_t launched = f.gpu.launches().size();
+  CHECK(error_of([&] {
+          w8a16_gemm_m16_skinny_deep(f.gpu, deep, kIn, kW, kS, kOut, 9, 16 * 40000, 128, 128,
+                                     16 * 40000, {}, 1, 1, 0, halves);
+        }) == "w8a16_gemm_m16_skinny_deep: N=640000 needs 80000 CTAs of 16 rows (token halves), "
+              "over the grid's 65535");
+  CHECK(f.gpu.launches().size() == launched);
+  w8a16_gemm_m16_skinny_deep(f.gpu, deep, kIn, kW, kS, kOut, 8, 16 * 40000, 128, 128, 16 * 40000,
+                             {}, 1, 1, 0, halves);
   CHECK(f.gpu.launches().size() == launched + 1);
 }
 
