@@ -78,18 +78,12 @@ constexpr u32 kMmaChains = SKINNY_MMA_CHAINS;
 #endif
 // The deep kernel's launch bounds: at most SKINNY_DEEP_MAX_THREADS threads per CTA, at
 // least SKINNY_DEEP_MIN_CTAS CTAs per SM (512 and 2 cap its registers at 64; 256 and 3 at
-// 80, for CTAs of up to 8 warps). The 8-token build is capped at 64: uncapped, ptxas of
-// CUDA 13.0 gives it 78 registers once the token halves are in (60 capped, no spill),
-// and its CTAs per SM follow from 64 (W8A16_GEMM_M16_SKINNY_DEEP_REGISTERS_M8).
+// 80, for CTAs of up to 8 warps).
 #ifndef SKINNY_DEEP_MAX_THREADS
 #define SKINNY_DEEP_MAX_THREADS 512
 #endif
 #ifndef SKINNY_DEEP_MIN_CTAS
-#if TOKEN_GROUPS == 1
-#define SKINNY_DEEP_MIN_CTAS 2
-#else
 #define SKINNY_DEEP_MIN_CTAS 1
-#endif
 #endif
 
 // The 16-token build of the 16-row deep kernels loads each 64-K half's activations just
@@ -270,7 +264,7 @@ template <u32 kWarpBlocks>
 __device__ __forceinline__ void stream_at_once(float (&acc)[1][kTokenGroups][4], u32 (&nan_bits)[1][2],
                                                const Operands& op, u32 row0, u32 first,
                                                u32 k_blocks, u32 stride, u64 policy, u32 g,
-                                               u32 t, u32 xg) {
+                                               u32 t) {
   // Warps past K skip the stream and only arrive at the reduction. Each step tests the
   // warp once, not each block: a predicate per block holds registers for both paths.
   const bool streams = first < k_blocks;
@@ -287,7 +281,7 @@ __device__ __forceinline__ void stream_at_once(float (&acc)[1][kTokenGroups][4],
 #pragma unroll
     for (u32 j = 0; j < kWarpBlocks; ++j) {
       const u32 b = first + j * stride;
-      if (j == 0 || b < k_blocks) load_activations(blk[j], op, b, xg, t);
+      if (j == 0 || b < k_blocks) load_activations(blk[j], op, b, g, t);
     }
 #pragma unroll
     for (u32 j = 0; j < kWarpBlocks; ++j) {
@@ -319,7 +313,7 @@ __device__ __forceinline__ void stream_deep(float (&acc)[kRowGroups][kTokenGroup
                                             u32 (&nan_bits)[kRowGroups][2],
                                             const Operands& op, u32 row0, u32 first,
                                             u32 warp_blocks, u32 k_blocks, u32 stride,
-                                            u64 policy, u32 g, u32 t, u32 xg) {
+                                            u64 policy, u32 g, u32 t) {
   // This warp's blocks: first + j stride for j < warp_blocks, below K.
   const u32 count =
       first < k_blocks ? min(warp_blocks, (k_blocks - first + stride - 1) / stride) : 0;
@@ -342,19 +336,19 @@ __device__ __forceinline__ void stream_deep(float (&acc)[kRowGroups][kTokenGroup
         const u32 b = first + j * stride;
 #if defined(METRALE_DIAG_X_FIRST_BLOCK_ONLY)
         // Diagnostic (wrong results): the first block's activations serve every block.
-        if (j == 0) load_activations(buf[s], op, b, xg, t);
+        if (j == 0) load_activations(buf[s], op, b, g, t);
         else buf[s].x[0][0][0].x ^= j;  // keeps the block's MMAs from being merged away
         block_mma<kRowGroups, kNanFlags>(acc, nan_bits, buf[s]);
 #elif defined(METRALE_DIAG_X_BLOCK_ZERO)
         // Diagnostic (wrong results): every warp reads block 0's activations, which stay
         // in L1: the activations' latency without their L2 traffic.
-        load_activations(buf[s], op, 0, xg, t);
+        load_activations(buf[s], op, 0, g, t);
         block_mma<kRowGroups, kNanFlags>(acc, nan_bits, buf[s]);
 #else
         if constexpr (kRowGroups == 1 && SKINNY_DEEP_X_BY_HALF) {
-          block_mma_x_by_half<kRowGroups, kNanFlags>(acc, nan_bits, buf[s], op, b, xg, t);
+          block_mma_x_by_half<kRowGroups, kNanFlags>(acc, nan_bits, buf[s], op, b, g, t);
         } else {
-          load_activations(buf[s], op, b, xg, t);
+          load_activations(buf[s], op, b, g, t);
           block_mma<kRowGroups, kNanFlags>(acc, nan_bits, buf[s]);
         }
 #endif
@@ -376,12 +370,9 @@ __device__ __forceinline__ float cta_partial(const float* red, u32 warps, u32 id
   return sum;
 }
 
-__device__ __forceinline__ void store_output(const Operands& op, u32 row0, u32 token0, u32 idx,
-                                             float sum) {
+__device__ __forceinline__ void store_output(const Operands& op, u32 row0, u32 idx, float sum) {
   const u32 row = row0 + idx % 16;
-  if (row < op.n) {
-    op.output[static_cast<u64>(token0 + idx / 16) * op.c_row_stride + row] = f32_to_bf16_rn(sum);
-  }
+  if (row < op.n) op.output[static_cast<u64>(idx / 16) * op.c_row_stride + row] = f32_to_bf16_rn(sum);
 }
 
 // kWarpBlocks = B blocks per warp requested at once, or 0: the deep form, with B from the
@@ -399,17 +390,7 @@ __device__ __forceinline__ void gemm_skinny(const Operands& op, u64* partials) {
   const u32 t = lane % 4;
   const u32 chunk = blockIdx.x;
   const u32 chunks = gridDim.x;
-  // Token halves (M16LaunchOptions::token_halves): the 8-token build on m in 9..16,
-  // launched on twice the row groups' CTAs in y. CTAs 2i and 2i + 1 run row group i on
-  // tokens 0..7 and 8..m-1, next to each other in launch order, so the second's weight
-  // loads find the first's in L2. A half's partials take its own 128 words of the row
-  // group's slots. Only the activations' token and the stores depend on the half: the
-  // operands stay kernel parameters, which cost no registers.
-  const u32 row_ctas = (op.n + 16 * kRowGroups - 1) / (16 * kRowGroups);
-  const u32 halves = kTokenGroups == 1 && gridDim.y == 2 * row_ctas ? 2 : 1;
-  const u32 row_cta = blockIdx.y / halves;
-  const u32 token0 = 8 * (blockIdx.y % halves);
-  const u32 row0 = row_cta * 16 * kRowGroups;
+  const u32 row0 = blockIdx.y * 16 * kRowGroups;
   const u32 k_blocks = op.k / kBlockK;
   const u32 warp_blocks =
       kWarpBlocks != 0 ? kWarpBlocks : (k_blocks + chunks * warps - 1) / (chunks * warps);
@@ -430,14 +411,11 @@ __device__ __forceinline__ void gemm_skinny(const Operands& op, u64* partials) {
   u32 nan_bits[kRowGroups][2] = {};
   if constexpr (kWarpBlocks == 0) {
     stream_deep<kRowGroups, kNanFlags>(acc, nan_bits, op, row0, first, warp_blocks, k_blocks,
-                                       warps, policy, g, t, token0 + g);
+                                       warps, policy, g, t);
   } else {
-    stream_at_once<kWarpBlocks>(acc, nan_bits, op, row0, first, k_blocks, warps, policy, g, t,
-                                token0 + g);
+    stream_at_once<kWarpBlocks>(acc, nan_bits, op, row0, first, k_blocks, warps, policy, g, t);
   }
 
-  // This CTA's tokens: m, or a half's.
-  const u32 m = halves == 1 ? op.m : token0 == 0 ? 8 : op.m - 8;
 #pragma unroll
   for (u32 r = 0; r < kRowGroups; ++r) {
     // A row group wholly past N has no outputs and no workspace slot (one test for the CTA).
@@ -459,7 +437,7 @@ __device__ __forceinline__ void gemm_skinny(const Operands& op, u64* partials) {
       float* const handed = red + warps * kTokens * kRedStride;
       cluster_wait();
       if (chunk != 0) {
-        for (u32 idx = threadIdx.x; idx < 16 * m; idx += blockDim.x) {
+        for (u32 idx = threadIdx.x; idx < 16 * op.m; idx += blockDim.x) {
           store_cluster_f32(&handed[(chunk - 1) * kSlotWords + idx], 0, cta_partial(red, warps, idx));
         }
         cluster_arrive_release();
@@ -467,19 +445,19 @@ __device__ __forceinline__ void gemm_skinny(const Operands& op, u64* partials) {
       }
       cluster_arrive_relaxed();
       cluster_wait();
-      for (u32 idx = threadIdx.x; idx < 16 * m; idx += blockDim.x) {
+      for (u32 idx = threadIdx.x; idx < 16 * op.m; idx += blockDim.x) {
         float sum = cta_partial(red, warps, idx);
         // In chunk order, as the handoff through L2 below: the same sum.
         for (u32 c = 1; c < chunks; ++c) sum += handed[(c - 1) * kSlotWords + idx];
-        store_output(op, row0, token0, idx, sum);
+        store_output(op, row0, idx, sum);
       }
       return;
     }
 
     // Thread (token, row): outputs of the CTA's partial, token-major.
-    const u32 group = row_cta * kRowGroups + r;
-    u64* const slots = partials + static_cast<u64>(group) * (chunks - 1) * kSlotWords + 16 * token0;
-    for (u32 idx = threadIdx.x; idx < 16 * m; idx += blockDim.x) {
+    const u32 group = blockIdx.y * kRowGroups + r;
+    u64* const slots = partials + static_cast<u64>(group) * (chunks - 1) * kSlotWords;
+    for (u32 idx = threadIdx.x; idx < 16 * op.m; idx += blockDim.x) {
       float sum = cta_partial(red, warps, idx);
       if (chunk != 0) {
         store_flagged(slots + static_cast<u64>(chunk - 1) * kSlotWords + idx,
@@ -493,7 +471,7 @@ __device__ __forceinline__ void gemm_skinny(const Operands& op, u64* partials) {
 #else
       if (chunks > 1) sum = add_chunks(slots + idx, chunks, sum);
 #endif
-      store_output(op, row0 + 16 * r, token0, idx, sum);
+      store_output(op, row0 + 16 * r, idx, sum);
     }
   }
 }

@@ -44,8 +44,9 @@
 // Test builds may define one METRALE_DEFECT_* switch to plant a known defect (the same
 // ones as w8a16_gemm_m16.cu); the shipped build defines none. Launched as a
 // programmatic dependent launch, the kernel streams its first `prefetch_stages` stages'
-// weights while the preceding kernel still runs (so that kernel must not write them). STREAM_NO_TMA=1 makes an
-// sm_90 build use the cp.async path of older GPUs, so that it can be checked there.
+// weights while the preceding kernel still runs (so that kernel must not write them).
+// STREAM_NO_TMA=1 makes an sm_90 build use the cp.async path of older GPUs, so that it
+// can be checked there.
 #include "m16_stream_pipeline.cuh"
 
 namespace {
@@ -200,12 +201,7 @@ __device__ __forceinline__ void gemm(const Operands& op, const Layout& L, unsign
   // activations, so that the first stage's activations do not queue behind every later
   // stage's weights where the wait is short (stream-K's order, docs/performance.md items
   // 101 and 102). The launcher passes the ring's stages under PDL and 0 otherwise.
-#if defined(STREAM_PREFETCH_RING)
-  // A tuning point: the whole ring ahead of the wait whatever the launcher passes.
-  const u32 early = L.stages + 0 * prefetch_stages;
-#else
   const u32 early = prefetch_stages < L.stages ? prefetch_stages : L.stages;
-#endif
   for (u32 i = 0; i < early; ++i) issue_weights(st, i);
   wait_for_preceding_grid();  // a programmatic dependent launch: the activations are ready
   for (u32 i = 0; i < early; ++i) issue_activations(st, i);

@@ -201,14 +201,8 @@ void launch_skinny(std::string_view fn, const GpuBackend& gpu, KernelHandle kern
          "{}: warp_blocks={} outside 1..={}", fn, warp_blocks,
          W8A16_GEMM_M16_SKINNY_DEEP_MAX_WARP_BLOCKS);
   const std::uint32_t rows = rows_per_cta(name_of(kernel));
-  // The 32-row form has one build, for 16 tokens, whatever m.
-  const bool one_build = name_of(kernel) == kDeep32;
-  // Token halves: the 8-token build on twice the row groups' CTAs, which the kernel tells
-  // from the grid.
-  const bool halves = options.token_halves && m > 8 && !one_build;
-  const std::uint64_t grid_y = std::uint64_t{div_ceil(n, rows)} * (halves ? 2 : 1);
-  ensure(grid_y <= 65535, "{}: N={} needs {} CTAs of {} rows{}, over the grid's 65535", fn, n,
-         grid_y, rows, halves ? " (token halves)" : "");
+  ensure(div_ceil(n, rows) <= 65535, "{}: N={} needs {} CTAs of {} rows, over the grid's 65535",
+         fn, n, div_ceil(n, rows), rows);
   guards::check_operands(fn, input, weight, block_scale, output, n);
   const std::uint32_t chunks = w8a16_gemm_m16_skinny_chunks(k, warps, warp_blocks);
   const std::uint64_t needed = slots_bytes(n, chunks);
@@ -222,10 +216,12 @@ void launch_skinny(std::string_view fn, const GpuBackend& gpu, KernelHandle kern
            "(w8a16_gemm_m16_skinny_workspace_bytes)",
            fn, workspace.bytes, n, k, warps, warp_blocks, needed);
   }
-  const std::uint32_t tokens = (m <= 8 || halves) && !one_build ? 8 : 16;
+  // The 32-row form has one build, for 16 tokens, whatever m.
+  const bool one_build = name_of(kernel) == kDeep32;
+  const std::uint32_t tokens = m <= 8 && !one_build ? 8 : 16;
   const bool cluster = chunks_as_cluster(gpu, name_of(kernel), chunks, options);
-  KernelLaunch launch(gpu, one_build || halves ? kernel : guards::build_for_tokens(fn, kernel, m));
-  launch.grid({chunks, static_cast<std::uint32_t>(grid_y), 1})
+  KernelLaunch launch(gpu, one_build ? kernel : guards::build_for_tokens(fn, kernel, m));
+  launch.grid({chunks, div_ceil(n, rows), 1})
       .block({32 * warps, 1, 1})
       .shared_bytes(std::max(warps * tokens * kRedStride * 4 +
                                  (cluster ? (chunks - 1) * kHandedBytes : 0),

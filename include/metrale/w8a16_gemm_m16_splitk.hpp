@@ -42,11 +42,6 @@ struct M16LaunchOptions {
   // the launches take turns on every SM instead (docs/performance.md, item 94). The plan
   // sets it (M16Plan::max_ctas_per_sm).
   std::uint32_t max_ctas_per_sm = 0;
-  // The skinny and 16-row deep skinny entries, m in 9..16: the build for 8 tokens runs
-  // each 16-row group twice, on tokens 0..7 and 8..m-1, in adjacent CTAs (twice the
-  // CTAs, the weights read from HBM once and decoded twice). Elsewhere it changes
-  // nothing. The same sums in the same order: the results are bit-identical either way.
-  bool token_halves = false;
 };
 
 void w8a16_gemm_m16_splitk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input,
@@ -103,11 +98,6 @@ struct M16Plan {
   bool chunk_cluster = false;
   // The skinny entries: launch with M16LaunchOptions::max_ctas_per_sm (a PDL plan only).
   std::uint32_t max_ctas_per_sm = 0;
-  // The skinny and 16-row deep skinny entries, m in 9..16: the build for 8 tokens runs
-  // each 16-row group twice, on tokens 0..7 and 8..m-1, in adjacent CTAs (twice the
-  // CTAs, the weights read from HBM once and decoded twice). Elsewhere it changes
-  // nothing. The same sums in the same order: the results are bit-identical either way.
-  bool token_halves = false;
 };
 //
 // With `launch.programmatic_dependent` the plan is for callers that launch with

@@ -145,29 +145,28 @@ std::string cap_suffix(std::uint32_t max_ctas_per_sm) {
 }
 
 TcEntry skinny_entry(std::uint32_t warps, bool two_blocks, bool pdl, bool cluster,
-                     std::uint32_t max_ctas_per_sm, bool token_halves) {
+                     std::uint32_t max_ctas_per_sm) {
   const char* kernel = two_blocks ? "w8a16_gemm_m16_skinny2" : "w8a16_gemm_m16_skinny";
-  const M16LaunchOptions options{pdl, cluster, max_ctas_per_sm, token_halves};
-  return {fmt::format("{}/{}{}{}{}{}", kernel, warps, cluster ? ".cl" : "",
-                      cap_suffix(max_ctas_per_sm), token_halves ? ".th" : "", pdl ? "+pdl" : ""),
-          true, [kernel, warps, options](const Problem& p, StreamHandle s) {
+  return {fmt::format("{}/{}{}{}{}", kernel, warps, cluster ? ".cl" : "",
+                      cap_suffix(max_ctas_per_sm), pdl ? "+pdl" : ""),
+          true, [kernel, warps, pdl, cluster, max_ctas_per_sm](const Problem& p, StreamHandle s) {
             w8a16_gemm_m16_skinny(gpu().backend, gpu().cache.kernel(kernel), p.input.get(),
                                   p.weight.get(), p.scale.get(), p.out.get(), p.m, p.n, p.k,
                                   p.a_row_stride, p.c_row_stride, gpu().streamk_workspace(), warps,
-                                  s, options);
+                                  s, M16LaunchOptions{pdl, cluster, max_ctas_per_sm});
           }};
 }
 
 TcEntry skinny_deep_entry(std::uint32_t warps, std::uint32_t warp_blocks, bool pdl,
-                          const char* kernel, std::uint32_t max_ctas_per_sm, bool token_halves) {
-  const M16LaunchOptions options{pdl, false, max_ctas_per_sm, token_halves};
-  return {fmt::format("{}/{}x{}{}{}{}", kernel, warps, warp_blocks, cap_suffix(max_ctas_per_sm),
-                      token_halves ? ".th" : "", pdl ? "+pdl" : ""),
-          true, [warps, warp_blocks, kernel, options](const Problem& p, StreamHandle s) {
+                          const char* kernel, std::uint32_t max_ctas_per_sm) {
+  return {fmt::format("{}/{}x{}{}{}", kernel, warps, warp_blocks, cap_suffix(max_ctas_per_sm),
+                      pdl ? "+pdl" : ""),
+          true, [warps, warp_blocks, pdl, kernel, max_ctas_per_sm](const Problem& p, StreamHandle s) {
             w8a16_gemm_m16_skinny_deep(gpu().backend, gpu().cache.kernel(kernel),
                                        p.input.get(), p.weight.get(), p.scale.get(), p.out.get(),
                                        p.m, p.n, p.k, p.a_row_stride, p.c_row_stride,
-                                       gpu().streamk_workspace(), warps, warp_blocks, s, options);
+                                       gpu().streamk_workspace(), warps, warp_blocks, s,
+                                       M16LaunchOptions{pdl, false, max_ctas_per_sm});
           }};
 }
 
@@ -259,15 +258,6 @@ const std::vector<TcEntry>& tc_entries() {
       skinny_entry(8, false, true, false, 2),
       skinny_deep_entry(8, 2, true, "w8a16_gemm_m16_skinny_deep", 3),
       skinny_deep_entry(8, 1024, true, "w8a16_gemm_m16_skinny_deep", 1),
-      // Token halves (above 8 tokens the 8-token build on each half of the tokens): the
-      // skinny entry's chunks through the workspace and as a cluster, the deep kernel on
-      // one chunk, in chunks through the workspace (K's end inside a chunk), and its
-      // three-per-SM form with PDL.
-      skinny_entry(8, false, false, false, 0, true),
-      skinny_entry(3, false, false, true, 0, true),
-      skinny_deep_entry(16, 1024, false, "w8a16_gemm_m16_skinny_deep", 0, true),
-      skinny_deep_entry(3, 5, false, "w8a16_gemm_m16_skinny_deep", 0, true),
-      skinny_deep_entry(8, 1024, true, "w8a16_gemm_m16_skinny_deep3", 0, true),
   };
   return entries;
 }

@@ -75,18 +75,15 @@ struct TcEntry {
 
 // The skinny entry on `warps` warps of one (or, `two_blocks`, two) 128-K blocks each;
 // with `cluster`, its chunks of K as one cluster (M16LaunchOptions::chunk_cluster); at
-// most `max_ctas_per_sm` of its CTAs on an SM (0: no cap); with `token_halves`, above 8
-// tokens the 8-token build on each half of the tokens (M16LaunchOptions::token_halves).
+// most `max_ctas_per_sm` of its CTAs on an SM (0: no cap).
 TcEntry skinny_entry(std::uint32_t warps, bool two_blocks = false, bool pdl = false,
-                     bool cluster = false, std::uint32_t max_ctas_per_sm = 0,
-                     bool token_halves = false);
+                     bool cluster = false, std::uint32_t max_ctas_per_sm = 0);
 
 // The deep skinny kernel (`kernel`: any of its forms) on `warps` warps of `warp_blocks`
-// blocks each, at most `max_ctas_per_sm` of its CTAs on an SM (0: no cap), with
-// `token_halves` as above.
+// blocks each, at most `max_ctas_per_sm` of its CTAs on an SM (0: no cap).
 TcEntry skinny_deep_entry(std::uint32_t warps, std::uint32_t warp_blocks, bool pdl = false,
                           const char* kernel = "w8a16_gemm_m16_skinny_deep",
-                          std::uint32_t max_ctas_per_sm = 0, bool token_halves = false);
+                          std::uint32_t max_ctas_per_sm = 0);
 const std::vector<TcEntry>& tc_entries();
 
 }  // namespace metrale::test

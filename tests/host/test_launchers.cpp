@@ -664,49 +664,6 @@ TEST_CASE("a token-split entry runs its build for m > 8; a handle without one is
   CHECK(f.gpu.launches().size() == launched + 1);
 }
 
-TEST_CASE("skinny launchers: token halves run the 8-token build on twice the row groups") {
-  Fixture f;
-  const KernelHandle skinny = f.cache.kernel("w8a16_gemm_m16_skinny");
-  const KernelHandle deep = f.cache.kernel("w8a16_gemm_m16_skinny_deep");
-  const KernelHandle deep32 = f.cache.kernel("w8a16_gemm_m16_skinny_deep32");
-  REQUIRE(deep.function_above8 != nullptr);
-  constexpr DevicePtr kWs(0x50000);
-  const std::uint64_t ws = w8a16_gemm_m16_skinny_workspace_bytes(576, 7168, 8, 1);
-  M16LaunchOptions halves;
-  halves.token_halves = true;
-  for (std::uint32_t m : {1u, 8u, 9u, 16u}) {
-    CAPTURE(m);
-    w8a16_gemm_m16_skinny(f.gpu, skinny, kIn, kW, kS, kOut, m, 576, 7168, 7168, 576, {kWs, ws},
-                          8, 0, halves);
-    const auto l = f.gpu.launches().back();
-    CHECK(l.function == skinny.function);  // the 8-token build, whatever m
-    CHECK(l.config.grid.x == 7);
-    CHECK(l.config.grid.y == (m > 8 ? 2 * 36 : 36));
-    CHECK(l.config.shared_bytes == 8 * 8 * 17 * 4);  // the 8-token reduction buffer
-    CHECK(l.u32_arg(4) == m);  // the kernel gets the caller's m
-  }
-  // The deep kernel on one chunk: the same; its 32-row form has one build and no halves.
-  w8a16_gemm_m16_skinny_deep(f.gpu, deep, kIn, kW, kS, kOut, 12, 6144, 4096, 4096, 6144, {}, 4,
-                             8, 0, halves);
-  CHECK(f.gpu.launches().back().function == deep.function);
-  CHECK(f.gpu.launches().back().config.grid.y == 2 * 384);
-  w8a16_gemm_m16_skinny_deep(f.gpu, deep32, kIn, kW, kS, kOut, 12, 7168, 16384, 16384, 7168, {},
-                             8, 16, 0, halves);
-  CHECK(f.gpu.launches().back().function == deep32.function);
-  CHECK(f.gpu.launches().back().config.grid.y == 224);
-  // Twice the row groups must fit the grid's y.
-  const std::size_t launched = f.gpu.launches().size();
-  CHECK(error_of([&] {
-          w8a16_gemm_m16_skinny_deep(f.gpu, deep, kIn, kW, kS, kOut, 9, 16 * 40000, 128, 128,
-                                     16 * 40000, {}, 1, 1, 0, halves);
-        }) == "w8a16_gemm_m16_skinny_deep: N=640000 needs 80000 CTAs of 16 rows (token halves), "
-              "over the grid's 65535");
-  CHECK(f.gpu.launches().size() == launched);
-  w8a16_gemm_m16_skinny_deep(f.gpu, deep, kIn, kW, kS, kOut, 8, 16 * 40000, 128, 128, 16 * 40000,
-                             {}, 1, 1, 0, halves);
-  CHECK(f.gpu.launches().size() == launched + 1);
-}
-
 TEST_CASE("skinny launchers: max_ctas_per_sm asks for the shared memory that caps an SM's CTAs") {
   Fixture f;
   const KernelHandle skinny = f.cache.kernel("w8a16_gemm_m16_skinny");

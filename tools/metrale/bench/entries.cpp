@@ -46,14 +46,12 @@ void streamk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input, Device
 // The skinny entry on kWarps warps per CTA, in the runner's workspace (the kernel's
 // handle says the blocks per warp).
 // With kCluster (".cl"), the chunks of a row group as one cluster.
-// With kHalves (".th"), above 8 tokens the 8-token build on each half of the tokens.
-template <std::uint32_t kWarps, bool kPdl = false, bool kCluster = false, bool kHalves = false>
+template <std::uint32_t kWarps, bool kPdl = false, bool kCluster = false>
 void skinny(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input, DevicePtr weight,
             DevicePtr block_scale, DevicePtr output, std::uint32_t m, std::uint32_t n,
             std::uint32_t k, const EntryResources& resources, StreamHandle s) {
   w8a16_gemm_m16_skinny(gpu, kernel, input, weight, block_scale, output, m, n, k, k, n,
-                        resources.workspace, kWarps, s,
-                        M16LaunchOptions{kPdl, kCluster, 0, kHalves});
+                        resources.workspace, kWarps, s, M16LaunchOptions{kPdl, kCluster});
 }
 
 // ceil(CTAs / SMs) for a launch of a skinny or deep kernel: the cap of its ".sp" forms.
@@ -114,8 +112,7 @@ void skinny_deep(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input, De
 }
 
 // The deep skinny kernel on kWarps warps per CTA, one chunk: each warp takes 1/kWarps of K.
-// With kHalves (".th"), above 8 tokens the 8-token build on each half of the tokens.
-template <std::uint32_t kWarps, bool kPdl = false, bool kHalves = false>
+template <std::uint32_t kWarps, bool kPdl = false>
 void skinny_deep_one_chunk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input,
                            DevicePtr weight, DevicePtr block_scale, DevicePtr output,
                            std::uint32_t m, std::uint32_t n, std::uint32_t k,
@@ -123,7 +120,7 @@ void skinny_deep_one_chunk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr
   w8a16_gemm_m16_skinny_deep(gpu, kernel, input, weight, block_scale, output, m, n, k, k, n,
                              resources.workspace, kWarps,
                              w8a16_gemm_m16_skinny_deep_one_chunk_blocks(k, kWarps), s,
-                             M16LaunchOptions{kPdl, false, 0, kHalves});
+                             M16LaunchOptions{kPdl});
 }
 
 // Tuning points, timed only when --entry names them: ".rR" fixes the streaming entry's
@@ -265,28 +262,6 @@ constexpr std::array kTuning = {
                &skinny_deep_one_chunk<2>},
     BenchEntry{"w8a16_gemm_m16_skinny_deep3/2+pdl", "w8a16_gemm_m16_skinny_deep3", 1, nullptr,
                &skinny_deep_one_chunk<2, true>},
-    // Token halves (".th"): above 8 tokens the 8-token build runs each half of the
-    // tokens in a CTA of its own, beside the other half's.
-    BenchEntry{"w8a16_gemm_m16_skinny/8.th", "w8a16_gemm_m16_skinny", 1, nullptr,
-               &skinny<8, false, false, true>},
-    BenchEntry{"w8a16_gemm_m16_skinny/4.th", "w8a16_gemm_m16_skinny", 1, nullptr,
-               &skinny<4, false, false, true>},
-    BenchEntry{"w8a16_gemm_m16_skinny/8.th+pdl", "w8a16_gemm_m16_skinny", 1, nullptr,
-               &skinny<8, true, false, true>},
-    BenchEntry{"w8a16_gemm_m16_skinny_deep/2.th", "w8a16_gemm_m16_skinny_deep", 1, nullptr,
-               &skinny_deep_one_chunk<2, false, true>},
-    BenchEntry{"w8a16_gemm_m16_skinny_deep/4.th", "w8a16_gemm_m16_skinny_deep", 1, nullptr,
-               &skinny_deep_one_chunk<4, false, true>},
-    BenchEntry{"w8a16_gemm_m16_skinny_deep/8.th", "w8a16_gemm_m16_skinny_deep", 1, nullptr,
-               &skinny_deep_one_chunk<8, false, true>},
-    BenchEntry{"w8a16_gemm_m16_skinny_deep/16.th", "w8a16_gemm_m16_skinny_deep", 1, nullptr,
-               &skinny_deep_one_chunk<16, false, true>},
-    BenchEntry{"w8a16_gemm_m16_skinny_deep/4.th+pdl", "w8a16_gemm_m16_skinny_deep", 1, nullptr,
-               &skinny_deep_one_chunk<4, true, true>},
-    BenchEntry{"w8a16_gemm_m16_skinny_deep/8.th+pdl", "w8a16_gemm_m16_skinny_deep", 1, nullptr,
-               &skinny_deep_one_chunk<8, true, true>},
-    BenchEntry{"w8a16_gemm_m16_skinny_deep/16.th+pdl", "w8a16_gemm_m16_skinny_deep", 1, nullptr,
-               &skinny_deep_one_chunk<16, true, true>},
     // The deep kernel's three-per-SM form on 4 warps, one chunk.
     BenchEntry{"w8a16_gemm_m16_skinny_deep3/4", "w8a16_gemm_m16_skinny_deep3", 1, nullptr,
                &skinny_deep_one_chunk<4>},
