@@ -86,6 +86,28 @@ constexpr u32 kMmaChains = SKINNY_MMA_CHAINS;
 #define SKINNY_DEEP_MIN_CTAS 1
 #endif
 
+// The NaN check of the 16-row deep kernels: fp8x4_nan_flags, two operations per word
+// where fp8x4_nan_bits takes three. Uncapped, the flags raise the 8-token build from 62 to
+// 68 registers (ptxas of CUDA 13.0), over the 64 that its CTAs per SM assume
+// (W8A16_GEMM_M16_SKINNY_DEEP_REGISTERS_M8), so that build takes them under a cap of 64:
+// launch bounds of 2 CTAs of 512 threads per SM (4 of 256 for the three-per-SM form),
+// 58 registers, no spill. SKINNY_DEEP_M8_NAN_FLAGS=0 (a tuning point) keeps the 8-token
+// build on the masked add, uncapped (docs/performance.md, item 104).
+#ifndef SKINNY_DEEP_M8_NAN_FLAGS
+#define SKINNY_DEEP_M8_NAN_FLAGS 1
+#endif
+#if TOKEN_GROUPS == 1 && SKINNY_DEEP_M8_NAN_FLAGS
+#define SKINNY_DEEP_NAN_FLAGS true
+#define SKINNY_DEEP_CTAS_PER_SM (SKINNY_DEEP_MIN_CTAS > 2 ? SKINNY_DEEP_MIN_CTAS : 2)
+#define SKINNY_DEEP3_CTAS_PER_SM 4
+#define SKINNY_DEEP3_NAN_FLAGS true
+#else
+#define SKINNY_DEEP_NAN_FLAGS (TOKEN_GROUPS == 2)
+#define SKINNY_DEEP_CTAS_PER_SM SKINNY_DEEP_MIN_CTAS
+#define SKINNY_DEEP3_CTAS_PER_SM 3
+#define SKINNY_DEEP3_NAN_FLAGS false
+#endif
+
 // The 16-token build of the 16-row deep kernels loads each 64-K half's activations just
 // before its MMAs, so one half's are live at a time: the 80-register form then holds no
 // spill and took 0.86-0.99x the time (median 0.92-0.95), the others 0.98-1.02x
@@ -260,7 +282,7 @@ __device__ __forceinline__ float add_chunks(u64* slots, u32 chunks, float sum) {
 }
 
 // The warp's blocks all at once (B = kWarpBlocks): blocks first + j stride below K.
-template <u32 kWarpBlocks>
+template <u32 kWarpBlocks, bool kNanFlags>
 __device__ __forceinline__ void stream_at_once(float (&acc)[1][kTokenGroups][4], u32 (&nan_bits)[1][2],
                                                const Operands& op, u32 row0, u32 first,
                                                u32 k_blocks, u32 stride, u64 policy, u32 g,
@@ -286,7 +308,7 @@ __device__ __forceinline__ void stream_at_once(float (&acc)[1][kTokenGroups][4],
 #pragma unroll
     for (u32 j = 0; j < kWarpBlocks; ++j) {
       const u32 b = first + j * stride;
-      if (j == 0 || b < k_blocks) block_mma(acc, nan_bits, blk[j]);
+      if (j == 0 || b < k_blocks) block_mma<1, kNanFlags>(acc, nan_bits, blk[j]);
     }
   }
 }
@@ -413,7 +435,8 @@ __device__ __forceinline__ void gemm_skinny(const Operands& op, u64* partials) {
     stream_deep<kRowGroups, kNanFlags>(acc, nan_bits, op, row0, first, warp_blocks, k_blocks,
                                        warps, policy, g, t);
   } else {
-    stream_at_once<kWarpBlocks>(acc, nan_bits, op, row0, first, k_blocks, warps, policy, g, t);
+    stream_at_once<kWarpBlocks, kNanFlags>(acc, nan_bits, op, row0, first, k_blocks, warps, policy,
+                                           g, t);
   }
 
 #pragma unroll
@@ -500,21 +523,30 @@ __device__ __forceinline__ void gemm_skinny(const Operands& op, u64* partials) {
 #ifndef SKINNY_KERNELS
 #define SKINNY_KERNELS 7
 #endif
+// The chunked kernels check for NaN codes with fp8x4_nan_flags: with ptxas of CUDA 13.0
+// their 8- / 16-token builds hold 56 / 72 registers (two blocks: 92 / 116) against 55 / 72
+// (92 / 117) on the masked add, the same allocation per warp. SKINNY_NAN_FLAGS=0 (a
+// tuning point) takes the masked add (docs/performance.md, item 104).
+#ifndef SKINNY_NAN_FLAGS
+#define SKINNY_NAN_FLAGS 1
+#endif
 #if SKINNY_KERNELS & 1
-SKINNY_KERNEL(w8a16_gemm_m16_skinny, 1, 1, 512, SKINNY_MIN_CTAS, false)
-SKINNY_KERNEL(w8a16_gemm_m16_skinny2, 2, 1, 512, 1, false)
+SKINNY_KERNEL(w8a16_gemm_m16_skinny, 1, 1, 512, SKINNY_MIN_CTAS, SKINNY_NAN_FLAGS != 0)
+SKINNY_KERNEL(w8a16_gemm_m16_skinny2, 2, 1, 512, 1, SKINNY_NAN_FLAGS != 0)
 #endif
 #if SKINNY_KERNELS & 2
 // fp8x4_nan_flags in the 16-token build: 92 registers against 90, the same allocation per
 // warp; the 8-token build would go from 62 to 68 and lose a CTA per SM. 0.97-1.00x the
 // time at 12 and 16 tokens, on 4, 8 and 16 warps and on 32 rows (docs/performance.md,
 // item 95).
-SKINNY_KERNEL(w8a16_gemm_m16_skinny_deep, 0, 1, SKINNY_DEEP_MAX_THREADS, SKINNY_DEEP_MIN_CTAS,
-              TOKEN_GROUPS == 2)
+SKINNY_KERNEL(w8a16_gemm_m16_skinny_deep, 0, 1, SKINNY_DEEP_MAX_THREADS, SKINNY_DEEP_CTAS_PER_SM,
+              SKINNY_DEEP_NAN_FLAGS)
 // The deep kernel for CTAs of up to 8 warps, three per SM: above 8 tokens its registers
 // are capped at 80 (against 90), so three CTAs of 8 warps fit on an SM instead of two.
-// Under its 80-register cap the flags' NaN check took 0.99-1.08x the time (item 95).
-SKINNY_KERNEL(w8a16_gemm_m16_skinny_deep3, 0, 1, 256, 3, false)
+// Under its 80-register cap the flags' NaN check took 0.99-1.08x the time (item 95), so
+// that build keeps the masked add; its 8-token build is the first form's.
+SKINNY_KERNEL(w8a16_gemm_m16_skinny_deep3, 0, 1, 256, SKINNY_DEEP3_CTAS_PER_SM,
+              SKINNY_DEEP3_NAN_FLAGS)
 #endif
 #if SKINNY_KERNELS & 4
 // The deep kernel on 32 rows per CTA, every warp on both 16-row groups: a warp's
