@@ -46,7 +46,9 @@
 // caps its registers), SKINNY_CHUNKS_IN_FLIGHT (the words chunk 0 polls together),
 // SKINNY_DEEP_BUFFERS, SKINNY_DEEP_MAX_THREADS and SKINNY_DEEP_MIN_CTAS (the deep kernel's
 // blocks in flight per warp and launch bounds), SKINNY_DEEP_L2_FILL (its loads' L2 fill),
-// SKINNY_DEEP_X_BY_HALF (its 16-token build's activations loaded per 64-K half);
+// SKINNY_DEEP_X_BY_HALF (its 16-token build's activations loaded per 64-K half),
+// SKINNY_DEEP_M8_NAN_FLAGS and SKINNY_NAN_FLAGS (the NaN check of the deep kernels' 8-token
+// build and of the chunked kernels);
 // the diagnostic define METRALE_DIAG_PACKED_ADDRESSES reads each 16-row x 128-K block's
 // bytes as if they were contiguous (wrong results: what a packed layout would stream).
 #include "metrale_device.cuh"

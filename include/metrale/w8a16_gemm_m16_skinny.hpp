@@ -39,9 +39,9 @@ inline constexpr std::uint32_t W8A16_GEMM_M16_SKINNY_MAX_CLUSTER_CHUNKS = 8;
 inline constexpr std::uint32_t W8A16_GEMM_M16_SKINNY_DEEP_MAX_WARP_BLOCKS = 1024;
 
 // Registers per thread of the deep kernel's builds for m <= 8 and m > 8 on sm_90, rounded
-// up to the allocation unit of 8 (62 and 90 with NVRTC 13.0): the CTAs an SM holds, hence
-// the plan's warps per CTA, follow from them. A GPU test checks that the loaded kernels
-// stay within them.
+// up to the allocation unit of 8 (58 under the 8-token build's cap of 64, and 92, with
+// NVRTC 13.0): the CTAs an SM holds, hence the plan's warps per CTA, follow from them. A
+// GPU test checks that the loaded kernels stay within them.
 inline constexpr std::uint32_t W8A16_GEMM_M16_SKINNY_DEEP_REGISTERS_M8 = 64;
 inline constexpr std::uint32_t W8A16_GEMM_M16_SKINNY_DEEP_REGISTERS_M16 = 96;
 
@@ -55,7 +55,7 @@ inline constexpr std::uint32_t W8A16_GEMM_M16_SKINNY_DEEP3_REGISTERS_M16 = 80;
 // groups, one build (16 tokens) for every m, 126 registers with NVRTC 13.0.
 inline constexpr std::uint32_t W8A16_GEMM_M16_SKINNY_DEEP32_REGISTERS = 128;
 
-// The same for the one-block kernel, w8a16_gemm_m16_skinny (56 and 71 with NVRTC 13.0).
+// The same for the one-block kernel, w8a16_gemm_m16_skinny (56 and 72 with NVRTC 13.0).
 inline constexpr std::uint32_t W8A16_GEMM_M16_SKINNY_REGISTERS_M8 = 56;
 inline constexpr std::uint32_t W8A16_GEMM_M16_SKINNY_REGISTERS_M16 = 72;
 
