@@ -6,6 +6,8 @@
 #                                     profile ringdiag ktime ab abtree probe compilescale compilecontention hostcost multigpu
 #                                     (default: build tests info sass)
 #   BENCH_ARGS="--shape 4096x4096 --m 16" tools/device_run.sh build bench
+#     (for a record add --commit with the SHA written out where the call is made: the
+#     device copy's git HEAD can be older than the tree it was sent)
 #   STARTUP_COLD_RUNS=5 tools/device_run.sh build startup     (cold starts to sample, default 2)
 #   PROFILE_ARGS="--shape 7168x16384 --m 1 --entry w8a16_gemm_m16_splitk/4" \
 #     PROFILE_KERNEL=w8a16_gemm_m16_splitk tools/device_run.sh build profile
