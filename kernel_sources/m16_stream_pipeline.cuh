@@ -140,6 +140,28 @@ __device__ __forceinline__ void barrier_arrive_copies(u32 bar) {
   asm volatile("cp.async.mbarrier.arrive.noinc.shared.b64 [%0];" :: "r"(bar) : "memory");
 }
 
+// The ring's first `stages` stages: the first `prefetch_stages` stages' weights go out
+// before the wait for the preceding grid, the rest after it in stage order, each stage's
+// weights then its activations. A stage completes only when its activations land, and
+// the copy that brings them queues behind every weight box issued before it: with the
+// whole ring ahead of the wait the compute warps start about one stage's time later per
+// stage (docs/performance.md, items 101 and 102). That pays only where the wait is long,
+// under a programmatic dependent launch; elsewhere the launchers pass 0
+// (stream_ring_prefetch_stages).
+template <typename IssueWeights, typename IssueActivations>
+__device__ __forceinline__ void issue_first_stages(u32 stages, u32 prefetch_stages,
+                                                   IssueWeights weights,
+                                                   IssueActivations activations) {
+  const u32 early = prefetch_stages < stages ? prefetch_stages : stages;
+  for (u32 i = 0; i < early; ++i) weights(i);
+  wait_for_preceding_grid();  // a programmatic dependent launch: the activations are ready
+  for (u32 i = 0; i < early; ++i) activations(i);
+  for (u32 i = early; i < stages; ++i) {
+    weights(i);
+    activations(i);
+  }
+}
+
 // Where one lane reads its fragments inside its warp's part of a stage, fixed for the
 // whole loop: weights of rows g and g+8 of the warp's slab (K half h: bytes 64h + 16t),
 // and the two 16-byte halves of token 8*tg + g's activations 16t .. 16t+15 of K half 0

@@ -196,19 +196,8 @@ __device__ __forceinline__ void gemm(const Operands& op, const Layout& L, unsign
   set_zero(acc);
   u32 nan_bits[2] = {0, 0};
 
-  // The first `prefetch_stages` stages' weights go out before the wait for the preceding
-  // grid, the rest of the ring after it in stage order, each stage's weights then its
-  // activations, so that the first stage's activations do not queue behind every later
-  // stage's weights where the wait is short (stream-K's order, docs/performance.md items
-  // 101 and 102). The launcher passes the ring's stages under PDL and 0 otherwise.
-  const u32 early = prefetch_stages < L.stages ? prefetch_stages : L.stages;
-  for (u32 i = 0; i < early; ++i) issue_weights(st, i);
-  wait_for_preceding_grid();  // a programmatic dependent launch: the activations are ready
-  for (u32 i = 0; i < early; ++i) issue_activations(st, i);
-  for (u32 i = early; i < L.stages; ++i) {
-    issue_weights(st, i);
-    issue_activations(st, i);
-  }
+  issue_first_stages(L.stages, prefetch_stages, [&](u32 i) { issue_weights(st, i); },
+                     [&](u32 i) { issue_activations(st, i); });
   // The block scale of this warp's next stage is loaded one stage ahead.
   const auto warp_block = [&](u32 i) { return st.kb_begin + (i << L.kparts_log2) + kp; };
   float scale = warp_block(0) < st.kb_end ? __ldg(scales + warp_block(0)) : 0.0f;

@@ -158,26 +158,16 @@ __device__ __forceinline__ void issue_activations(const Operands& op, const Work
 #endif
 }
 
-// The first `prefetch_stages` units' weights go out before the wait for the preceding
-// grid, the rest of the first stages after it in unit order, each unit's weights then its
-// activations. The first unit's stage completes only when its activations land, and the
-// copy that brings them queues behind every weight box issued before it: with the whole
-// ring ahead of the wait the compute warps start about one unit's time later per stage
-// (docs/performance.md, item 101). That pays only where the wait is long, under a
-// programmatic dependent launch; elsewhere the launcher passes 0.
+// The first stages in the order of issue_first_stages, then each unit's copies as soon
+// as its slot is free.
 __device__ void produce(const Operands& op, const Work& wk, const Ring& r, const TensorMap* w_map,
                         const TensorMap* x_map, u32 prefetch_stages) {
   const u64 policy = l2_evict_first_policy();
   const u32 count = wk.end - wk.begin;
   const u32 first = count < r.stages ? count : r.stages;
-  const u32 early = first < prefetch_stages ? first : prefetch_stages;
-  for (u32 i = 0; i < early; ++i) issue_weights(op, wk, r, i, w_map, policy);
-  wait_for_preceding_grid();  // a programmatic dependent launch: the activations are ready
-  for (u32 i = 0; i < early; ++i) issue_activations(op, wk, r, i, x_map);
-  for (u32 i = early; i < first; ++i) {
-    issue_weights(op, wk, r, i, w_map, policy);
-    issue_activations(op, wk, r, i, x_map);
-  }
+  issue_first_stages(
+      first, prefetch_stages, [&](u32 i) { issue_weights(op, wk, r, i, w_map, policy); },
+      [&](u32 i) { issue_activations(op, wk, r, i, x_map); });
 #if defined(METRALE_DIAG_COMPUTE_ONLY)
   return;  // the compute warps run on the first stages' data over and over
 #endif

@@ -22,6 +22,16 @@ inline std::uint32_t stream_ring_shared_bytes(std::uint32_t stages, std::uint32_
   return 128 + stages * stage_bytes;
 }
 
+// The weight stages the kernels issue ahead of the wait for the preceding grid
+// (issue_first_stages in m16_stream_pipeline.cuh): the whole ring where that wait may be
+// long, under a programmatic dependent launch, else none, so that the first stage's
+// activations do not queue behind the later stages' weights (docs/performance.md, items
+// 101 and 102).
+inline std::uint32_t stream_ring_prefetch_stages(std::uint32_t stages,
+                                                 bool programmatic_dependent) {
+  return programmatic_dependent ? stages : 0;
+}
+
 // The weights (N rows of K bytes, boxes of 128 bytes x `rows` rows) and the activations
 // (m rows of K BF16 at pitch a_row_stride, boxes of 128 x m).
 struct StreamTensorMaps {

@@ -44,9 +44,7 @@ void w8a16_gemm_m16_stream(const GpuBackend& gpu, KernelHandle kernel, DevicePtr
       .arg_u32(a_row_stride)
       .arg_u32(c_row_stride)
       .arg_u32(rows)
-      // Weight stages ahead of the wait for the preceding grid: the whole ring under PDL,
-      // else none, as stream-K (docs/performance.md, items 101 and 102).
-      .arg_u32(options.programmatic_dependent ? stages : 0)
+      .arg_u32(stream_ring_prefetch_stages(stages, options.programmatic_dependent))
       .arg_bytes(&maps.weights, sizeof(maps.weights))
       .arg_bytes(&maps.activations, sizeof(maps.activations))
       .launch(stream);

@@ -59,10 +59,7 @@ void w8a16_gemm_m16_streamk(const GpuBackend& gpu, KernelHandle kernel, DevicePt
       .arg_u32(a_row_stride)
       .arg_u32(c_row_stride)
       .arg_ptr(workspace.ptr)
-      // Weight stages ahead of the wait for the preceding grid: the whole ring where that
-      // wait may be long (PDL), else none, so that the first unit's activations do not
-      // queue behind the later units' weights (docs/performance.md, item 101).
-      .arg_u32(options.programmatic_dependent ? ring_stages : 0)
+      .arg_u32(stream_ring_prefetch_stages(ring_stages, options.programmatic_dependent))
       .arg_bytes(&maps.weights, sizeof(maps.weights))
       .arg_bytes(&maps.activations, sizeof(maps.activations))
       .launch(stream);
