@@ -98,17 +98,8 @@ constexpr u32 kMmaChains = SKINNY_MMA_CHAINS;
 #ifndef SKINNY_DEEP_M8_NAN_FLAGS
 #define SKINNY_DEEP_M8_NAN_FLAGS 1
 #endif
-#if TOKEN_GROUPS == 1 && SKINNY_DEEP_M8_NAN_FLAGS
-#define SKINNY_DEEP_NAN_FLAGS true
-#define SKINNY_DEEP_CTAS_PER_SM (SKINNY_DEEP_MIN_CTAS > 2 ? SKINNY_DEEP_MIN_CTAS : 2)
-#define SKINNY_DEEP3_CTAS_PER_SM 4
-#define SKINNY_DEEP3_NAN_FLAGS true
-#else
-#define SKINNY_DEEP_NAN_FLAGS (TOKEN_GROUPS == 2)
-#define SKINNY_DEEP_CTAS_PER_SM SKINNY_DEEP_MIN_CTAS
-#define SKINNY_DEEP3_CTAS_PER_SM 3
-#define SKINNY_DEEP3_NAN_FLAGS false
-#endif
+// This build takes the flags under the cap of 64.
+#define SKINNY_DEEP_M8_CAPPED (TOKEN_GROUPS == 1 && SKINNY_DEEP_M8_NAN_FLAGS)
 
 // The 16-token build of the 16-row deep kernels loads each 64-K half's activations just
 // before its MMAs, so one half's are live at a time: the 80-register form then holds no
@@ -541,14 +532,15 @@ SKINNY_KERNEL(w8a16_gemm_m16_skinny2, 2, 1, 512, 1, SKINNY_NAN_FLAGS != 0)
 // warp; the 8-token build would go from 62 to 68 and lose a CTA per SM. 0.97-1.00x the
 // time at 12 and 16 tokens, on 4, 8 and 16 warps and on 32 rows (docs/performance.md,
 // item 95).
-SKINNY_KERNEL(w8a16_gemm_m16_skinny_deep, 0, 1, SKINNY_DEEP_MAX_THREADS, SKINNY_DEEP_CTAS_PER_SM,
-              SKINNY_DEEP_NAN_FLAGS)
+SKINNY_KERNEL(w8a16_gemm_m16_skinny_deep, 0, 1, SKINNY_DEEP_MAX_THREADS,
+              (SKINNY_DEEP_M8_CAPPED && SKINNY_DEEP_MIN_CTAS < 2 ? 2 : SKINNY_DEEP_MIN_CTAS),
+              (TOKEN_GROUPS == 2 || SKINNY_DEEP_M8_CAPPED))
 // The deep kernel for CTAs of up to 8 warps, three per SM: above 8 tokens its registers
 // are capped at 80 (against 90), so three CTAs of 8 warps fit on an SM instead of two.
 // Under its 80-register cap the flags' NaN check took 0.99-1.08x the time (item 95), so
 // that build keeps the masked add; its 8-token build is the first form's.
-SKINNY_KERNEL(w8a16_gemm_m16_skinny_deep3, 0, 1, 256, SKINNY_DEEP3_CTAS_PER_SM,
-              SKINNY_DEEP3_NAN_FLAGS)
+SKINNY_KERNEL(w8a16_gemm_m16_skinny_deep3, 0, 1, 256, SKINNY_DEEP_M8_CAPPED ? 4 : 3,
+              SKINNY_DEEP_M8_CAPPED)
 #endif
 #if SKINNY_KERNELS & 4
 // The deep kernel on 32 rows per CTA, every warp on both 16-row groups: a warp's
