@@ -170,8 +170,16 @@ for s in "${steps[@]}"; do
           done
         done" ;;
     probe)  # entries side by side on the small and medium layers, with the baselines
-            # (PROBE_ARGS: other shapes, m or entries)
-      step probe "$BUILD/tools/metrale" bench --no-host-cost --json "$OUT/probe.json" ${PROBE_ARGS:---shape 576x7168 --shape 1536x7168 --shape 4096x4096 --shape 6144x4096 --shape 10240x5120 --m 1,8,16 --entry w8a16_gemm_m16,w8a16_gemm_m16_splitk/2,w8a16_gemm_m16_splitk/4,w8a16_gemm_m16_splitk/8,w8a16_gemm_m16_streamk.c1,w8a16_gemm_m16_skinny/8,w8a16_gemm_m16_skinny/4,w8a16_gemm_m16_skinny2/8,w8a16_gemm_m16_skinny/8+pdl} ;;
+            # (PROBE_ARGS: other shapes, m or entries; ';' between argument sets, each its
+            # own bench run, $OUT/probe-N.json)
+      export PROBE_DEFAULT="--shape 576x7168 --shape 1536x7168 --shape 4096x4096 --shape 6144x4096 --shape 10240x5120 --m 1,8,16 --entry w8a16_gemm_m16,w8a16_gemm_m16_splitk/2,w8a16_gemm_m16_splitk/4,w8a16_gemm_m16_splitk/8,w8a16_gemm_m16_streamk.c1,w8a16_gemm_m16_skinny/8,w8a16_gemm_m16_skinny/4,w8a16_gemm_m16_skinny2/8,w8a16_gemm_m16_skinny/8+pdl"
+      step probe bash -c "
+        IFS=';' read -ra sets <<< \"\${PROBE_ARGS:-\$PROBE_DEFAULT}\"
+        i=0
+        for set in \"\${sets[@]}\"; do
+          i=\$((i + 1)); echo \"--- probe \$i: \$set\"
+          $BUILD/tools/metrale bench --no-host-cost --json $OUT/probe-\$i.json \$set
+        done" ;;
     hostcost)  # the launcher's host cost alone, on a free core and pinned to one
       step hostcost bash -c "for pin in '' 'taskset -c 3'; do echo \"--- \${pin:-not pinned}\"
         \$pin $BUILD/tools/metrale bench --shape 4096x4096 --m 1 --entry w8a16_gemm_m16 --no-baselines --replays 1 --min-bytes 128 2>&1 | grep 'host cost'; done" ;;
