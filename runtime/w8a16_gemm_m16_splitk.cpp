@@ -216,6 +216,23 @@ std::optional<SkinnyDeepForm> deep_form_if_suited(std::uint32_t m, std::uint32_t
     if (from == 0 || m < from || k < 4096 || ctas > slots) return std::nullopt;
     return form;
   }
+  // With PDL up to 8 tokens, where only CTAs of 2 warps fit at once (over 1056 row groups
+  // on 132 SMs), CTAs of 8 or 4 warps with 2 or 3 blocks each ran faster, in more than one
+  // wave (item 105: with PDL, m = 1, 4 and 8). At K = 1536 (12 blocks) 4 warps took
+  // 0.92-0.98x the 2-warp form's time on 22528, 24576 (q_b) and 26624 rows, 0.98-1.02x on
+  // 28672 and 0.99-1.03x on 32768; 8 warps, on 1.5 blocks, 0.94-1.20x. At K = 2048 (16
+  // blocks) 8 warps took 0.90-0.92x on 24576 rows (4 warps 0.94-0.97x). On 20480 rows,
+  // whose 2-warp CTAs fill 61 % of the slots, so that the plan took split-K or stream-K,
+  // 0.97-1.01x (K = 1536) and 0.91-0.96x (K = 2048) that choice's time.
+  if (pdl && m <= 8 && form.warps == 2) {
+    const std::uint32_t blocks = k / 128;
+    for (const std::uint32_t warps : {8u, 4u}) {
+      if (blocks == 2 * warps || blocks == 3 * warps) {
+        return SkinnyDeepForm{form.kernel, warps,
+                              w8a16_gemm_m16_skinny_deep_ctas_per_sm(m, warps)};
+      }
+    }
+  }
   // With PDL, above 8 tokens CTAs of 2 warps need 90 % of the slots (item 70: DeepSeek-V3
   // q_b at 16 tokens, 1536 CTAs in 1584 slots, 13.86 us against 14.97 for stream-K on one
   // CTA per SM; 16384 x 2048 at 16 tokens, 1024 CTAs in 1320, 14.49 against 13.44). Up to 8

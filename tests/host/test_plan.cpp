@@ -64,13 +64,15 @@ TEST_CASE("plan_m16_gemm: stream-K, streaming, 64-wide or split tiles where each
       CHECK(p.ctas == 132u);
       CHECK(p.stages == 0u);
     }
-    // q_b with PDL: up to 8 tokens its 1536 deep CTAs of 2 warps fill 73 % of 2112 slots,
-    // over the two thirds they need there; above, 97 % of the three-per-SM form's 1584,
-    // over the 90 % they need there.
+    // q_b with PDL: up to 8 tokens, where only its deep CTAs of 2 warps would fit at once,
+    // 1536 CTAs of 4 warps with 3 blocks each (item 105); above, the three-per-SM form on 2
+    // warps, 97 % of its 1584 slots, over the 90 % it needs there.
     const M16Plan q_b = plan_m16_gemm(m, 24576, 1536, 132, pdl);
     CHECK(q_b.entry == (m <= 8 ? "w8a16_gemm_m16_skinny_deep" : "w8a16_gemm_m16_skinny_deep3"));
-    CHECK(q_b.warps == 2u);
+    CHECK(q_b.warps == (m <= 8 ? 4u : 2u));
+    CHECK(q_b.warp_blocks == (m <= 8 ? 3u : 6u));
     CHECK(q_b.ctas == 0u);
+    CHECK(q_b.max_ctas_per_sm == 0u);
   }
   CHECK(plan_m16_gemm(2, 32768, 1024, 132).entry == "w8a16_gemm_m16_streamk");
   // Above 8 tokens with PDL Llama-3-8B qkv takes the deep kernel's three-per-SM form.
@@ -87,14 +89,51 @@ TEST_CASE("plan_m16_gemm: stream-K, streaming, 64-wide or split tiles where each
   // The streaming entry where a split gives 1.5 to 2 of its 128-row CTAs per SM with 8 K
   // blocks each: 208 tiles unsplit at K = 1024, with or without PDL; 96 tiles split 2 are
   // too few. At K = 2048 the deep entry takes 198 tiles' rows instead (1584 CTAs of 2
-  // warps fill 75 % of 2112 slots).
+  // warps fill 75 % of 2112 slots; with PDL CTAs of 8 warps with 2 blocks each, item 105).
   for (const M16LaunchOptions launch : {M16LaunchOptions{}, pdl}) {
     CHECK(plan_m16_gemm(1, 26624, 1024, 132, launch).entry == "w8a16_gemm_m16_stream");
     CHECK(plan_m16_gemm(1, 26624, 1024, 132, launch).split == 1);
   }
   CHECK(plan_m16_gemm(1, 25344, 2048, 132, pdl).entry == "w8a16_gemm_m16_skinny_deep");
-  CHECK(plan_m16_gemm(1, 25344, 2048, 132, pdl).warps == 2u);
+  CHECK(plan_m16_gemm(1, 25344, 2048, 132).entry == "w8a16_gemm_m16_skinny_deep");
+  CHECK(plan_m16_gemm(1, 25344, 2048, 132).warps == 2u);
+  CHECK(plan_m16_gemm(1, 25344, 2048, 132, pdl).warps == 8u);
+  CHECK(plan_m16_gemm(1, 25344, 2048, 132, pdl).warp_blocks == 2u);
   CHECK(plan_m16_gemm(1, 12288, 2048, 132, pdl).entry != "w8a16_gemm_m16_stream");
+}
+
+TEST_CASE("plan_m16_gemm with PDL: wide, shallow layers on deep CTAs of 2 or 3 blocks per warp") {
+  // Up to 8 tokens, where the deep entry's CTAs fit at once only on 2 warps (item 105):
+  // K = 1536 on 4 warps of 3 blocks, K = 2048 on 8 of 2, whatever the waves (2048 CTAs of
+  // 4 warps are 1.9 waves of 1056 slots); 20480 rows too, whose 2-warp CTAs fill too few
+  // slots for the deep entry. Other K keep their plan, and so does every plan without PDL.
+  const M16LaunchOptions pdl{true};
+  for (const std::uint32_t m : {1u, 4u, 8u}) {
+    CAPTURE(m);
+    for (const std::uint32_t n : {20480u, 22528u, 24576u, 32768u}) {
+      CAPTURE(n);
+      const M16Plan k1536 = plan_m16_gemm(m, n, 1536, 132, pdl);
+      CHECK(k1536.entry == "w8a16_gemm_m16_skinny_deep");
+      CHECK(k1536.warps == 4u);
+      CHECK(k1536.warp_blocks == 3u);
+      CHECK(k1536.max_ctas_per_sm == 0u);
+      if (n <= 24576) {  // 64 MiB and more at K = 2048 is another case
+        const M16Plan k2048 = plan_m16_gemm(m, n, 2048, 132, pdl);
+        CHECK(k2048.entry == "w8a16_gemm_m16_skinny_deep");
+        CHECK(k2048.warps == 8u);
+        CHECK(k2048.warp_blocks == 2u);
+      }
+      const M16Plan plain = plan_m16_gemm(m, n, 1536, 132);
+      CHECK((plain.entry != "w8a16_gemm_m16_skinny_deep" || plain.warps == 2u));
+    }
+    // 16384 rows fit at once on 4 warps: the form they fit on, with or without PDL.
+    CHECK(plan_m16_gemm(m, 16384, 1536, 132, pdl).warps == 4u);
+    CHECK(plan_m16_gemm(m, 16384, 1536, 132).warps == 4u);
+    // K = 2560 (20 blocks): neither 4 nor 8 warps get 2 or 3 blocks each.
+    CHECK(plan_m16_gemm(m, 24576, 2560, 132, pdl).warps == 2u);
+  }
+  // Above 8 tokens the rule does not apply: q_b on the three-per-SM form's 2 warps.
+  CHECK(plan_m16_gemm(9, 24576, 1536, 132, pdl).warps == 2u);
 }
 
 TEST_CASE("plan_m16_gemm: the skinny entry on small layers") {
@@ -235,22 +274,25 @@ TEST_CASE("plan_m16_gemm: the deep skinny entry on 16-64 MiB layers, one chunk o
     bool pdl_m8, pdl_m16;
     bool deep3_m16 = false;  // above 8 tokens the three-per-SM form
     bool deep32_m16 = false;  // above 8 tokens the 32-row form (warps_m16 its warps)
+    std::uint32_t pdl_warps_m8 = 0;  // with PDL up to 8 tokens, if not warps_m8 (item 105)
   };
   // Llama-3-8B o, qkv and down, Qwen3-32B qkv, DeepSeek-V3 q_b, and 16 MiB at K = 2048.
   for (const Want& w :
        {Want{4096, 4096, 16, 8, true, true}, Want{6144, 4096, 8, 8, true, true, true},
         Want{4096, 14336, 16, 16, true, true, false, true}, Want{10240, 5120, 4, 4, true, true},
-        Want{24576, 1536, 2, 2, true, true, true}, Want{8192, 2048, 8, 4, true, true}}) {
+        Want{24576, 1536, 2, 2, true, true, true, false, 4}, Want{8192, 2048, 8, 4, true, true}}) {
     for (std::uint32_t m = 1; m <= 16; ++m) {
       CAPTURE(w.n);
       CAPTURE(m);
-      const std::uint32_t warps = m <= 8 ? w.warps_m8 : w.warps_m16;
+      const std::uint32_t plain_warps = m <= 8 ? w.warps_m8 : w.warps_m16;
       const std::string_view kernel = m <= 8       ? "w8a16_gemm_m16_skinny_deep"
                                       : w.deep3_m16  ? "w8a16_gemm_m16_skinny_deep3"
                                       : w.deep32_m16 ? "w8a16_gemm_m16_skinny_deep32"
                                                      : "w8a16_gemm_m16_skinny_deep";
       for (const bool pdl : {false, true}) {
         const M16Plan p = plan_m16_gemm(m, w.n, w.k, 132, M16LaunchOptions{pdl});
+        const std::uint32_t warps = pdl && m <= 8 && w.pdl_warps_m8 != 0 ? w.pdl_warps_m8
+                                                                        : plain_warps;
         if (pdl && !(m <= 8 ? w.pdl_m8 : w.pdl_m16)) {
           CHECK_FALSE(p.entry.starts_with("w8a16_gemm_m16_skinny_deep"));
           continue;
