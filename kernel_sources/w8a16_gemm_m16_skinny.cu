@@ -48,8 +48,7 @@
 // blocks in flight per warp and launch bounds), SKINNY_DEEP_L2_FILL (its loads' L2 fill),
 // SKINNY_DEEP_X_BY_HALF (its 16-token build's activations loaded per 64-K half),
 // SKINNY_DEEP_M8_NAN_FLAGS and SKINNY_NAN_FLAGS (the NaN check of the deep kernels' 8-token
-// build and of the chunked kernels), SKINNY_DEEP_X_PREFETCH (its 16-token build's second
-// halves of activations asked into L1 ahead);
+// build and of the chunked kernels);
 // the diagnostic define METRALE_DIAG_PACKED_ADDRESSES reads each 16-row x 128-K block's
 // bytes as if they were contiguous (wrong results: what a packed layout would stream).
 #include "metrale_device.cuh"
@@ -218,27 +217,14 @@ __device__ __forceinline__ void block_mma(float (&acc)[kRowGroups][kTokenGroups]
   }
 }
 
-#ifndef SKINNY_DEEP_X_PREFETCH
-#define SKINNY_DEEP_X_PREFETCH 0
-#endif
-
 // acc += scale * (this block's partial), each 64-K half's activations loaded just before
 // its MMAs. (A template so that the modules that never call it hold no unused function.)
-// SKINNY_DEEP_X_PREFETCH=1 (a tuning point): the second half's lines, one per token, are
-// asked into L1 before the first half's loads, so that its loads after the first half's
-// MMAs need not wait on L2.
 template <u32 kRowGroups, bool kNanFlags>
 __device__ __forceinline__ void block_mma_x_by_half(float (&acc)[kRowGroups][kTokenGroups][4],
                                                     u32 (&nan_bits)[kRowGroups][2],
                                                     const WarpBlock<kRowGroups>& blk,
                                                     const Operands& op, u32 b, u32 g, u32 t) {
   static_assert(kRowGroups == 1, "one 16-row group");
-#if SKINNY_DEEP_X_PREFETCH
-  if (const u32 token = 4 * g + t; token < op.m) {
-    const u16* line = op.input + static_cast<u64>(token) * op.a_row_stride + b * kBlockK + 64;
-    asm volatile("prefetch.global.L1 [%0];" :: "l"(line));
-  }
-#endif
   float part[kMmaChains][kTokenGroups][4];
   set_zero(part);
 #pragma unroll
