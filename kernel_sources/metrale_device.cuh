@@ -347,12 +347,6 @@ __device__ __forceinline__ float load_cluster_f32(const float* local, u32 rank) 
 // Programmatic dependent launch (sm_90): lets the next kernel of the stream launch, and
 // waits until the preceding one has finished and its writes are visible. Both return at
 // once for a kernel launched without the attribute, and compile to nothing before sm_90.
-// METRALE_PDL_TRIGGER_LATE=1 (a tuning point of the skinny and stream-K kernels): every
-// thread releases the next kernel when its streaming is done, not at the start.
-#ifndef METRALE_PDL_TRIGGER_LATE
-#define METRALE_PDL_TRIGGER_LATE 0
-#endif
-
 __device__ __forceinline__ void allow_dependent_grid() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");

@@ -431,9 +431,6 @@ __device__ __forceinline__ void gemm_skinny(const Operands& op, u64* partials) {
     stream_at_once<kWarpBlocks, kNanFlags>(acc, nan_bits, op, row0, first, k_blocks, warps, policy,
                                            g, t);
   }
-#if METRALE_PDL_TRIGGER_LATE
-  allow_dependent_grid();
-#endif
 
 #pragma unroll
   for (u32 r = 0; r < kRowGroups; ++r) {
@@ -505,7 +502,7 @@ __device__ __forceinline__ void gemm_skinny(const Operands& op, u64* partials) {
        const float* __restrict__ block_scale, u16* __restrict__ output, u32 m, u32 n, u32 k,    \
        u32 a_row_stride, u32 c_row_stride, u64* __restrict__ partials) {                        \
     /* The next kernel of the stream may launch once every CTA of this one has started. */     \
-    if (!METRALE_PDL_TRIGGER_LATE) allow_dependent_grid();                                      \
+    allow_dependent_grid();                                                                     \
     gemm_skinny<warp_blocks, row_groups, nan_flags>(                                            \
         Operands{input, weight, block_scale, output, m, n, k, a_row_stride, c_row_stride},      \
         partials);                                                                              \

@@ -448,9 +448,6 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
       ++tile;
     }
   }
-#if METRALE_PDL_TRIGGER_LATE
-  allow_dependent_grid();
-#endif
   if (owns_split_tile) {
 #if !defined(METRALE_DIAG_REDUCE_NO_READ)
     const Contributors c = contributors_of(wk, tile);
@@ -494,7 +491,7 @@ w8a16_gemm_m16_streamk(const u16* __restrict__ input, const u8* __restrict__ wei
   wk.end = range_begin(blockIdx.x + 1, units, gridDim.x);
   wk.first_tile = wk.begin / wk.k_blocks;
   // Every CTA is resident now: the next kernel of the stream may start its prologue.
-  if (!METRALE_PDL_TRIGGER_LATE) allow_dependent_grid();
+  allow_dependent_grid();
   if (wk.begin == wk.end) return;
   if (threadIdx.x < r.stages) {
     barrier_init(r.full + 8 * threadIdx.x, kFullCount);
@@ -503,9 +500,6 @@ w8a16_gemm_m16_streamk(const u16* __restrict__ input, const u8* __restrict__ wei
   barrier_init_fence();
   if (threadIdx.x >= kComputeThreads) {
     produce(op, wk, r, &w_map, &x_map, prefetch_stages);
-#if METRALE_PDL_TRIGGER_LATE
-    allow_dependent_grid();
-#endif
   } else {
 #if TOKEN_GROUPS == 1 || TOKEN_GROUPS == 2
     consume<TOKEN_GROUPS>(op, wk, r, partials);
