@@ -56,6 +56,13 @@
 // touches activations, outputs and workspace only after it.
 #include "m16_stream_pipeline.cuh"
 
+// STREAMK_RING_COUNTERS (a tuning point): the compute warps and the producer keep the ring
+// slot, its phase and the producer's unit position as counters instead of dividing the
+// unit index by the stage count and the K blocks (runtime values) at every unit.
+#ifndef STREAMK_RING_COUNTERS
+#define STREAMK_RING_COUNTERS 0
+#endif
+
 namespace {
 
 constexpr u32 kRows = 128;  // weight rows of a unit (one scale row)
@@ -102,26 +109,25 @@ struct Ring {
 // The producer warp: the unit's 128 x 128 weight box, then its m x 128 activations. On
 // sm_90 lane 0 issues both as tensor copies; before, the warp's lanes copy 16-byte pieces
 // of the rows below N and of the tokens.
-__device__ __forceinline__ void issue_weights(const Operands& op, const Work& wk, const Ring& r,
-                                              u32 i, const TensorMap* w_map, u64 policy) {
+// Unit u (tile row n0, K block kb) into ring slot `slot`.
+__device__ __forceinline__ void issue_weights_at(const Operands& op, const Work& wk, const Ring& r,
+                                                 u32 slot, u32 u, u32 n0, u32 kb,
+                                                 const TensorMap* w_map, u64 policy) {
   const u32 lane = threadIdx.x % 32;
-  const u32 u = wk.begin + i;
-  const u32 dst = r.base + (i % r.stages) * r.stage_bytes;
-  const u32 bar = r.full + 8 * (i % r.stages);
-  const u32 n0 = u / wk.k_blocks * kRows;
-  const u32 kb = u % wk.k_blocks;
+  const u32 dst = r.base + slot * r.stage_bytes;
+  const u32 bar = r.full + 8 * slot;
   // The unit's block scale rides with its weights: block_scale[u], one scale row per
   // 128-row tile.
   u32 scale_unit = u;
 #if defined(METRALE_DEFECT_WRONG_SCALE_ROW)
   scale_unit = (u + wk.k_blocks) % (wk.k_blocks * wk.tiles);
 #endif
-  if (lane == 0) copy_4(r.scales + 4 * (i % r.stages), op.block_scale + scale_unit);
+  if (lane == 0) copy_4(r.scales + 4 * slot, op.block_scale + scale_unit);
 #if STREAM_TMA
   if (lane != 0) return;
   barrier_arrive_copies(bar);
 #if defined(METRALE_DIAG_X_ONCE)
-  barrier_expect(bar, kStageWeightBytes + (i < r.stages ? op.m * kTokenBytes : 0));
+  barrier_expect(bar, kStageWeightBytes + (u - wk.begin < r.stages ? op.m * kTokenBytes : 0));
 #else
   barrier_expect(bar, kStageWeightBytes + op.m * kTokenBytes);
 #endif
@@ -138,12 +144,19 @@ __device__ __forceinline__ void issue_weights(const Operands& op, const Work& wk
 #endif
 }
 
-__device__ __forceinline__ void issue_activations(const Operands& op, const Work& wk, const Ring& r,
-                                                  u32 i, const TensorMap* x_map) {
+// The ring's i-th unit.
+__device__ __forceinline__ void issue_weights(const Operands& op, const Work& wk, const Ring& r,
+                                              u32 i, const TensorMap* w_map, u64 policy) {
+  const u32 u = wk.begin + i;
+  issue_weights_at(op, wk, r, i % r.stages, u, u / wk.k_blocks * kRows, u % wk.k_blocks, w_map,
+                   policy);
+}
+
+__device__ __forceinline__ void issue_activations_at(const Operands& op, const Ring& r, u32 slot,
+                                                     u32 kb, const TensorMap* x_map) {
   const u32 lane = threadIdx.x % 32;
-  const u32 kb = (wk.begin + i) % wk.k_blocks;
-  const u32 dst = r.base + (i % r.stages) * r.stage_bytes + kStageWeightBytes;
-  const u32 bar = r.full + 8 * (i % r.stages);
+  const u32 dst = r.base + slot * r.stage_bytes + kStageWeightBytes;
+  const u32 bar = r.full + 8 * slot;
 #if STREAM_TMA
   if (lane != 0) return;
   tensor_copy(dst, x_map, kb * kBlockK, 0, bar);
@@ -156,6 +169,11 @@ __device__ __forceinline__ void issue_activations(const Operands& op, const Work
   }
   barrier_arrive_copies(bar);  // counts this lane's copies of both halves
 #endif
+}
+
+__device__ __forceinline__ void issue_activations(const Operands& op, const Work& wk, const Ring& r,
+                                                  u32 i, const TensorMap* x_map) {
+  issue_activations_at(op, r, i % r.stages, (wk.begin + i) % wk.k_blocks, x_map);
 }
 
 // The first stages in the order of issue_first_stages, then each unit's copies as soon
@@ -171,6 +189,29 @@ __device__ void produce(const Operands& op, const Work& wk, const Ring& r, const
 #if defined(METRALE_DIAG_COMPUTE_ONLY)
   return;  // the compute warps run on the first stages' data over and over
 #endif
+#if STREAMK_RING_COUNTERS
+  // first == stages whenever the loop runs: unit `first` refills slot 0, phase 0.
+  u32 slot = 0;
+  u32 phase = 0;
+  u32 u = wk.begin + first;
+  u32 n0 = u / wk.k_blocks * kRows;
+  u32 kb = u % wk.k_blocks;
+  for (; u < wk.end; ++u) {
+    barrier_wait(r.empty + 8 * slot, phase);
+    issue_weights_at(op, wk, r, slot, u, n0, kb, w_map, policy);
+#if !defined(METRALE_DIAG_X_ONCE) || !STREAM_TMA
+    issue_activations_at(op, r, slot, kb, x_map);
+#endif
+    if (++slot == r.stages) {
+      slot = 0;
+      phase ^= 1;
+    }
+    if (++kb == wk.k_blocks) {
+      kb = 0;
+      n0 += kRows;
+    }
+  }
+#else
   for (u32 i = first; i < count; ++i) {
     barrier_wait(r.empty + 8 * (i % r.stages), (i / r.stages - 1) & 1);
     issue_weights(op, wk, r, i, w_map, policy);
@@ -178,6 +219,7 @@ __device__ void produce(const Operands& op, const Work& wk, const Ring& r, const
     issue_activations(op, wk, r, i, x_map);
 #endif
   }
+#endif
 }
 
 __device__ __forceinline__ float load_shared_f32(u32 addr) {
@@ -392,13 +434,22 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
   u32 kb = wk.begin % wk.k_blocks;
   u32 kb_first = kb;
   bool owns_split_tile = false;
+#if STREAMK_RING_COUNTERS
+  // The slot and its phase kept as counters: i % stages and i / stages divide by a
+  // runtime value, about 20 instructions a unit.
+  u32 slot = 0;
+  u32 phase = 0;
+#endif
   for (u32 i = 0; i < count; ++i) {
+#if !STREAMK_RING_COUNTERS
     const u32 slot = i % r.stages;
+    const u32 phase = (i / r.stages) & 1;
+#endif
     const u32 base = r.base + slot * r.stage_bytes;
 #if defined(METRALE_DIAG_COMPUTE_ONLY)
     if (i < r.stages) barrier_wait(r.full + 8 * slot, 0);
 #else
-    barrier_wait(r.full + 8 * slot, (i / r.stages) & 1);
+    barrier_wait(r.full + 8 * slot, phase);
 #endif
     const float scale = load_shared_f32(r.scales + 4 * slot);
 #if defined(METRALE_DEFECT_DROP_KBLOCK)
@@ -447,6 +498,12 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
       kb = 0;
       ++tile;
     }
+#if STREAMK_RING_COUNTERS
+    if (++slot == r.stages) {
+      slot = 0;
+      phase ^= 1;
+    }
+#endif
   }
   if (owns_split_tile) {
 #if !defined(METRALE_DIAG_REDUCE_NO_READ)
