@@ -56,12 +56,6 @@
 // touches activations, outputs and workspace only after it.
 #include "m16_stream_pipeline.cuh"
 
-// STREAMK_RING_COUNTERS (a tuning point): the compute warps and the producer keep the ring
-// slot, its phase and the producer's unit position as counters instead of dividing the
-// unit index by the stage count and the K blocks (runtime values) at every unit.
-#ifndef STREAMK_RING_COUNTERS
-#define STREAMK_RING_COUNTERS 0
-#endif
 
 namespace {
 
@@ -189,8 +183,8 @@ __device__ void produce(const Operands& op, const Work& wk, const Ring& r, const
 #if defined(METRALE_DIAG_COMPUTE_ONLY)
   return;  // the compute warps run on the first stages' data over and over
 #endif
-#if STREAMK_RING_COUNTERS
-  // first == stages whenever the loop runs: unit `first` refills slot 0, phase 0.
+  // The slot, its phase and the unit's place as counters, as in consume. first == stages
+  // whenever the loop runs: unit `first` refills slot 0, phase 0.
   u32 slot = 0;
   u32 phase = 0;
   u32 u = wk.begin + first;
@@ -211,15 +205,6 @@ __device__ void produce(const Operands& op, const Work& wk, const Ring& r, const
       n0 += kRows;
     }
   }
-#else
-  for (u32 i = first; i < count; ++i) {
-    barrier_wait(r.empty + 8 * (i % r.stages), (i / r.stages - 1) & 1);
-    issue_weights(op, wk, r, i, w_map, policy);
-#if !defined(METRALE_DIAG_X_ONCE) || !STREAM_TMA
-    issue_activations(op, wk, r, i, x_map);
-#endif
-  }
-#endif
 }
 
 __device__ __forceinline__ float load_shared_f32(u32 addr) {
@@ -434,17 +419,11 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
   u32 kb = wk.begin % wk.k_blocks;
   u32 kb_first = kb;
   bool owns_split_tile = false;
-#if STREAMK_RING_COUNTERS
-  // The slot and its phase kept as counters: i % stages and i / stages divide by a
-  // runtime value, about 20 instructions a unit.
+  // The slot and its phase as counters: i % stages and i / stages divide by a runtime
+  // value, about 20 instructions a unit (docs/performance.md, item 109).
   u32 slot = 0;
   u32 phase = 0;
-#endif
   for (u32 i = 0; i < count; ++i) {
-#if !STREAMK_RING_COUNTERS
-    const u32 slot = i % r.stages;
-    const u32 phase = (i / r.stages) & 1;
-#endif
     const u32 base = r.base + slot * r.stage_bytes;
 #if defined(METRALE_DIAG_COMPUTE_ONLY)
     if (i < r.stages) barrier_wait(r.full + 8 * slot, 0);
@@ -498,12 +477,10 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
       kb = 0;
       ++tile;
     }
-#if STREAMK_RING_COUNTERS
     if (++slot == r.stages) {
       slot = 0;
       phase ^= 1;
     }
-#endif
   }
   if (owns_split_tile) {
 #if !defined(METRALE_DIAG_REDUCE_NO_READ)
