@@ -73,4 +73,14 @@ std::vector<std::uint32_t> parse_u32_list(const std::string& text, const std::st
   return out;
 }
 
+std::vector<Define> parse_defines(const Args& args) {
+  std::vector<Define> out;
+  for (const std::string& d : args.values("define")) {
+    const std::size_t eq = d.find('=');
+    ensure(eq != std::string::npos && eq > 0, "--define: '{}' is not NAME=VALUE", d);
+    out.push_back({d.substr(0, eq), d.substr(eq + 1)});
+  }
+  return out;
+}
+
 }  // namespace metrale::cli

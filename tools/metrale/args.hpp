@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "metrale/nvrtc_compiler.hpp"
+
 namespace metrale::cli {
 
 class Args {
@@ -29,5 +31,9 @@ class Args {
 
 // "1,8,16" -> {1, 8, 16}; throws metrale::Error on anything else.
 std::vector<std::uint32_t> parse_u32_list(const std::string& text, const std::string& what);
+
+// Every --define NAME=VALUE of `args`, in order; throws metrale::Error on a value without
+// a name and an '='.
+std::vector<Define> parse_defines(const Args& args);
 
 }  // namespace metrale::cli

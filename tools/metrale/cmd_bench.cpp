@@ -137,11 +137,7 @@ int cmd_bench(int argc, char** argv) {
   options.min_bytes = std::uint64_t{min_mib} << 20;
   options.baselines = !args.has("no-baselines");
   options.time_wrong = args.has("time-wrong");
-  for (const std::string& d : args.values("define")) {
-    const auto eq = d.find('=');
-    ensure(eq != std::string::npos && eq > 0, "--define: '{}' is not NAME=VALUE", d);
-    options.defines.push_back({d.substr(0, eq), d.substr(eq + 1)});
-  }
+  options.defines = parse_defines(args);
   const std::vector<std::uint32_t> pattern_chunks =
       args.has("pattern-ceiling") ? parse_u32_list(*args.value("pattern-ceiling"), "--pattern-ceiling")
                                   : std::vector<std::uint32_t>{};

@@ -34,7 +34,8 @@ namespace {
 
 constexpr const char* kHelp =
     "usage: metrale compile --target sm_XY [--target sm_XY ...] [--out DIR] [--jobs N]\n"
-    "                       [--variant NAME ...] [--dump-ptx DIR] [--dump-cubin DIR]\n\n"
+    "                       [--variant NAME ...] [--dump-ptx DIR] [--dump-cubin DIR]\n"
+    "                       [--define NAME=VALUE ...]\n\n"
     "Compiles kernel variants with NVRTC for each target (no GPU needed, in parallel) and\n"
     "writes them as cache entries, the same a process on that GPU would write, so that it\n"
     "starts without compiling. A target newer than this NVRTC gets PTX of the newest\n"
@@ -49,7 +50,11 @@ constexpr const char* kHelp =
     "                     is two modules, NAME.m8 and NAME.m16, but for the 32-row deep\n"
     "                     kernel, w8a16_gemm_m16_skinny_deep32, one for every m)\n"
     "  --dump-ptx DIR     also write DIR/<module>.compute_XY.ptx\n"
-    "  --dump-cubin DIR   also write DIR/<module>.sm_XY.cubin\n";
+    "  --dump-cubin DIR   also write DIR/<module>.sm_XY.cubin\n"
+    "  --define N=V       compile with this extra define (repeatable), after the module's\n"
+    "                     own: a kernel's tuning point, to read its PTX, registers or SASS\n"
+    "                     (as `metrale bench --define` times it); only with --dump-* and\n"
+    "                     without --out, since a cache holds the library's own builds\n";
 
 struct Job {
   const KernelVariant* variant = nullptr;
@@ -125,7 +130,7 @@ std::optional<std::filesystem::path> output_dir(const Args& args, const std::str
 
 int cmd_compile(int argc, char** argv) {
   Args args(argc, argv, 1, {"help"},
-            {"target", "out", "jobs", "variant", "dump-ptx", "dump-cubin"});
+            {"target", "out", "jobs", "variant", "dump-ptx", "dump-cubin", "define"});
   if (args.has("help")) {
     fmt::print("{}", kHelp);
     return 0;
@@ -135,7 +140,12 @@ int cmd_compile(int argc, char** argv) {
   const std::vector<std::string> targets = split_targets(args.values("target"));
   ensure(!targets.empty(), "compile: give at least one --target (e.g. --target sm_90)");
   // The modules to compile: every build of each named variant (kernel_variants.hpp).
-  const std::vector<KernelVariant> builds = module_builds_named(args.values("variant"));
+  std::vector<KernelVariant> builds = module_builds_named(args.values("variant"));
+  const std::vector<Define> defines = parse_defines(args);
+  ensure(defines.empty() || ((args.has("dump-ptx") || args.has("dump-cubin")) && !args.has("out")),
+         "compile: --define only with --dump-ptx or --dump-cubin and without --out (a cache "
+         "holds the library's own builds)");
+  for (KernelVariant& b : builds) b.defines.insert(b.defines.end(), defines.begin(), defines.end());
   std::vector<const KernelVariant*> variants;
   for (const KernelVariant& b : builds) variants.push_back(&b);
   const auto ptx_dir = output_dir(args, "dump-ptx");
