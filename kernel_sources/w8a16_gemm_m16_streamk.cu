@@ -56,7 +56,6 @@
 // touches activations, outputs and workspace only after it.
 #include "m16_stream_pipeline.cuh"
 
-
 namespace {
 
 constexpr u32 kRows = 128;  // weight rows of a unit (one scale row)
