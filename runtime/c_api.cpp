@@ -218,7 +218,7 @@ metrale_status metrale_w8a16_gemm_m16_streamk(metrale_service* service, uint64_t
       service, "metrale_w8a16_gemm_m16_streamk", "w8a16_gemm_m16_streamk",
       [&](const GpuBackend& gpu, KernelHandle kernel, metrale::KernelService& svc) {
         // The ring depth the C++ plan gives this grid on this device.
-        const std::uint32_t stages = metrale::streamk_plan_stages(m, ctas, device_sm_count(svc));
+        const std::uint32_t stages = metrale::streamk_plan_stages(ctas, device_sm_count(svc));
         metrale::w8a16_gemm_m16_streamk(
             gpu, kernel, DevicePtr(input), DevicePtr(weight), DevicePtr(block_scale),
             DevicePtr(output), m, n, k, a_row_stride, c_row_stride,

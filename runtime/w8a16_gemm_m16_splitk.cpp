@@ -32,17 +32,44 @@ void w8a16_gemm_m16_splitk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr
       .launch(stream);
 }
 
-std::uint32_t streamk_plan_stages(std::uint32_t m, std::uint32_t ctas, std::uint32_t sm_count) {
+std::uint32_t streamk_plan_stages(std::uint32_t ctas, std::uint32_t sm_count) {
   // Measured on two CTAs per SM over the six layers of 64 MiB and more, each against the
   // default 4 stages in the same run. Up to 8 tokens, 3 stages took 0.97-0.99x the time
   // in every case of two runs (68a7eb3 without PDL, 3146d7c with and without; DeepSeek-V3
-  // o m = 1 34.52 against 35.95 us); 2 stages 0.98-1.04x, 5 to 10 stages more. At 16
-  // tokens 3 stages were 0.98-1.02x without PDL and 1.00-1.02x with it: no gain. On one
-  // CTA per SM 4 stays best (3: 1.00-1.03x; 6: 1.02-1.05x).
-  return sm_count != 0 && ctas >= 2 * sm_count && m <= 8 ? 3 : 0;
+  // o m = 1 34.52 against 35.95 us); 2 stages 0.98-1.04x, 5 to 10 stages more. Above 8
+  // tokens they did not pay until the ring's position became counters (item 109); since,
+  // on 22 layers of 64-224 MiB at 12 and 16 tokens (item 110, two runs), 3 stages took
+  // 0.954-0.990x the time without PDL and 0.985-1.004x with it. On one CTA per SM 4 stays
+  // best (3: 1.00-1.03x; 6: 1.02-1.05x; item 110: 1.01-1.08x).
+  return sm_count != 0 && ctas >= 2 * sm_count ? 3 : 0;
 }
 
 namespace {
+
+constexpr std::uint64_t kLargeLayerBytes = std::uint64_t{64} << 20;
+
+// Stream-K on layers of 64 MiB and more: two CTAs per SM with 3 stages, or up to 8 tokens
+// one CTA per SM (4 stages) where the layer has few units per SM and few tiles, so that
+// on two per SM most tiles would be split over several CTAs. Item 110 (22 layers of
+// 64-224 MiB, m = 1..8, two runs; after the ring's position became counters, item 109):
+// one CTA per SM took 0.931-1.012x the time of two (median 0.980) without PDL where this
+// rule takes it (up to 64 units per SM, fewer tiles than two per SM: Qwen3-32B and
+// DeepSeek-V3 down, DeepSeek-V3 o, Llama-3-8B gate_up), 0.999-1.021x where it does not.
+// With PDL two per SM hide more of the launch, and one per SM paid only on fewer units
+// and tiles: 0.928-0.999x (median 0.961) up to 56 units per SM on at most one tile per
+// two SMs, 0.994-1.039x elsewhere (DeepSeek-V3 down 1.004-1.015x, Llama-3-8B gate_up
+// 1.00-1.01x).
+M16Plan large_layer_streamk(std::uint32_t m, std::uint32_t n, std::uint32_t k,
+                            std::uint64_t sms, bool pdl) {
+  const std::uint64_t tiles = div_ceil(n, 128);
+  const std::uint64_t units = tiles * (k / 128);
+  const bool one_per_sm = m <= 8 && (pdl ? units <= 56 * sms && 2 * tiles <= sms
+                                         : units <= 64 * sms && tiles < 2 * sms);
+  if (one_per_sm) return {"w8a16_gemm_m16_streamk", 1, static_cast<std::uint32_t>(sms)};
+  const auto ctas = static_cast<std::uint32_t>(2 * sms);
+  return {"w8a16_gemm_m16_streamk", 1, ctas,
+          streamk_plan_stages(ctas, static_cast<std::uint32_t>(sms))};
+}
 
 M16Plan plan_without_pdl(std::uint32_t m, std::uint32_t n, std::uint32_t k,
                          std::uint64_t sms) {
@@ -52,19 +79,14 @@ M16Plan plan_without_pdl(std::uint32_t m, std::uint32_t n, std::uint32_t k,
   const std::uint64_t tiles = div_ceil(n, W8A16_GEMM_M16_N_TILE);
   // Stream-K gives every SM the same weight bytes, whatever the tile count. By the bench
   // at cb9c563 (split tiles added up from flagged partials) it is the fastest entry on
-  // every layer of 64 MiB or more at m = 1, 8 and 16 on two CTAs per SM (DeepSeek-V3 down
-  // 38.9 us at m = 1 against 40.1 on one). Below that, on one CTA per SM, by a sweep over
-  // m = 1..8 at 5b66a05: from 32 MiB at m >= 2 (Qwen3-32B qkv m = 6 19.46 us against 23.28
-  // for the seed's entry, DeepSeek-V3 q_b 15.45 against 18.75) and at m = 1 where the
-  // seed's tiles leave SMs without a CTA (Llama-3-8B down 21.0 us against 21.9 for
-  // split-K); from 20 MiB at m >= 5 (Llama-3-8B qkv m = 6 12.36 us against 12.82 for
-  // split-K, which stays ahead up to m = 4).
+  // every layer of 64 MiB or more at m = 1, 8 and 16 (on which grid: large_layer_streamk).
+  // Below that, on one CTA per SM, by a sweep over m = 1..8 at 5b66a05: from 32 MiB at
+  // m >= 2 (Qwen3-32B qkv m = 6 19.46 us against 23.28 for the seed's entry, DeepSeek-V3
+  // q_b 15.45 against 18.75) and at m = 1 where the seed's tiles leave SMs without a CTA
+  // (Llama-3-8B down 21.0 us against 21.9 for split-K); from 20 MiB at m >= 5 (Llama-3-8B
+  // qkv m = 6 12.36 us against 12.82 for split-K, which stays ahead up to m = 4).
   const std::uint64_t weight_bytes = std::uint64_t{n} * k;
-  if (weight_bytes >= (std::uint64_t{64} << 20)) {
-    const auto ctas = static_cast<std::uint32_t>(2 * sms);
-    return {"w8a16_gemm_m16_streamk", 1, ctas,
-            streamk_plan_stages(m, ctas, static_cast<std::uint32_t>(sms))};
-  }
+  if (weight_bytes >= kLargeLayerBytes) return large_layer_streamk(m, n, k, sms, false);
   if ((weight_bytes >= (std::uint64_t{32} << 20) && (m >= 2 || tiles < sms)) ||
       (weight_bytes >= (std::uint64_t{20} << 20) && m >= 5)) {
     return {"w8a16_gemm_m16_streamk", 1, static_cast<std::uint32_t>(sms)};
@@ -150,6 +172,42 @@ bool spreadable(std::uint64_t ctas, std::uint32_t sms, std::uint32_t by_register
   return share >= 2 && share <= 5 && share < by_registers;
 }
 
+// With PDL up to 8 tokens on layers of 16-64 MiB with K of at least 1536, where only the
+// deep entry's CTAs of 2 warps fit at once (over 1056 row groups on 132 SMs): the warps
+// that get 2 or 3 blocks each, 8 or 4, else none. Such CTAs ran faster than the 2-warp
+// form, in more than one wave (item 105: with PDL, m = 1, 4 and 8). At K = 1536 (12
+// blocks) 4 warps took 0.92-0.98x the 2-warp form's time on 22528, 24576 (q_b) and 26624
+// rows, 0.98-1.02x on 28672 and 0.99-1.03x on 32768; 8 warps, on 1.5 blocks, 0.94-1.20x.
+// At K = 2048 (16 blocks) 8 warps took 0.90-0.92x on 24576 rows (4 warps 0.94-0.97x). On
+// 20480 rows, whose 2-warp CTAs fill 61 % of the slots, so that the plan took split-K or
+// stream-K, 0.97-1.01x (K = 1536) and 0.91-0.96x (K = 2048) that choice's time.
+std::optional<std::uint32_t> shallow_layer_warps(std::uint32_t m, std::uint32_t n,
+                                                 std::uint32_t k, std::uint32_t sms, bool pdl) {
+  const std::uint64_t bytes = std::uint64_t{n} * k;
+  constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
+  if (!pdl || m > 8 || k < 1536 || bytes < 16 * kMiB || bytes >= 64 * kMiB) return std::nullopt;
+  if (w8a16_gemm_m16_skinny_deep_form(m, n, sms).warps != 2) return std::nullopt;
+  const std::uint32_t blocks = k / 128;
+  for (const std::uint32_t warps : {8u, 4u}) {
+    if (blocks == 2 * warps || blocks == 3 * warps) return warps;
+  }
+  return std::nullopt;
+}
+
+// Where shallow_layer_warps gives 4 warps of 3 blocks (K = 1536) on up to 36 MiB: stream-K
+// on two CTAs per SM with 3 stages. Item 110 (with PDL, m = 1..8, two runs; after the
+// ring's position became counters, item 109): it took 0.931-0.959x the 4-warp form's time
+// on 20480 rows, 0.942-0.993x on 22528 and 0.940-0.995x on 24576 (q_b), but 0.993-1.047x
+// on 26624, 1.018-1.069x on 28672 and 1.023-1.086x on 32768.
+std::optional<M16Plan> shallow_streamk_if_suited(std::uint32_t m, std::uint32_t n,
+                                                 std::uint32_t k, std::uint32_t sms, bool pdl) {
+  const std::optional<std::uint32_t> warps = shallow_layer_warps(m, n, k, sms, pdl);
+  if (!warps || *warps != 4 || std::uint64_t{n} * k > (std::uint64_t{36} << 20)) {
+    return std::nullopt;
+  }
+  return M16Plan{"w8a16_gemm_m16_streamk", 1, 2 * sms, streamk_plan_stages(2 * sms, sms)};
+}
+
 // Measured on an H200 over m = 1, 2, 4, 8, 9, 12 and 16 against every other entry, with
 // and without PDL, on the 13 layers of the benchmark and four more (docs/performance.md,
 // item 58): the deep kernel on one chunk of K, on the warps w8a16_gemm_m16_skinny_deep_form
@@ -180,16 +238,20 @@ std::optional<SkinnyDeepForm> deep_form_if_suited(std::uint32_t m, std::uint32_t
   const std::uint64_t ctas = div_ceil(n, 16);
   // From 64 MiB only up to 8 tokens (above, the 32-row form or stream-K), on CTAs of 8
   // warps (the only ones measured there) that fit at once and fill two thirds of the slots
-  // with K up to 18432, or with PDL 80 % with K up to 16384. Item 88 (the deep entry on 8
-  // warps against stream-K on two CTAs per SM and 3 stages, m = 1, 4 and 8, 16 layers of
-  // 64-224 MiB with N of 5632-8448, whose 352-528 CTAs all fit the 528 slots): without PDL
-  // 0.87-1.00x its time where this rule takes it (39 cases), 1.00-1.04x where it does not
-  // (K of 20480 and more); with PDL 0.91-1.00x where it takes it (24), 1.00-1.08x where it
-  // does not (fill of 67-79 %, K of 18432 and more).
+  // (with PDL 80 %), with K up to 12288. Item 88 (the deep entry on 8 warps against
+  // stream-K on two CTAs per SM and 3 stages, m = 1, 4 and 8, 16 layers of 64-224 MiB with
+  // N of 5632-8448, whose 352-528 CTAs all fit the 528 slots): without PDL 0.87-1.00x its
+  // time where it filled two thirds with K up to 18432 (39 cases), 1.00-1.04x elsewhere
+  // (K of 20480 and more); with PDL 0.91-1.00x where it filled 80 % with K up to 16384
+  // (24), 1.00-1.08x elsewhere. Since stream-K's ring position became counters (item 109)
+  // its one-CTA-per-SM form leads on the deeper of those (item 110, m = 1..8, two runs):
+  // the deep entry took 1.000-1.022x its time on 8192 x 14336, 1.015-1.031x on DeepSeek-V3
+  // o (K = 16384), 0.998-1.015x on DeepSeek-V3 down and 1.044-1.048x on 6656 x 16384
+  // (with PDL 0.997-1.006x, 1.013-1.026x, 1.004-1.011x and 1.062-1.076x), and kept its
+  // lead on K up to 12288 (8192 x 8192, 5632 x 12288, 6144 x 12288, 7168 x 10240).
   if (bytes >= 64 * kMiB) {
-    const bool fills = pdl ? 5 * ctas >= 4 * slots && k <= 16384
-                           : 3 * ctas >= 2 * slots && k <= 18432;
-    if (m > 8 || form.warps != 8 || ctas > slots || !fills) return std::nullopt;
+    const bool fills = pdl ? 5 * ctas >= 4 * slots : 3 * ctas >= 2 * slots;
+    if (m > 8 || form.warps != 8 || ctas > slots || !fills || k > 12288) return std::nullopt;
     return form;
   }
   // Under 16 MiB only above 8 tokens, with K of 4096 and more, where its CTAs fit at once:
@@ -216,22 +278,8 @@ std::optional<SkinnyDeepForm> deep_form_if_suited(std::uint32_t m, std::uint32_t
     if (from == 0 || m < from || k < 4096 || ctas > slots) return std::nullopt;
     return form;
   }
-  // With PDL up to 8 tokens, where only CTAs of 2 warps fit at once (over 1056 row groups
-  // on 132 SMs), CTAs of 8 or 4 warps with 2 or 3 blocks each ran faster, in more than one
-  // wave (item 105: with PDL, m = 1, 4 and 8). At K = 1536 (12 blocks) 4 warps took
-  // 0.92-0.98x the 2-warp form's time on 22528, 24576 (q_b) and 26624 rows, 0.98-1.02x on
-  // 28672 and 0.99-1.03x on 32768; 8 warps, on 1.5 blocks, 0.94-1.20x. At K = 2048 (16
-  // blocks) 8 warps took 0.90-0.92x on 24576 rows (4 warps 0.94-0.97x). On 20480 rows,
-  // whose 2-warp CTAs fill 61 % of the slots, so that the plan took split-K or stream-K,
-  // 0.97-1.01x (K = 1536) and 0.91-0.96x (K = 2048) that choice's time.
-  if (pdl && m <= 8 && form.warps == 2) {
-    const std::uint32_t blocks = k / 128;
-    for (const std::uint32_t warps : {8u, 4u}) {
-      if (blocks == 2 * warps || blocks == 3 * warps) {
-        return SkinnyDeepForm{form.kernel, warps,
-                              w8a16_gemm_m16_skinny_deep_ctas_per_sm(m, warps)};
-      }
-    }
+  if (const std::optional<std::uint32_t> warps = shallow_layer_warps(m, n, k, sms, pdl)) {
+    return SkinnyDeepForm{form.kernel, *warps, w8a16_gemm_m16_skinny_deep_ctas_per_sm(m, *warps)};
   }
   // With PDL, above 8 tokens CTAs of 2 warps need 90 % of the slots (item 70: DeepSeek-V3
   // q_b at 16 tokens, 1536 CTAs in 1584 slots, 13.86 us against 14.97 for stream-K on one
@@ -309,6 +357,10 @@ M16Plan plan_entry(std::uint32_t m, std::uint32_t n, std::uint32_t k, std::uint3
     return {deep32->kernel, 1, 0, 0, deep32->warps,
             w8a16_gemm_m16_skinny_deep_one_chunk_blocks(k, deep32->warps)};
   }
+  if (const std::optional<M16Plan> streamk =
+          shallow_streamk_if_suited(m, n, k, sms, launch.programmatic_dependent)) {
+    return *streamk;
+  }
   if (const std::optional<SkinnyDeepForm> deep =
           deep_form_if_suited(m, n, k, sms, launch.programmatic_dependent)) {
     return {deep->kernel, 1, 0, 0, deep->warps,
@@ -328,10 +380,12 @@ M16Plan plan_entry(std::uint32_t m, std::uint32_t n, std::uint32_t k, std::uint3
   // Measured with every entry's PDL form in one run (bench/results/h200-df65562.json):
   // split-K on one CTA per tile with PDL beat the seed's launch by 11-12 % where the plan
   // above picks it (Qwen3-32B qkv 16.22 against 18.47 us, DeepSeek-V3 q_b 12.76 against
-  // 14.40 at m = 1). Stream-K keeps its grid: at cb9c563 its PDL form ran fastest on the
-  // grid the plan above picks in 26 of the 27 cases where it picks one (Llama-3-8B down
-  // 19.3 us at m = 1 on one CTA per SM against 20.3 on two; the exception, DeepSeek-V3
-  // q_b at m = 8, 13.1 against 12.8).
+  // 14.40 at m = 1). Stream-K keeps its grid under 64 MiB: at cb9c563 its PDL form ran
+  // fastest on the grid the plan above picks in 26 of the 27 cases where it picks one
+  // (Llama-3-8B down 19.3 us at m = 1 on one CTA per SM against 20.3 on two; the
+  // exception, DeepSeek-V3 q_b at m = 8, 13.1 against 12.8). From 64 MiB the grid is
+  // large_layer_streamk's with PDL.
+  if (std::uint64_t{n} * k >= kLargeLayerBytes) return large_layer_streamk(m, n, k, sms, true);
   const bool tiled = plan.entry == "w8a16_gemm_m16" || plan.entry == "w8a16_gemm_m16_n64" ||
                      plan.entry == "w8a16_gemm_m16_splitk";
   // With PDL, stream-K on one CTA per SM overtakes the tiled entries from 16 MiB at 4 to

@@ -63,7 +63,7 @@ void w8a16_gemm_m16_splitk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr
 // once and fill 80 % of the slots (70 % from 13 tokens, 12 with PDL, two thirds from 14
 // tokens, 13 with PDL; without PDL with K of at least 5120), and up to 8 tokens on layers
 // of 64 MiB and more where its CTAs of 8 warps all fit at once and fill two thirds of the
-// slots with K up to 18432 (with PDL 80 % with K up to 16384);
+// slots (with PDL 80 %) with K up to 12288;
 // else, for callers that launch with PDL, up to 8 tokens on layers under 16 MiB with K of
 // at least 4096, the deep skinny entry in chunks of K (8 warps of 2 blocks, the caller's
 // workspace) where its CTAs all fit at once and fill two thirds of the slots;
@@ -72,8 +72,9 @@ void w8a16_gemm_m16_splitk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr
 // those up to 24 MiB and at one token on those of 32-64 MiB with K of at least 4096, all
 // with K of at least 1024; else stream-K
 // (w8a16_gemm_m16_streamk.hpp, on `ctas` CTAs with
-// `stages` ring stages and the caller's workspace) on two CTAs per SM on layers of 64 MiB
-// and more, on one from 32 MiB at 2 tokens and more (at 1 where the seed's tiles leave
+// `stages` ring stages and the caller's workspace) on layers of 64 MiB and more, on two
+// CTAs per SM or up to 8 tokens on one where the layer has at most 64 units (128 rows x
+// 128 K) per SM and fewer 128-row tiles than two per SM; on one from 32 MiB at 2 tokens and more (at 1 where the seed's tiles leave
 // SMs idle) and from 20 MiB at 5 tokens and more; else the streaming entry on wide
 // layers where a split of its 128-row tiles fills the SMs 1.5 to 2 times over; else
 // above 8 tokens the seed's
@@ -102,8 +103,10 @@ struct M16Plan {
 //
 // With `launch.programmatic_dependent` the plan is for callers that launch with
 // programmatic dependent launch (their preceding kernel PDL-aware): the 32-row form as
-// above on layers of up to 64 MiB; else the deep skinny entry
-// as above where its CTAs all fit on the device at once and fill at least two thirds of
+// above on layers of up to 64 MiB; else up to 8 tokens, on layers of 16-64 MiB whose deep
+// CTAs fit at once only on 2 warps, CTAs of 8 or 4 warps with 2 or 3 blocks each, and on
+// those of up to 36 MiB with K = 1536 stream-K on two CTAs per SM instead; else the deep
+// skinny entry as above where its CTAs all fit on the device at once and fill at least two thirds of
 // its CTA slots or are spread over the SMs (below), and up to 8 tokens its form in chunks
 // as above; else the skinny entry on layers under 16 MiB and on 16 MiB ones with K of at
 // least 4096, its chunks as one cluster (chunk_cluster) where they number 7 or 8 and all
@@ -113,13 +116,13 @@ struct M16Plan {
 // 16 MiB at 4 to 8
 // tokens stream-K on one CTA per SM replaces the tiled entries; otherwise the seed's
 // contiguous entries, which take no launch options, give way to w8a16_gemm_m16_splitk
-// with a split of 1 (the same kernel code, strided); stream-K keeps its grid.
+// with a split of 1 (the same kernel code, strided); stream-K keeps its grid, but from 64
+// MiB takes one CTA per SM only up to 56 units per SM and one 128-row tile per two SMs.
 M16Plan plan_m16_gemm(std::uint32_t m, std::uint32_t n, std::uint32_t k,
                       std::uint32_t sm_count, M16LaunchOptions launch = {});
 
-// The ring stages plan_m16_gemm gives stream-K for m tokens on `ctas` CTAs of a device
-// with `sm_count` SMs: 3 up to 8 tokens from two CTAs per SM, else 0 (the launcher's
-// default, 4).
-std::uint32_t streamk_plan_stages(std::uint32_t m, std::uint32_t ctas, std::uint32_t sm_count);
+// The ring stages plan_m16_gemm gives stream-K on `ctas` CTAs of a device with `sm_count`
+// SMs: 3 from two CTAs per SM, else 0 (the launcher's default, 4).
+std::uint32_t streamk_plan_stages(std::uint32_t ctas, std::uint32_t sm_count);
 
 }  // namespace metrale

@@ -20,29 +20,42 @@ using namespace metrale;
 
 TEST_CASE("plan_m16_gemm: stream-K, streaming, 64-wide or split tiles where each fills the SMs") {
   const auto plan = [](std::uint32_t n, std::uint32_t k) { return plan_m16_gemm(1, n, k, 132); };
-  // 64 MiB and more: stream-K on two CTAs per SM at every m, but on DeepSeek-V3 o and down
-  // the deep kernel: up to 8 tokens on 8 warps (its 448 CTAs fit), above in its 32-row form.
+  // 64 MiB and more: stream-K, up to 8 tokens on one CTA per SM where the layer has at
+  // most 64 units per SM and fewer tiles than two per SM (Llama-3-8B gate_up, Qwen3-32B
+  // down, DeepSeek-V3 o and down), else on two with 3 stages; above 8 tokens DeepSeek-V3 o
+  // and down on the deep kernel's 32-row form (8 warps).
   for (const auto& [n, k] : {std::pair{28672u, 4096u}, {51200u, 5120u}, {36864u, 7168u},
                             {5120u, 25600u}, {7168u, 16384u}, {7168u, 18432u}}) {
-    for (const std::uint32_t m : {1u, 8u, 16u}) {
+    for (const std::uint32_t m : {1u, 8u, 9u, 16u}) {
+      CAPTURE(n);
+      CAPTURE(m);
       const M16Plan p = plan_m16_gemm(m, n, k, 132);
-      if (n == 7168) {
-        CHECK(p.entry == (m > 8 ? "w8a16_gemm_m16_skinny_deep32" : "w8a16_gemm_m16_skinny_deep"));
+      if (n == 7168 && m > 8) {
+        CHECK(p.entry == "w8a16_gemm_m16_skinny_deep32");
         CHECK(p.warps == 8);
         continue;
       }
       CHECK(p.entry == "w8a16_gemm_m16_streamk");
       CHECK(p.split == 1);
-      CHECK(p.ctas == 264u);
-      CHECK(p.stages == (m <= 8 ? 3u : 0u));
+      const bool one_per_sm = m <= 8 && n != 51200 && n != 36864;
+      CHECK(p.ctas == (one_per_sm ? 132u : 264u));
+      CHECK(p.stages == (one_per_sm ? 0u : 3u));
     }
   }
-  CHECK(streamk_plan_stages(1, 264, 132) == 3u);
-  CHECK(streamk_plan_stages(8, 396, 132) == 3u);
-  CHECK(streamk_plan_stages(9, 264, 132) == 0u);
-  CHECK(streamk_plan_stages(1, 263, 132) == 0u);
-  CHECK(streamk_plan_stages(1, 132, 132) == 0u);
-  CHECK(streamk_plan_stages(1, 264, 0) == 0u);
+  // The bounds: 64 units per SM (8448 on 132 SMs: 66 tiles of 128 blocks, not 67), and
+  // fewer tiles than two per SM (263 tiles of 32 blocks, not 264).
+  CHECK(plan_m16_gemm(1, 66 * 128, 16384, 132).ctas == 132u);
+  CHECK(plan_m16_gemm(1, 67 * 128, 16384, 132).ctas == 264u);
+  CHECK(plan_m16_gemm(1, 263 * 128, 4096, 132).ctas == 132u);
+  CHECK(plan_m16_gemm(1, 264 * 128, 4096, 132).ctas == 264u);
+  // The deep entry from 64 MiB only with K up to 12288 (8192 x 8192: 512 CTAs of 8 warps).
+  CHECK(plan_m16_gemm(1, 8192, 8192, 132).entry == "w8a16_gemm_m16_skinny_deep");
+  CHECK(plan_m16_gemm(1, 8192, 14336, 132).entry == "w8a16_gemm_m16_streamk");
+  CHECK(streamk_plan_stages(264, 132) == 3u);
+  CHECK(streamk_plan_stages(396, 132) == 3u);
+  CHECK(streamk_plan_stages(263, 132) == 0u);
+  CHECK(streamk_plan_stages(132, 132) == 0u);
+  CHECK(streamk_plan_stages(264, 0) == 0u);
   CHECK(plan_m16_gemm(1, 51200, 5120, 114).ctas == 228);
   // Where the deep skinny entry declines (K under 1536; with PDL, CTAs that do not fill
   // two thirds of the slots, are not spread over the SMs or do not fit at once): one CTA
@@ -65,14 +78,20 @@ TEST_CASE("plan_m16_gemm: stream-K, streaming, 64-wide or split tiles where each
       CHECK(p.stages == 0u);
     }
     // q_b with PDL: up to 8 tokens, where only its deep CTAs of 2 warps would fit at once,
-    // 1536 CTAs of 4 warps with 3 blocks each (item 105); above, the three-per-SM form on 2
-    // warps, 97 % of its 1584 slots, over the 90 % it needs there.
+    // stream-K on two CTAs per SM with 3 stages (item 110); above, the three-per-SM form on
+    // 2 warps, 97 % of its 1584 slots, over the 90 % it needs there.
     const M16Plan q_b = plan_m16_gemm(m, 24576, 1536, 132, pdl);
-    CHECK(q_b.entry == (m <= 8 ? "w8a16_gemm_m16_skinny_deep" : "w8a16_gemm_m16_skinny_deep3"));
-    CHECK(q_b.warps == (m <= 8 ? 4u : 2u));
-    CHECK(q_b.warp_blocks == (m <= 8 ? 3u : 6u));
-    CHECK(q_b.ctas == 0u);
-    CHECK(q_b.max_ctas_per_sm == 0u);
+    if (m <= 8) {
+      CHECK(q_b.entry == "w8a16_gemm_m16_streamk");
+      CHECK(q_b.ctas == 264u);
+      CHECK(q_b.stages == 3u);
+    } else {
+      CHECK(q_b.entry == "w8a16_gemm_m16_skinny_deep3");
+      CHECK(q_b.warps == 2u);
+      CHECK(q_b.warp_blocks == 6u);
+      CHECK(q_b.ctas == 0u);
+      CHECK(q_b.max_ctas_per_sm == 0u);
+    }
   }
   CHECK(plan_m16_gemm(2, 32768, 1024, 132).entry == "w8a16_gemm_m16_streamk");
   // Above 8 tokens with PDL Llama-3-8B qkv takes the deep kernel's three-per-SM form.
@@ -106,17 +125,24 @@ TEST_CASE("plan_m16_gemm with PDL: wide, shallow layers on deep CTAs of 2 or 3 b
   // Up to 8 tokens, where the deep entry's CTAs fit at once only on 2 warps (item 105):
   // K = 1536 on 4 warps of 3 blocks, K = 2048 on 8 of 2, whatever the waves (2048 CTAs of
   // 4 warps are 1.9 waves of 1056 slots); 20480 rows too, whose 2-warp CTAs fill too few
-  // slots for the deep entry. Other K keep their plan, and so does every plan without PDL.
+  // slots for the deep entry. At K = 1536 up to 36 MiB (24576 rows) stream-K on two CTAs
+  // per SM instead (item 110). Other K keep their plan, and so does every plan without PDL.
   const M16LaunchOptions pdl{true};
   for (const std::uint32_t m : {1u, 4u, 8u}) {
     CAPTURE(m);
-    for (const std::uint32_t n : {20480u, 22528u, 24576u, 32768u}) {
+    for (const std::uint32_t n : {20480u, 22528u, 24576u, 24704u, 32768u}) {
       CAPTURE(n);
       const M16Plan k1536 = plan_m16_gemm(m, n, 1536, 132, pdl);
-      CHECK(k1536.entry == "w8a16_gemm_m16_skinny_deep");
-      CHECK(k1536.warps == 4u);
-      CHECK(k1536.warp_blocks == 3u);
-      CHECK(k1536.max_ctas_per_sm == 0u);
+      if (n <= 24576) {
+        CHECK(k1536.entry == "w8a16_gemm_m16_streamk");
+        CHECK(k1536.ctas == 264u);
+        CHECK(k1536.stages == 3u);
+      } else {
+        CHECK(k1536.entry == "w8a16_gemm_m16_skinny_deep");
+        CHECK(k1536.warps == 4u);
+        CHECK(k1536.warp_blocks == 3u);
+        CHECK(k1536.max_ctas_per_sm == 0u);
+      }
       if (n <= 24576) {  // 64 MiB and more at K = 2048 is another case
         const M16Plan k2048 = plan_m16_gemm(m, n, 2048, 132, pdl);
         CHECK(k2048.entry == "w8a16_gemm_m16_skinny_deep");
@@ -269,30 +295,28 @@ TEST_CASE("plan_m16_gemm: the deep skinny entry on 16-64 MiB layers, one chunk o
     // The PDL plan keeps the deep entry: its CTAs fit at once and fill two thirds of the
     // slots, above 8 tokens 90 % with CTAs of 2 warps (o, down: 256 of 264; qkv 384 of
     // 528, and above 8 tokens of the three-per-SM form's 396; Qwen3-32B qkv 640 of 660, not
-    // of 1056, and up to 8 tokens spread over the SMs, item 94; q_b 1536 of 2112, and of the
-    // three-per-SM form's 1584; 8192 x 2048 512 of 528 and of 660).
+    // of 1056, and up to 8 tokens spread over the SMs, item 94; q_b above 8 tokens 1536 of
+    // the three-per-SM form's 1584, up to 8 stream-K, item 110; 8192 x 2048 512 of 528 and
+    // of 660).
     bool pdl_m8, pdl_m16;
     bool deep3_m16 = false;  // above 8 tokens the three-per-SM form
     bool deep32_m16 = false;  // above 8 tokens the 32-row form (warps_m16 its warps)
-    std::uint32_t pdl_warps_m8 = 0;  // with PDL up to 8 tokens, if not warps_m8 (item 105)
   };
   // Llama-3-8B o, qkv and down, Qwen3-32B qkv, DeepSeek-V3 q_b, and 16 MiB at K = 2048.
   for (const Want& w :
        {Want{4096, 4096, 16, 8, true, true}, Want{6144, 4096, 8, 8, true, true, true},
         Want{4096, 14336, 16, 16, true, true, false, true}, Want{10240, 5120, 4, 4, true, true},
-        Want{24576, 1536, 2, 2, true, true, true, false, 4}, Want{8192, 2048, 8, 4, true, true}}) {
+        Want{24576, 1536, 2, 2, false, true, true}, Want{8192, 2048, 8, 4, true, true}}) {
     for (std::uint32_t m = 1; m <= 16; ++m) {
       CAPTURE(w.n);
       CAPTURE(m);
-      const std::uint32_t plain_warps = m <= 8 ? w.warps_m8 : w.warps_m16;
+      const std::uint32_t warps = m <= 8 ? w.warps_m8 : w.warps_m16;
       const std::string_view kernel = m <= 8       ? "w8a16_gemm_m16_skinny_deep"
                                       : w.deep3_m16  ? "w8a16_gemm_m16_skinny_deep3"
                                       : w.deep32_m16 ? "w8a16_gemm_m16_skinny_deep32"
                                                      : "w8a16_gemm_m16_skinny_deep";
       for (const bool pdl : {false, true}) {
         const M16Plan p = plan_m16_gemm(m, w.n, w.k, 132, M16LaunchOptions{pdl});
-        const std::uint32_t warps = pdl && m <= 8 && w.pdl_warps_m8 != 0 ? w.pdl_warps_m8
-                                                                        : plain_warps;
         if (pdl && !(m <= 8 ? w.pdl_m8 : w.pdl_m16)) {
           CHECK_FALSE(p.entry.starts_with("w8a16_gemm_m16_skinny_deep"));
           continue;
@@ -330,7 +354,9 @@ TEST_CASE("plan_m16_gemm with PDL: split-K for the seed's entries, stream-K on i
   const M16LaunchOptions pdl{true};
   // Every shape of the default set, m 1..16: the PDL plan differs from the plain one only
   // where that one picks a tiled entry from 16 MiB at 4 to 8 tokens (stream-K on one CTA
-  // per SM instead) or an entry that takes no launch options.
+  // per SM instead), an entry that takes no launch options, or stream-K's grid from 64 MiB
+  // (one CTA per SM with PDL only on DeepSeek-V3 o up to 8 tokens: 54 units per SM, 56
+  // tiles; without, also on Llama-3-8B gate_up and Qwen3-32B and DeepSeek-V3 down).
   for (const auto& [n, k] : {std::pair{6144u, 4096u}, {4096u, 4096u}, {28672u, 4096u},
                             {4096u, 14336u}, {10240u, 5120u}, {51200u, 5120u},
                             {5120u, 25600u}, {1536u, 7168u}, {576u, 7168u}, {24576u, 1536u},
@@ -350,6 +376,12 @@ TEST_CASE("plan_m16_gemm with PDL: split-K for the seed's entries, stream-K on i
       if (tiled && std::uint64_t{n} * k >= (std::uint64_t{16} << 20) && m >= 4 && m <= 8) {
         CHECK(p.entry == "w8a16_gemm_m16_streamk");
         CHECK(p.ctas == 132u);
+      } else if (plain.entry == "w8a16_gemm_m16_streamk" &&
+                 std::uint64_t{n} * k >= (std::uint64_t{64} << 20)) {
+        const bool one_per_sm = n == 7168 && k == 16384 && m <= 8;
+        CHECK(p.entry == plain.entry);
+        CHECK(p.ctas == (one_per_sm ? 132u : 264u));
+        CHECK(p.stages == (one_per_sm ? 0u : 3u));
       } else if (plain.entry == "w8a16_gemm_m16" || plain.entry == "w8a16_gemm_m16_n64") {
         CHECK(p.entry == "w8a16_gemm_m16_splitk");
         CHECK(p.split == 1);
@@ -460,7 +492,7 @@ TEST_CASE("plan_m16_gemm: the deep kernel's 32-row form above 8 tokens where its
   CHECK(o.ctas == 0);
   CHECK(w8a16_gemm_m16_skinny_workspace_bytes(7168, 16384, o.warps, o.warp_blocks) == 0);
   CHECK(plan_m16_gemm(16, 7168, 16384, 132, {true}).entry == "w8a16_gemm_m16_streamk");
-  CHECK(plan_m16_gemm(8, 7168, 16384, 132).entry == "w8a16_gemm_m16_skinny_deep");
+  CHECK(plan_m16_gemm(8, 7168, 16384, 132).entry == "w8a16_gemm_m16_streamk");
 }
 
 TEST_CASE("plan_m16_gemm with PDL: the deep entry in chunks of K on small layers up to 8 tokens") {
@@ -507,16 +539,18 @@ TEST_CASE("plan_m16_gemm: the deep entry from 64 MiB up to 8 tokens, on CTAs of 
   const std::string_view streamk = "w8a16_gemm_m16_streamk";
   for (const std::uint32_t m : {1u, 4u, 8u}) {
     CAPTURE(m);
-    // Without PDL from two thirds of the 528 slots (352 CTAs) with K up to 18432.
+    // Without PDL from two thirds of the 528 slots (352 CTAs), with PDL from 80 % (423
+    // CTAs), with K up to 12288 (item 110).
     CHECK(entry(m, 8192, 8192, false) == deep);
     CHECK(entry(m, 5632, 12288, false) == deep);
     CHECK(entry(m, 5504, 12288, false) == streamk);  // 344 CTAs
-    CHECK(entry(m, 8192, 18432, false) == deep);
-    CHECK(entry(m, 8192, 18560, false) == streamk);
-    // With PDL from 80 % (423 CTAs) with K up to 16384.
-    CHECK(entry(m, 8192, 16384, true) == deep);
+    CHECK(entry(m, 8192, 12288, false) == deep);
+    CHECK(entry(m, 8192, 12416, false) == streamk);
+    CHECK(entry(m, 7168, 16384, false) == streamk);
+    CHECK(entry(m, 8192, 12288, true) == deep);
     CHECK(entry(m, 6784, 12288, true) == deep);      // 424 CTAs
-    CHECK(entry(m, 6656, 16384, true) == streamk);   // 416
+    CHECK(entry(m, 6656, 12288, true) == streamk);   // 416
+    CHECK(entry(m, 8192, 14336, true) == streamk);
     CHECK(entry(m, 7168, 18432, true) == streamk);
     // Not on the forms it was not measured on: 2 warps (Llama-3-8B gate_up, 1792 CTAs in
     // 2112 slots), 16 (4096 x 16384, 256 CTAs in 264), nor where the CTAs do not fit.
@@ -526,8 +560,8 @@ TEST_CASE("plan_m16_gemm: the deep entry from 64 MiB up to 8 tokens, on CTAs of 
   }
   // Above 8 tokens the 32-row form or stream-K, as before.
   CHECK(entry(9, 8192, 8192, false) != deep);
-  CHECK(plan_m16_gemm(1, 7168, 16384, 132).warps == 8);
-  CHECK(plan_m16_gemm(1, 7168, 16384, 132).warp_blocks == 16);
+  CHECK(plan_m16_gemm(1, 8192, 8192, 132).warps == 8);
+  CHECK(plan_m16_gemm(1, 8192, 8192, 132).warp_blocks == 8);
 }
 
 TEST_CASE("plan_m16_gemm: with PDL, skinny and deep grids spread over the SMs at an even share") {
