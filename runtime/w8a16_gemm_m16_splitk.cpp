@@ -236,9 +236,10 @@ std::optional<SkinnyDeepForm> deep_form_if_suited(std::uint32_t m, std::uint32_t
   const SkinnyDeepForm form = w8a16_gemm_m16_skinny_deep_form(m, n, sms);
   const std::uint64_t slots = std::uint64_t{sms} * form.ctas_per_sm;
   const std::uint64_t ctas = div_ceil(n, 16);
-  // From 64 MiB only up to 8 tokens (above, the 32-row form or stream-K), on CTAs of 8
-  // warps (the only ones measured there) that fit at once and fill two thirds of the slots
-  // (with PDL 80 %), with K up to 12288. Item 88 (the deep entry on 8 warps against
+  // From 64 MiB only up to 8 tokens (above, the 32-row form or stream-K), where its CTAs
+  // fit at once and fill two thirds of the slots (with PDL 80 %) with at most 12 blocks per
+  // warp: on CTAs of 8 warps (K up to 12288), and without PDL also on 4 (K up to 6144) or
+  // 16 (K up to 24576). Item 88 (the deep entry on 8 warps against
   // stream-K on two CTAs per SM and 3 stages, m = 1, 4 and 8, 16 layers of 64-224 MiB with
   // N of 5632-8448, whose 352-528 CTAs all fit the 528 slots): without PDL 0.87-1.00x its
   // time where it filled two thirds with K up to 18432 (39 cases), 1.00-1.04x elsewhere
@@ -248,10 +249,18 @@ std::optional<SkinnyDeepForm> deep_form_if_suited(std::uint32_t m, std::uint32_t
   // the deep entry took 1.000-1.022x its time on 8192 x 14336, 1.015-1.031x on DeepSeek-V3
   // o (K = 16384), 0.998-1.015x on DeepSeek-V3 down and 1.044-1.048x on 6656 x 16384
   // (with PDL 0.997-1.006x, 1.013-1.026x, 1.004-1.011x and 1.062-1.076x), and kept its
-  // lead on K up to 12288 (8192 x 8192, 5632 x 12288, 6144 x 12288, 7168 x 10240).
+  // lead on K up to 12288 (8192 x 8192, 5632 x 12288, 6144 x 12288, 7168 x 10240). The
+  // same probes without PDL on the other forms: 4 warps took 0.943-0.961x stream-K's time
+  // on 8-12 blocks per warp (16384 x 4096, 13824 x 5120, 12288 x 6144; 73-97 % of the
+  // slots) and 0.991-1.034x on 16 (10240 x 8192, 9216 x 8192, 14336 x 8192), 16 warps
+  // 0.944-0.978x on 8-10 blocks (4096 x 16384 and x 20480). With PDL 4 warps took
+  // 1.013-1.117x (13824 x 5120, 12288 x 6144); 16 warps were measured on one layer only.
   if (bytes >= 64 * kMiB) {
     const bool fills = pdl ? 5 * ctas >= 4 * slots : 3 * ctas >= 2 * slots;
-    if (m > 8 || form.warps != 8 || ctas > slots || !fills || k > 12288) return std::nullopt;
+    const bool measured = form.warps == 8 || (!pdl && (form.warps == 4 || form.warps == 16));
+    if (m > 8 || !measured || ctas > slots || !fills || k / 128 > 12 * form.warps) {
+      return std::nullopt;
+    }
     return form;
   }
   // Under 16 MiB only above 8 tokens, with K of 4096 and more, where its CTAs fit at once:

@@ -62,8 +62,9 @@ void w8a16_gemm_m16_splitk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr
 // and above 8 tokens on smaller layers with K of at least 4096 where its CTAs all fit at
 // once and fill 80 % of the slots (70 % from 13 tokens, 12 with PDL, two thirds from 14
 // tokens, 13 with PDL; without PDL with K of at least 5120), and up to 8 tokens on layers
-// of 64 MiB and more where its CTAs of 8 warps all fit at once and fill two thirds of the
-// slots (with PDL 80 %) with K up to 12288;
+// of 64 MiB and more where its CTAs all fit at once and fill two thirds of the slots
+// with at most 12 blocks of K per warp, on 8 warps, or without PDL on 4 or 16 (with PDL
+// on 8 warps filling 80 %);
 // else, for callers that launch with PDL, up to 8 tokens on layers under 16 MiB with K of
 // at least 4096, the deep skinny entry in chunks of K (8 warps of 2 blocks, the caller's
 // workspace) where its CTAs all fit at once and fill two thirds of the slots;

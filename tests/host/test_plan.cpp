@@ -345,7 +345,7 @@ TEST_CASE("plan_m16_gemm: the deep skinny entry on 16-64 MiB layers, one chunk o
     CHECK(plan_m16_gemm(m, 1536, 7168, 132).entry == "w8a16_gemm_m16_skinny");
     CHECK(plan_m16_gemm(m, 28672, 4096, 132).entry == "w8a16_gemm_m16_streamk");
     CHECK(plan_m16_gemm(m, 4096, 16384, 132).entry ==
-          (m > 8 ? "w8a16_gemm_m16_skinny_deep32" : "w8a16_gemm_m16_streamk"));
+          (m > 8 ? "w8a16_gemm_m16_skinny_deep32" : "w8a16_gemm_m16_skinny_deep"));
     CHECK(plan_m16_gemm(m, 16384, 1024, 132).entry == "w8a16_gemm_m16_skinny");
   }
 }
@@ -552,10 +552,19 @@ TEST_CASE("plan_m16_gemm: the deep entry from 64 MiB up to 8 tokens, on CTAs of 
     CHECK(entry(m, 6656, 12288, true) == streamk);   // 416
     CHECK(entry(m, 8192, 14336, true) == streamk);
     CHECK(entry(m, 7168, 18432, true) == streamk);
-    // Not on the forms it was not measured on: 2 warps (Llama-3-8B gate_up, 1792 CTAs in
-    // 2112 slots), 16 (4096 x 16384, 256 CTAs in 264), nor where the CTAs do not fit.
+    // Without PDL also on 4 warps up to 12 blocks each (16384 x 4096: 1024 CTAs in 1056
+    // slots; 12288 x 6144: 768; not 14336 x 8192, 16 blocks) and on 16 (4096 x 16384: 256
+    // CTAs in 264; not 4096 x 26624, 13 blocks); with PDL on 8 warps only.
+    CHECK(entry(m, 16384, 4096, false) == deep);
+    CHECK(entry(m, 12288, 6144, false) == deep);
+    CHECK(entry(m, 14336, 8192, false) == streamk);
+    CHECK(entry(m, 4096, 16384, false) == deep);
+    CHECK(entry(m, 4096, 26624, false) == streamk);
+    CHECK(entry(m, 16384, 4096, true) == streamk);
+    CHECK(entry(m, 4096, 16384, true) == streamk);
+    // Not on 2 warps (Llama-3-8B gate_up, 1792 CTAs in 2112 slots), nor where the CTAs do
+    // not fit.
     CHECK(entry(m, 28672, 4096, false) == streamk);
-    CHECK(entry(m, 4096, 16384, false) == streamk);
     CHECK(entry(m, 8704, 8192, false) == streamk);   // 544 CTAs
   }
   // Above 8 tokens the 32-row form or stream-K, as before.
