@@ -237,9 +237,9 @@ std::optional<SkinnyDeepForm> deep_form_if_suited(std::uint32_t m, std::uint32_t
   const std::uint64_t slots = std::uint64_t{sms} * form.ctas_per_sm;
   const std::uint64_t ctas = div_ceil(n, 16);
   // From 64 MiB only up to 8 tokens (above, the 32-row form or stream-K), where its CTAs
-  // fit at once and fill two thirds of the slots (with PDL 80 %) with at most 12 blocks per
-  // warp: on CTAs of 8 warps (K up to 12288), and without PDL also on 4 (K up to 6144) or
-  // 16 (K up to 24576). Item 88 (the deep entry on 8 warps against
+  // fit at once and fill two thirds of the slots (with PDL 80 %), on CTAs of 8 warps with
+  // at most 12 blocks each (K up to 12288) or of 16 with at most 14 (K up to 28672), and
+  // without PDL also of 4 with at most 12 (K up to 6144). Item 88 (the deep entry on 8 warps against
   // stream-K on two CTAs per SM and 3 stages, m = 1, 4 and 8, 16 layers of 64-224 MiB with
   // N of 5632-8448, whose 352-528 CTAs all fit the 528 slots): without PDL 0.87-1.00x its
   // time where it filled two thirds with K up to 18432 (39 cases), 1.00-1.04x elsewhere
@@ -253,12 +253,13 @@ std::optional<SkinnyDeepForm> deep_form_if_suited(std::uint32_t m, std::uint32_t
   // same probes without PDL on the other forms: 4 warps took 0.943-0.961x stream-K's time
   // on 8-12 blocks per warp (16384 x 4096, 13824 x 5120, 12288 x 6144; 73-97 % of the
   // slots) and 0.991-1.034x on 16 (10240 x 8192, 9216 x 8192, 14336 x 8192), 16 warps
-  // 0.944-0.978x on 8-10 blocks (4096 x 16384 and x 20480). With PDL 4 warps took
-  // 1.013-1.117x (13824 x 5120, 12288 x 6144); 16 warps were measured on one layer only.
+  // 0.938-0.991x on 10-14 blocks (3584 x 20480, 4096 x 16384 to x 28672; 85-97 %), with
+  // PDL 0.937-0.979x. With PDL 4 warps took 1.013-1.117x (13824 x 5120, 12288 x 6144).
   if (bytes >= 64 * kMiB) {
     const bool fills = pdl ? 5 * ctas >= 4 * slots : 3 * ctas >= 2 * slots;
-    const bool measured = form.warps == 8 || (!pdl && (form.warps == 4 || form.warps == 16));
-    if (m > 8 || !measured || ctas > slots || !fills || k / 128 > 12 * form.warps) {
+    const bool measured = form.warps == 8 || form.warps == 16 || (!pdl && form.warps == 4);
+    const std::uint32_t max_blocks = form.warps == 16 ? 14 : 12;
+    if (m > 8 || !measured || ctas > slots || !fills || k / 128 > max_blocks * form.warps) {
       return std::nullopt;
     }
     return form;

@@ -63,8 +63,8 @@ void w8a16_gemm_m16_splitk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr
 // once and fill 80 % of the slots (70 % from 13 tokens, 12 with PDL, two thirds from 14
 // tokens, 13 with PDL; without PDL with K of at least 5120), and up to 8 tokens on layers
 // of 64 MiB and more where its CTAs all fit at once and fill two thirds of the slots
-// with at most 12 blocks of K per warp, on 8 warps, or without PDL on 4 or 16 (with PDL
-// on 8 warps filling 80 %);
+// (with PDL 80 %), on 8 warps with at most 12 blocks of K each, on 16 with at most 14, or
+// without PDL on 4 with at most 12;
 // else, for callers that launch with PDL, up to 8 tokens on layers under 16 MiB with K of
 // at least 4096, the deep skinny entry in chunks of K (8 warps of 2 blocks, the caller's
 // workspace) where its CTAs all fit at once and fill two thirds of the slots;

@@ -552,16 +552,16 @@ TEST_CASE("plan_m16_gemm: the deep entry from 64 MiB up to 8 tokens, on CTAs of 
     CHECK(entry(m, 6656, 12288, true) == streamk);   // 416
     CHECK(entry(m, 8192, 14336, true) == streamk);
     CHECK(entry(m, 7168, 18432, true) == streamk);
-    // Without PDL also on 4 warps up to 12 blocks each (16384 x 4096: 1024 CTAs in 1056
-    // slots; 12288 x 6144: 768; not 14336 x 8192, 16 blocks) and on 16 (4096 x 16384: 256
-    // CTAs in 264; not 4096 x 26624, 13 blocks); with PDL on 8 warps only.
+    // On 16 warps up to 14 blocks each (4096 x 16384: 256 CTAs in 264; not 4096 x 28800,
+    // 14.06 blocks), and without PDL on 4 up to 12 (16384 x 4096: 1024 CTAs in 1056 slots;
+    // 12288 x 6144: 768; not 14336 x 8192, 16 blocks).
+    CHECK(entry(m, 4096, 16384, false) == deep);
+    CHECK(entry(m, 4096, 28672, true) == deep);
+    CHECK(entry(m, 4096, 28800, false) == streamk);
     CHECK(entry(m, 16384, 4096, false) == deep);
     CHECK(entry(m, 12288, 6144, false) == deep);
     CHECK(entry(m, 14336, 8192, false) == streamk);
-    CHECK(entry(m, 4096, 16384, false) == deep);
-    CHECK(entry(m, 4096, 26624, false) == streamk);
     CHECK(entry(m, 16384, 4096, true) == streamk);
-    CHECK(entry(m, 4096, 16384, true) == streamk);
     // Not on 2 warps (Llama-3-8B gate_up, 1792 CTAs in 2112 slots), nor where the CTAs do
     // not fit.
     CHECK(entry(m, 28672, 4096, false) == streamk);
