@@ -172,7 +172,19 @@ bool spreadable(std::uint64_t ctas, std::uint32_t sms, std::uint32_t by_register
   return share >= 2 && share <= 5 && share < by_registers;
 }
 
-// With PDL up to 8 tokens on layers of 16-64 MiB with K of at least 1536, where only the
+// The depths of K the deep entry was measured on: 1536 and more, and up to 8 tokens 1024
+// on layers of 16-32 MiB. Item 112 (one probe run, m = 1, 4 and 8, with and without PDL,
+// 16384-32768 rows of K = 1024, where the plan took the skinny, streaming, split-K or
+// stream-K entry): the form w8a16_gemm_m16_skinny_deep_form gives took 0.80-0.99x the
+// plan's choice without PDL (28672 x 1024 10.05 us against 12.39 for the streaming entry
+// at m = 1) and was the fastest entry in each case; with PDL, on 4 warps
+// (shallow_layer_warps), 0.66-0.97x, but on 20480 rows 0.92-1.01x, where the skinny entry
+// led it by 2-5 %.
+bool deep_depth_measured(std::uint32_t m, std::uint32_t k, std::uint64_t bytes) {
+  return k >= 1536 || (k == 1024 && m <= 8 && bytes <= (std::uint64_t{32} << 20));
+}
+
+// With PDL up to 8 tokens on layers of 16-64 MiB (deep_depth_measured), where only the
 // deep entry's CTAs of 2 warps fit at once (over 1056 row groups on 132 SMs): the warps
 // that get 2 or 3 blocks each, 8 or 4, else none. Such CTAs ran faster than the 2-warp
 // form, in more than one wave (item 105: with PDL, m = 1, 4 and 8). At K = 1536 (12
@@ -185,7 +197,10 @@ std::optional<std::uint32_t> shallow_layer_warps(std::uint32_t m, std::uint32_t 
                                                  std::uint32_t k, std::uint32_t sms, bool pdl) {
   const std::uint64_t bytes = std::uint64_t{n} * k;
   constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
-  if (!pdl || m > 8 || k < 1536 || bytes < 16 * kMiB || bytes >= 64 * kMiB) return std::nullopt;
+  if (!pdl || m > 8 || !deep_depth_measured(m, k, bytes) || bytes < 16 * kMiB ||
+      bytes >= 64 * kMiB) {
+    return std::nullopt;
+  }
   if (w8a16_gemm_m16_skinny_deep_form(m, n, sms).warps != 2) return std::nullopt;
   const std::uint32_t blocks = k / 128;
   for (const std::uint32_t warps : {8u, 4u}) {
@@ -202,7 +217,7 @@ std::optional<std::uint32_t> shallow_layer_warps(std::uint32_t m, std::uint32_t 
 std::optional<M16Plan> shallow_streamk_if_suited(std::uint32_t m, std::uint32_t n,
                                                  std::uint32_t k, std::uint32_t sms, bool pdl) {
   const std::optional<std::uint32_t> warps = shallow_layer_warps(m, n, k, sms, pdl);
-  if (!warps || *warps != 4 || std::uint64_t{n} * k > (std::uint64_t{36} << 20)) {
+  if (!warps || k != 1536 || std::uint64_t{n} * k > (std::uint64_t{36} << 20)) {
     return std::nullopt;
   }
   return M16Plan{"w8a16_gemm_m16_streamk", 1, 2 * sms, streamk_plan_stages(2 * sms, sms)};
@@ -232,7 +247,7 @@ std::optional<SkinnyDeepForm> deep_form_if_suited(std::uint32_t m, std::uint32_t
                                                   std::uint32_t k, std::uint32_t sms, bool pdl) {
   const std::uint64_t bytes = std::uint64_t{n} * k;
   constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
-  if (k < 1536) return std::nullopt;
+  if (!deep_depth_measured(m, k, bytes)) return std::nullopt;
   const SkinnyDeepForm form = w8a16_gemm_m16_skinny_deep_form(m, n, sms);
   const std::uint64_t slots = std::uint64_t{sms} * form.ctas_per_sm;
   const std::uint64_t ctas = div_ceil(n, 16);

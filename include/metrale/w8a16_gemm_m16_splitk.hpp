@@ -58,7 +58,8 @@ void w8a16_gemm_m16_splitk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr
 // entry on one chunk of K
 // (w8a16_gemm_m16_skinny_deep or _deep3, as w8a16_gemm_m16_skinny_deep_form says) on layers
 // of 16-64 MiB
-// with K of at least 1536 where its CTAs fill at least half of the device's CTA slots,
+// with K of at least 1536 (or up to 8 tokens 1024 on layers of up to 32 MiB) where its
+// CTAs fill at least half of the device's CTA slots,
 // and above 8 tokens on smaller layers with K of at least 4096 where its CTAs all fit at
 // once and fill 80 % of the slots (70 % from 13 tokens, 12 with PDL, two thirds from 14
 // tokens, 13 with PDL; without PDL with K of at least 5120), and up to 8 tokens on layers

@@ -372,8 +372,8 @@ TEST_CASE("C ABI: launchers check their arguments, then refuse to launch without
   expect_plan(1, 576, 512, "metrale_w8a16_gemm_m16", 1, 0);
   expect_plan(16, 51200, 5120, "metrale_w8a16_gemm_m16_streamk", 1, 264);
   // The C++ plan's streaming entry (208 tiles of 128 rows, unsplit) has no C function.
-  CHECK(metrale::plan_m16_gemm(1, 26624, 1024, 132).entry == "w8a16_gemm_m16_stream");
-  expect_plan(1, 26624, 1024, "metrale_w8a16_gemm_m16_splitk", 1, 0);
+  CHECK(metrale::plan_m16_gemm(1, 26624, 1152, 132).entry == "w8a16_gemm_m16_stream");
+  expect_plan(1, 26624, 1152, "metrale_w8a16_gemm_m16_splitk", 1, 0);
   expect_plan(1, 24576, 1536, "metrale_w8a16_gemm_m16_skinny_deep", 1, 0);
   expect_plan(16, 4096, 14336, "metrale_w8a16_gemm_m16_skinny_deep", 1, 0);
   // The plan's three-per-SM form (Llama-3-8B qkv above 8 tokens) runs through the same call.

@@ -57,10 +57,10 @@ TEST_CASE("plan_m16_gemm: stream-K, streaming, 64-wide or split tiles where each
   CHECK(streamk_plan_stages(132, 132) == 0u);
   CHECK(streamk_plan_stages(264, 0) == 0u);
   CHECK(plan_m16_gemm(1, 51200, 5120, 114).ctas == 228);
-  // Where the deep skinny entry declines (K under 1536; with PDL, CTAs that do not fill
-  // two thirds of the slots, are not spread over the SMs or do not fit at once): one CTA
-  // per SM from 32 MiB at 2 tokens and more (32768 x 1024) and from 20 MiB at 5 (25600 x
-  // 1024); else the tiled entries below. Qwen3-32B qkv with PDL up to 8 tokens: its 640
+  // Where the deep skinny entry declines (K under 1536 but for 1024, item 112; with PDL,
+  // CTAs that do not fill two thirds of the slots, are not spread over the SMs or do not
+  // fit at once): one CTA per SM from 32 MiB at 2 tokens and more (29184 x 1152) and from
+  // 20 MiB at 5 (22528 x 1152); else the tiled entries below. Qwen3-32B qkv with PDL up to 8 tokens: its 640
   // deep CTAs of 4 warps fill 61 % of the slots, spread over the SMs five to one.
   const M16LaunchOptions pdl{true};
   for (const std::uint32_t m : {1u, 5u, 8u}) {
@@ -71,8 +71,8 @@ TEST_CASE("plan_m16_gemm: stream-K, streaming, 64-wide or split tiles where each
   }
   for (const std::uint32_t m : {5u, 8u, 9u, 16u}) {
     CAPTURE(m);
-    for (const M16Plan& p : {plan_m16_gemm(m, 32768, 1024, 132),
-                             plan_m16_gemm(m, 25600, 1024, 132)}) {
+    for (const M16Plan& p : {plan_m16_gemm(m, 29184, 1152, 132),
+                             plan_m16_gemm(m, 22528, 1152, 132)}) {
       CHECK(p.entry == "w8a16_gemm_m16_streamk");
       CHECK(p.ctas == 132u);
       CHECK(p.stages == 0u);
@@ -93,7 +93,7 @@ TEST_CASE("plan_m16_gemm: stream-K, streaming, 64-wide or split tiles where each
       CHECK(q_b.max_ctas_per_sm == 0u);
     }
   }
-  CHECK(plan_m16_gemm(2, 32768, 1024, 132).entry == "w8a16_gemm_m16_streamk");
+  CHECK(plan_m16_gemm(2, 29184, 1152, 132).entry == "w8a16_gemm_m16_streamk");
   // Above 8 tokens with PDL Llama-3-8B qkv takes the deep kernel's three-per-SM form.
   CHECK(plan_m16_gemm(9, 6144, 4096, 132, pdl).entry == "w8a16_gemm_m16_skinny_deep3");
   // 48 MiB at m = 1 with K = 1024 (1536 seed tiles): the seed's entry.
@@ -106,12 +106,12 @@ TEST_CASE("plan_m16_gemm: stream-K, streaming, 64-wide or split tiles where each
   // Above 8 tokens from 16 to 20 MiB, the 64-wide tile where its tiles cover the SMs.
   CHECK(plan_m16_gemm(9, 17408, 1024, 132).entry == "w8a16_gemm_m16_n64");
   // The streaming entry where a split gives 1.5 to 2 of its 128-row CTAs per SM with 8 K
-  // blocks each: 208 tiles unsplit at K = 1024, with or without PDL; 96 tiles split 2 are
+  // blocks each: 208 tiles unsplit at K = 1152, with or without PDL; 96 tiles split 2 are
   // too few. At K = 2048 the deep entry takes 198 tiles' rows instead (1584 CTAs of 2
   // warps fill 75 % of 2112 slots; with PDL CTAs of 8 warps with 2 blocks each, item 105).
   for (const M16LaunchOptions launch : {M16LaunchOptions{}, pdl}) {
-    CHECK(plan_m16_gemm(1, 26624, 1024, 132, launch).entry == "w8a16_gemm_m16_stream");
-    CHECK(plan_m16_gemm(1, 26624, 1024, 132, launch).split == 1);
+    CHECK(plan_m16_gemm(1, 26624, 1152, 132, launch).entry == "w8a16_gemm_m16_stream");
+    CHECK(plan_m16_gemm(1, 26624, 1152, 132, launch).split == 1);
   }
   CHECK(plan_m16_gemm(1, 25344, 2048, 132, pdl).entry == "w8a16_gemm_m16_skinny_deep");
   CHECK(plan_m16_gemm(1, 25344, 2048, 132).entry == "w8a16_gemm_m16_skinny_deep");
@@ -160,6 +160,31 @@ TEST_CASE("plan_m16_gemm with PDL: wide, shallow layers on deep CTAs of 2 or 3 b
   }
   // Above 8 tokens the rule does not apply: q_b on the three-per-SM form's 2 warps.
   CHECK(plan_m16_gemm(9, 24576, 1536, 132, pdl).warps == 2u);
+}
+
+TEST_CASE("plan_m16_gemm: the deep entry at K = 1024 on 16-32 MiB up to 8 tokens") {
+  // Item 112: the deep entry's form without PDL (4 warps where 1024 row groups fit at once
+  // on 4, else 2), with PDL 4 warps of 2 blocks each; not above 8 tokens nor above 32 MiB
+  // (not measured), nor at K between 1024 and 1536.
+  const M16LaunchOptions pdl{true};
+  for (const std::uint32_t m : {1u, 4u, 8u}) {
+    CAPTURE(m);
+    for (const std::uint32_t n : {16384u, 20480u, 24576u, 28672u, 32768u}) {
+      CAPTURE(n);
+      const M16Plan plain = plan_m16_gemm(m, n, 1024, 132);
+      CHECK(plain.entry == "w8a16_gemm_m16_skinny_deep");
+      CHECK(plain.warps == (n == 16384 ? 4u : 2u));
+      CHECK(plain.warp_blocks == 8u / plain.warps);
+      const M16Plan with_pdl = plan_m16_gemm(m, n, 1024, 132, pdl);
+      CHECK(with_pdl.entry == "w8a16_gemm_m16_skinny_deep");
+      CHECK(with_pdl.warps == 4u);
+      CHECK(with_pdl.warp_blocks == 2u);
+    }
+    CHECK(plan_m16_gemm(m, 33792, 1024, 132).entry != "w8a16_gemm_m16_skinny_deep");
+    CHECK(plan_m16_gemm(m, 20480, 1152, 132).entry != "w8a16_gemm_m16_skinny_deep");
+  }
+  CHECK(plan_m16_gemm(9, 28672, 1024, 132).entry != "w8a16_gemm_m16_skinny_deep");
+  CHECK(plan_m16_gemm(9, 28672, 1024, 132, pdl).entry != "w8a16_gemm_m16_skinny_deep");
 }
 
 TEST_CASE("plan_m16_gemm: the skinny entry on small layers") {
@@ -225,12 +250,12 @@ TEST_CASE("plan_m16_gemm: the skinny entry on small layers") {
         }
       }
     }
-    // 16 MiB with K = 1024 (under the deep entry's 1536): without PDL only; up to 24 MiB
-    // up to 8 tokens.
-    CHECK(skinny(m, 16384, 1024));
+    // 16 MiB with K under the deep entry's depths (K = 1024 above 8 tokens; item 112):
+    // without PDL only; up to 24 MiB up to 8 tokens (K = 1152).
+    if (m > 8) CHECK(skinny(m, 16384, 1024));
     CHECK_FALSE(skinny(m, 16384, 1024, true));
-    CHECK(skinny(m, 24576, 1024) == (m <= 8));
-    CHECK_FALSE(skinny(m, 24576, 1024, true));
+    CHECK(skinny(m, 21760, 1152) == (m <= 8));
+    CHECK_FALSE(skinny(m, 21760, 1152, true));
     // From 16 MiB with K >= 1536 the deep entry takes over (its own case); with PDL where it
     // declines (CTAs of 4 warps), not this entry either; but where the deep entry's CTAs
     // would fill under half the slots (2048 x 8192 up to 8 tokens), this one, with or
@@ -346,7 +371,7 @@ TEST_CASE("plan_m16_gemm: the deep skinny entry on 16-64 MiB layers, one chunk o
     CHECK(plan_m16_gemm(m, 28672, 4096, 132).entry == "w8a16_gemm_m16_streamk");
     CHECK(plan_m16_gemm(m, 4096, 16384, 132).entry ==
           (m > 8 ? "w8a16_gemm_m16_skinny_deep32" : "w8a16_gemm_m16_skinny_deep"));
-    CHECK(plan_m16_gemm(m, 16384, 1024, 132).entry == "w8a16_gemm_m16_skinny");
+    CHECK(plan_m16_gemm(m, 14336, 1152, 132).entry == "w8a16_gemm_m16_skinny");
   }
 }
 
@@ -401,12 +426,13 @@ TEST_CASE("plan_m16_gemm with PDL: split-K for the seed's entries, stream-K on i
   CHECK(plan_m16_gemm(1, 7168, 18432, 114, pdl).ctas == 228u);
   CHECK(plan_m16_gemm(1, 4096, 14336, 132, pdl).entry == "w8a16_gemm_m16_skinny_deep");
   // Where the plain plan is a skinny entry and the PDL plan is not: a 16 MiB layer with
-  // K = 1024 (the seed's grid as split-K / 1 at 1 token, stream-K from 4). Above 8 tokens
+  // K = 1152 (the seed's grid as split-K / 1 at 1 token, stream-K from 4). Above 8 tokens
   // 12288 x 2048 takes the three-per-SM form with and without PDL (768 CTAs of 4 warps in
   // its 792 slots; the first form's 660 do not hold them).
-  CHECK(plan_m16_gemm(1, 16384, 1024, 132, pdl).entry == "w8a16_gemm_m16_splitk");
-  CHECK(plan_m16_gemm(1, 16384, 1024, 132, pdl).split == 1);
-  CHECK(plan_m16_gemm(6, 16384, 1024, 132, pdl).entry == "w8a16_gemm_m16_streamk");
+  CHECK(plan_m16_gemm(1, 14592, 1152, 132).entry == "w8a16_gemm_m16_skinny");
+  CHECK(plan_m16_gemm(1, 14592, 1152, 132, pdl).entry == "w8a16_gemm_m16_splitk");
+  CHECK(plan_m16_gemm(1, 14592, 1152, 132, pdl).split == 1);
+  CHECK(plan_m16_gemm(6, 14592, 1152, 132, pdl).entry == "w8a16_gemm_m16_streamk");
   CHECK(plan_m16_gemm(9, 12288, 2048, 132).entry == "w8a16_gemm_m16_skinny_deep3");
   CHECK(plan_m16_gemm(9, 12288, 2048, 132, pdl).entry == "w8a16_gemm_m16_skinny_deep3");
   CHECK(plan_m16_gemm(9, 12288, 2048, 132, pdl).warps == 4);
