@@ -254,22 +254,23 @@ std::optional<SkinnyDeepForm> deep_form_if_suited(std::uint32_t m, std::uint32_t
   // From 64 MiB only up to 8 tokens (above, the 32-row form or stream-K), where its CTAs
   // fit at once and fill two thirds of the slots (with PDL 80 %), on CTAs of 8 warps with
   // at most 12 blocks each (K up to 12288) or of 16 with at most 14 (K up to 28672), and
-  // without PDL also of 4 with at most 12 (K up to 6144). Item 88 (the deep entry on 8 warps against
-  // stream-K on two CTAs per SM and 3 stages, m = 1, 4 and 8, 16 layers of 64-224 MiB with
-  // N of 5632-8448, whose 352-528 CTAs all fit the 528 slots): without PDL 0.87-1.00x its
-  // time where it filled two thirds with K up to 18432 (39 cases), 1.00-1.04x elsewhere
-  // (K of 20480 and more); with PDL 0.91-1.00x where it filled 80 % with K up to 16384
-  // (24), 1.00-1.08x elsewhere. Since stream-K's ring position became counters (item 109)
-  // its one-CTA-per-SM form leads on the deeper of those (item 110, m = 1..8, two runs):
-  // the deep entry took 1.000-1.022x its time on 8192 x 14336, 1.015-1.031x on DeepSeek-V3
-  // o (K = 16384), 0.998-1.015x on DeepSeek-V3 down and 1.044-1.048x on 6656 x 16384
-  // (with PDL 0.997-1.006x, 1.013-1.026x, 1.004-1.011x and 1.062-1.076x), and kept its
-  // lead on K up to 12288 (8192 x 8192, 5632 x 12288, 6144 x 12288, 7168 x 10240). The
-  // same probes without PDL on the other forms: 4 warps took 0.943-0.961x stream-K's time
-  // on 8-12 blocks per warp (16384 x 4096, 13824 x 5120, 12288 x 6144; 73-97 % of the
-  // slots) and 0.991-1.034x on 16 (10240 x 8192, 9216 x 8192, 14336 x 8192), 16 warps
-  // 0.938-0.991x on 10-14 blocks (3584 x 20480, 4096 x 16384 to x 28672; 85-97 %), with
-  // PDL 0.937-0.979x. With PDL 4 warps took 1.013-1.117x (13824 x 5120, 12288 x 6144).
+  // without PDL also of 4 with at most 12 (K up to 6144). Item 88 (the deep entry on 8
+  // warps against stream-K on two CTAs per SM and 3 stages, m = 1, 4 and 8, 16 layers of
+  // 64-224 MiB with N of 5632-8448, whose 352-528 CTAs all fit the 528 slots): without PDL
+  // 0.87-1.00x its time where it filled two thirds with K up to 18432 (39 cases),
+  // 1.00-1.04x elsewhere (K of 20480 and more); with PDL 0.91-1.00x where it filled 80 %
+  // with K up to 16384 (24), 1.00-1.08x elsewhere. Since stream-K's ring position became
+  // counters (item 109) its one-CTA-per-SM form leads on the deeper of those (item 110, m
+  // = 1..8, two runs): the deep entry took 1.000-1.022x its time on 8192 x 14336,
+  // 1.015-1.031x on DeepSeek-V3 o (K = 16384), 0.998-1.015x on DeepSeek-V3 down and
+  // 1.044-1.048x on 6656 x 16384 (with PDL 0.997-1.006x, 1.013-1.026x, 1.004-1.011x and
+  // 1.062-1.076x), and kept its lead on K up to 12288 (8192 x 8192, 5632 x 12288, 6144 x
+  // 12288, 7168 x 10240). The same probes without PDL on the other forms: 4 warps took
+  // 0.943-0.961x stream-K's time on 8-12 blocks per warp (16384 x 4096, 13824 x 5120,
+  // 12288 x 6144; 73-97 % of the slots) and 0.991-1.034x on 16 (10240 x 8192, 9216 x 8192,
+  // 14336 x 8192), 16 warps 0.938-0.991x on 10-14 blocks (3584 x 20480, 4096 x 16384 to x
+  // 28672; 85-97 %), with PDL 0.937-0.979x. With PDL 4 warps took 1.013-1.117x (13824 x
+  // 5120, 12288 x 6144).
   if (bytes >= 64 * kMiB) {
     const bool fills = pdl ? 5 * ctas >= 4 * slots : 3 * ctas >= 2 * slots;
     const bool measured = form.warps == 8 || form.warps == 16 || (!pdl && form.warps == 4);

@@ -76,8 +76,9 @@ void w8a16_gemm_m16_splitk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr
 // (w8a16_gemm_m16_streamk.hpp, on `ctas` CTAs with
 // `stages` ring stages and the caller's workspace) on layers of 64 MiB and more, on two
 // CTAs per SM or up to 8 tokens on one where the layer has at most 64 units (128 rows x
-// 128 K) per SM and fewer 128-row tiles than two per SM; on one from 32 MiB at 2 tokens and more (at 1 where the seed's tiles leave
-// SMs idle) and from 20 MiB at 5 tokens and more; else the streaming entry on wide
+// 128 K) per SM and fewer 128-row tiles than two per SM; on one from 32 MiB at 2 tokens
+// and more (at 1 where the seed's tiles leave SMs idle) and from 20 MiB at 5 tokens and
+// more; else the streaming entry on wide
 // layers where a split of its 128-row tiles fills the SMs 1.5 to 2 times over; else
 // above 8 tokens the seed's
 // w8a16_gemm_m16_n64 where its 64-wide tiles fill the device; else the seed's
@@ -108,18 +109,18 @@ struct M16Plan {
 // above on layers of up to 64 MiB; else up to 8 tokens, on layers of 16-64 MiB whose deep
 // CTAs fit at once only on 2 warps, CTAs of 8 or 4 warps with 2 or 3 blocks each, and on
 // those of up to 36 MiB with K = 1536 stream-K on two CTAs per SM instead; else the deep
-// skinny entry as above where its CTAs all fit on the device at once and fill at least two thirds of
-// its CTA slots or are spread over the SMs (below), and up to 8 tokens its form in chunks
-// as above; else the skinny entry on layers under 16 MiB and on 16 MiB ones with K of at
-// least 4096, its chunks as one cluster (chunk_cluster) where they number 7 or 8 and all
-// its CTAs fit on the device at once. A skinny or deep grid whose even share,
+// skinny entry as above where its CTAs all fit on the device at once and fill at least two
+// thirds of its CTA slots or are spread over the SMs (below), and up to 8 tokens its form
+// in chunks as above; else the skinny entry on layers under 16 MiB and on 16 MiB ones with
+// K of at least 4096, its chunks as one cluster (chunk_cluster) where they number 7 or 8
+// and all its CTAs fit on the device at once. A skinny or deep grid whose even share,
 // ceil(CTAs / SMs), is 2 to 5 CTAs per SM and below what their registers allow runs
-// spread, that share at most on an SM (max_ctas_per_sm), and never as a cluster. From
-// 16 MiB at 4 to 8
-// tokens stream-K on one CTA per SM replaces the tiled entries; otherwise the seed's
-// contiguous entries, which take no launch options, give way to w8a16_gemm_m16_splitk
-// with a split of 1 (the same kernel code, strided); stream-K keeps its grid, but from 64
-// MiB takes one CTA per SM only up to 56 units per SM and one 128-row tile per two SMs.
+// spread, that share at most on an SM (max_ctas_per_sm), and never as a cluster. From 16
+// MiB at 4 to 8 tokens stream-K on one CTA per SM replaces the tiled entries; otherwise
+// the seed's contiguous entries, which take no launch options, give way to
+// w8a16_gemm_m16_splitk with a split of 1 (the same kernel code, strided); stream-K keeps
+// its grid, but from 64 MiB takes one CTA per SM only up to 56 units per SM and one
+// 128-row tile per two SMs.
 M16Plan plan_m16_gemm(std::uint32_t m, std::uint32_t n, std::uint32_t k,
                       std::uint32_t sm_count, M16LaunchOptions launch = {});
 

@@ -60,8 +60,9 @@ TEST_CASE("plan_m16_gemm: stream-K, streaming, 64-wide or split tiles where each
   // Where the deep skinny entry declines (K under 1536 but for 1024, item 112; with PDL,
   // CTAs that do not fill two thirds of the slots, are not spread over the SMs or do not
   // fit at once): one CTA per SM from 32 MiB at 2 tokens and more (29184 x 1152) and from
-  // 20 MiB at 5 (22528 x 1152); else the tiled entries below. Qwen3-32B qkv with PDL up to 8 tokens: its 640
-  // deep CTAs of 4 warps fill 61 % of the slots, spread over the SMs five to one.
+  // 20 MiB at 5 (22528 x 1152); else the tiled entries below. Qwen3-32B qkv with PDL up
+  // to 8 tokens: its 640 deep CTAs of 4 warps fill 61 % of the slots, spread over the SMs
+  // five to one.
   const M16LaunchOptions pdl{true};
   for (const std::uint32_t m : {1u, 5u, 8u}) {
     const M16Plan p = plan_m16_gemm(m, 10240, 5120, 132, pdl);
