@@ -138,17 +138,16 @@ TEST_CASE("plan_m16_gemm with PDL: wide, shallow layers on deep CTAs of 2 or 3 b
         CHECK(k1536.entry == "w8a16_gemm_m16_streamk");
         CHECK(k1536.ctas == 264u);
         CHECK(k1536.stages == 3u);
+        // 64 MiB and more at K = 2048 (above 24576 rows) is another case.
+        const M16Plan k2048 = plan_m16_gemm(m, n, 2048, 132, pdl);
+        CHECK(k2048.entry == "w8a16_gemm_m16_skinny_deep");
+        CHECK(k2048.warps == 8u);
+        CHECK(k2048.warp_blocks == 2u);
       } else {
         CHECK(k1536.entry == "w8a16_gemm_m16_skinny_deep");
         CHECK(k1536.warps == 4u);
         CHECK(k1536.warp_blocks == 3u);
         CHECK(k1536.max_ctas_per_sm == 0u);
-      }
-      if (n <= 24576) {  // 64 MiB and more at K = 2048 is another case
-        const M16Plan k2048 = plan_m16_gemm(m, n, 2048, 132, pdl);
-        CHECK(k2048.entry == "w8a16_gemm_m16_skinny_deep");
-        CHECK(k2048.warps == 8u);
-        CHECK(k2048.warp_blocks == 2u);
       }
       const M16Plan plain = plan_m16_gemm(m, n, 1536, 132);
       CHECK((plain.entry != "w8a16_gemm_m16_skinny_deep" || plain.warps == 2u));
