@@ -97,6 +97,16 @@ __device__ __forceinline__ void barrier_arrive(u32 bar) {
   asm volatile("mbarrier.arrive.shared.b64 _, [%0];" :: "r"(bar) : "memory");
 }
 
+// The next ring slot, and the barrier phase it is waited on in: slot i % stages, phase
+// (i / stages) % 2 of unit i, kept as counters because the loops' divisions by a runtime
+// `stages` cost about 20 instructions a unit (docs/performance.md, item 109).
+__device__ __forceinline__ void next_slot(u32& slot, u32& phase, u32 stages) {
+  if (++slot == stages) {
+    slot = 0;
+    phase ^= 1;
+  }
+}
+
 // Synchronises the first `threads` threads of the CTA on hardware barrier `id` (1..15;
 // 0 is __syncthreads), leaving the others running.
 __device__ __forceinline__ void named_barrier_sync(u32 id, u32 threads) {

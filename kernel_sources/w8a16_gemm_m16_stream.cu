@@ -220,10 +220,7 @@ __device__ __forceinline__ void gemm(const Operands& op, const Layout& L, unsign
     __syncthreads();  // every warp is done with this slot: refill it
     issue_weights(st, i + L.stages);
     issue_activations(st, i + L.stages);
-    if (++slot == L.stages) {
-      slot = 0;
-      parity ^= 1;
-    }
+    next_slot(slot, parity, L.stages);
   }
 
   poison_nan_columns<kTokenGroups>(acc, nan_bits);

@@ -195,10 +195,7 @@ __device__ void produce(const Operands& op, const Work& wk, const Ring& r, const
 #if !defined(METRALE_DIAG_X_ONCE) || !STREAM_TMA
     issue_activations_at(op, r, slot, kb, x_map);
 #endif
-    if (++slot == r.stages) {
-      slot = 0;
-      phase ^= 1;
-    }
+    next_slot(slot, phase, r.stages);
     if (++kb == wk.k_blocks) {
       kb = 0;
       n0 += kRows;
@@ -476,10 +473,7 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
       kb = 0;
       ++tile;
     }
-    if (++slot == r.stages) {
-      slot = 0;
-      phase ^= 1;
-    }
+    next_slot(slot, phase, r.stages);
   }
   if (owns_split_tile) {
 #if !defined(METRALE_DIAG_REDUCE_NO_READ)
