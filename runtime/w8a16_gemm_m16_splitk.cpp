@@ -172,16 +172,26 @@ bool spreadable(std::uint64_t ctas, std::uint32_t sms, std::uint32_t by_register
   return share >= 2 && share <= 5 && share < by_registers;
 }
 
-// The depths of K the deep entry was measured on: 1536 and more, and up to 8 tokens 1024
-// on layers of 16-32 MiB. Item 112 (one probe run, m = 1, 4 and 8, with and without PDL,
-// 16384-32768 rows of K = 1024, where the plan took the skinny, streaming, split-K or
-// stream-K entry): the form w8a16_gemm_m16_skinny_deep_form gives took 0.80-0.99x the
-// plan's choice without PDL (28672 x 1024 10.05 us against 12.39 for the streaming entry
-// at m = 1) and was the fastest entry in each case; with PDL, on 4 warps
-// (shallow_layer_warps), 0.66-0.97x, but on 20480 rows 0.92-1.01x, where the skinny entry
-// led it by 2-5 %.
-bool deep_depth_measured(std::uint32_t m, std::uint32_t k, std::uint64_t bytes) {
-  return k >= 1536 || (k == 1024 && m <= 8 && bytes <= (std::uint64_t{32} << 20));
+// The depths of K the deep entry was measured on: 1536 and more, and 1024 on layers of
+// up to 32 MiB, or of up to 48 MiB up to 8 tokens (with PDL up to 4). Item 112 (one probe
+// run, m = 1, 4 and 8, with and without PDL, 16384-32768 rows of K = 1024, where the plan
+// took the skinny, streaming, split-K or stream-K entry): the form
+// w8a16_gemm_m16_skinny_deep_form gives took 0.80-0.99x the plan's choice without PDL
+// (28672 x 1024 10.05 us against 12.39 for the streaming entry at m = 1) and was the
+// fastest entry in each case; with PDL, on 4 warps (shallow_layer_warps), 0.66-0.97x, but
+// on 20480 rows 0.92-1.01x, where the skinny entry led it by 2-5 %. Item 113 (one probe
+// run): at 9, 12 and 16 tokens the rules below take its form where its CTAs fit at once,
+// 16384 rows on 2 warps without PDL (0.89-0.92x the skinny entry's time, the fastest
+// entry) and 24576 rows on the three-per-SM form's 2 warps (0.87-0.94x stream-K on one CTA
+// per SM without PDL, 0.93-0.97x with it, the fastest); on 40960 and 49152 rows (2560 and
+// 3072 CTAs, more than fit at once) the form's 4 warps of 2 blocks each took 0.84-0.96x
+// the plan's choice up to 8 tokens without PDL (the seed's entry at m = 1, stream-K on one
+// CTA per SM above) and within 1.2 % of the fastest entry, and with PDL 0.87-0.97x at 1
+// and 4 tokens (the fastest), but 1.02x at 8 on 40960 rows.
+bool deep_depth_measured(std::uint32_t m, std::uint32_t k, std::uint64_t bytes, bool pdl) {
+  constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
+  return k >= 1536 ||
+         (k == 1024 && (bytes <= 32 * kMiB || (bytes <= 48 * kMiB && m <= (pdl ? 4u : 8u))));
 }
 
 // With PDL up to 8 tokens on layers of 16-64 MiB (deep_depth_measured), where only the
@@ -197,7 +207,7 @@ std::optional<std::uint32_t> shallow_layer_warps(std::uint32_t m, std::uint32_t 
                                                  std::uint32_t k, std::uint32_t sms, bool pdl) {
   const std::uint64_t bytes = std::uint64_t{n} * k;
   constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
-  if (!pdl || m > 8 || !deep_depth_measured(m, k, bytes) || bytes < 16 * kMiB ||
+  if (!pdl || m > 8 || !deep_depth_measured(m, k, bytes, pdl) || bytes < 16 * kMiB ||
       bytes >= 64 * kMiB) {
     return std::nullopt;
   }
@@ -247,7 +257,7 @@ std::optional<SkinnyDeepForm> deep_form_if_suited(std::uint32_t m, std::uint32_t
                                                   std::uint32_t k, std::uint32_t sms, bool pdl) {
   const std::uint64_t bytes = std::uint64_t{n} * k;
   constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
-  if (!deep_depth_measured(m, k, bytes)) return std::nullopt;
+  if (!deep_depth_measured(m, k, bytes, pdl)) return std::nullopt;
   const SkinnyDeepForm form = w8a16_gemm_m16_skinny_deep_form(m, n, sms);
   const std::uint64_t slots = std::uint64_t{sms} * form.ctas_per_sm;
   const std::uint64_t ctas = div_ceil(n, 16);
@@ -307,6 +317,11 @@ std::optional<SkinnyDeepForm> deep_form_if_suited(std::uint32_t m, std::uint32_t
   if (const std::optional<std::uint32_t> warps = shallow_layer_warps(m, n, k, sms, pdl)) {
     return SkinnyDeepForm{form.kernel, *warps, w8a16_gemm_m16_skinny_deep_ctas_per_sm(m, *warps)};
   }
+  // K = 1024 (deep_depth_measured, item 113): from 32 MiB no form fits every CTA at once,
+  // and the form's fallback, 4 warps of 2 blocks each, runs in waves; above 8 tokens only
+  // a form whose CTAs all fit (on 32768 rows the fallback took 1.08-1.11x stream-K's time).
+  if (k == 1024 && bytes > 32 * kMiB) return form;
+  if (k == 1024 && m > 8 && ctas > slots) return std::nullopt;
   // With PDL, above 8 tokens CTAs of 2 warps need 90 % of the slots (item 70: DeepSeek-V3
   // q_b at 16 tokens, 1536 CTAs in 1584 slots, 13.86 us against 14.97 for stream-K on one
   // CTA per SM; 16384 x 2048 at 16 tokens, 1024 CTAs in 1320, 14.49 against 13.44). Up to 8
@@ -417,8 +432,11 @@ M16Plan plan_entry(std::uint32_t m, std::uint32_t n, std::uint32_t k, std::uint3
   // With PDL, stream-K on one CTA per SM overtakes the tiled entries from 16 MiB at 4 to
   // 8 tokens (the same sweep: Llama-3-8B o m = 6 8.54 us against 9.44 for split-K / 2
   // with PDL, Llama-3-8B qkv m = 4 9.85 against 10.52); above 8 tokens its 16-token build
-  // falls behind again (o m = 9: 10.94 against 10.25).
-  if (tiled && std::uint64_t{n} * k >= (std::uint64_t{16} << 20) && m >= 4 && m <= 8) {
+  // falls behind again (o m = 9: 10.94 against 10.25); but not at K = 1024, where the
+  // tiled entries' CTAs get 8 K blocks each (item 113: 16384 x 1024 at 9, 12 and 16 tokens,
+  // 7.43-7.51 us against 10.97-11.67 for split-K on one CTA per tile, the fastest entry).
+  if (tiled && std::uint64_t{n} * k >= (std::uint64_t{16} << 20) && m >= 4 &&
+      (m <= 8 || k == 1024)) {
     return {"w8a16_gemm_m16_streamk", 1, sms};
   }
   if (plan.entry == "w8a16_gemm_m16" || plan.entry == "w8a16_gemm_m16_n64") {

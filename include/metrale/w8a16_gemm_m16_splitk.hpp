@@ -55,12 +55,11 @@ void w8a16_gemm_m16_splitk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr
 // that ask for the automatic choice, e.g. attention projections; the dense FFN keeps
 // METRALE_FFN_M16_TC_NTILE): above 8 tokens the deep skinny entry's 32-row form on one
 // chunk of K where w8a16_gemm_m16_skinny_deep32_form suits the shape; else the deep skinny
-// entry on one chunk of K
-// (w8a16_gemm_m16_skinny_deep or _deep3, as w8a16_gemm_m16_skinny_deep_form says) on layers
-// of 16-64 MiB
-// with K of at least 1536 (or up to 8 tokens 1024 on layers of up to 32 MiB) where its
-// CTAs fill at least half of the device's CTA slots,
-// and above 8 tokens on smaller layers with K of at least 4096 where its CTAs all fit at
+// entry on one chunk of K (w8a16_gemm_m16_skinny_deep or _deep3, as
+// w8a16_gemm_m16_skinny_deep_form says) on layers of 16-64 MiB with K of at least 1536, or
+// of 1024 on layers of up to 32 MiB (above 8 tokens only where its CTAs all fit at once),
+// where its CTAs fill at least half of the device's CTA slots; at K = 1024 on 32-48 MiB
+// up to 8 tokens (with PDL up to 4) on 4 warps of 2 blocks each, in waves; and above 8 tokens on smaller layers with K of at least 4096 where its CTAs all fit at
 // once and fill 80 % of the slots (70 % from 13 tokens, 12 with PDL, two thirds from 14
 // tokens, 13 with PDL; without PDL with K of at least 5120), and up to 8 tokens on layers
 // of 64 MiB and more where its CTAs all fit at once and fill two thirds of the slots
@@ -116,7 +115,8 @@ struct M16Plan {
 // and all its CTAs fit on the device at once. A skinny or deep grid whose even share,
 // ceil(CTAs / SMs), is 2 to 5 CTAs per SM and below what their registers allow runs
 // spread, that share at most on an SM (max_ctas_per_sm), and never as a cluster. From 16
-// MiB at 4 to 8 tokens stream-K on one CTA per SM replaces the tiled entries; otherwise
+// MiB at 4 to 8 tokens (with K = 1024 from 4 tokens up) stream-K on one CTA per SM
+// replaces the tiled entries; otherwise
 // the seed's contiguous entries, which take no launch options, give way to
 // w8a16_gemm_m16_splitk with a split of 1 (the same kernel code, strided); stream-K keeps
 // its grid, but from 64 MiB takes one CTA per SM only up to 56 units per SM and one

@@ -97,15 +97,16 @@ TEST_CASE("plan_m16_gemm: stream-K, streaming, 64-wide or split tiles where each
   CHECK(plan_m16_gemm(2, 29184, 1152, 132).entry == "w8a16_gemm_m16_streamk");
   // Above 8 tokens with PDL Llama-3-8B qkv takes the deep kernel's three-per-SM form.
   CHECK(plan_m16_gemm(9, 6144, 4096, 132, pdl).entry == "w8a16_gemm_m16_skinny_deep3");
-  // 48 MiB at m = 1 with K = 1024 (1536 seed tiles): the seed's entry.
-  CHECK(plan(49152, 1024).entry == "w8a16_gemm_m16");
-  CHECK(plan(49152, 1024).ctas == 0);
+  // 52 MiB at m = 1 with K = 1024 (1664 seed tiles), past the deep entry's 48: the seed's
+  // entry.
+  CHECK(plan(53248, 1024).entry == "w8a16_gemm_m16");
+  CHECK(plan(53248, 1024).ctas == 0);
   // Under one full chunk of K the skinny entry is not picked: 18 tiles with too few K
   // blocks to share, no split.
   CHECK(plan(576, 256).entry == "w8a16_gemm_m16");
   CHECK(plan(576, 256).split == 1);
   // Above 8 tokens from 16 to 20 MiB, the 64-wide tile where its tiles cover the SMs.
-  CHECK(plan_m16_gemm(9, 17408, 1024, 132).entry == "w8a16_gemm_m16_n64");
+  CHECK(plan_m16_gemm(9, 17408, 1152, 132).entry == "w8a16_gemm_m16_n64");
   // The streaming entry where a split gives 1.5 to 2 of its 128-row CTAs per SM with 8 K
   // blocks each: 208 tiles unsplit at K = 1152, with or without PDL; 96 tiles split 2 are
   // too few. At K = 2048 the deep entry takes 198 tiles' rows instead (1584 CTAs of 2
@@ -162,10 +163,10 @@ TEST_CASE("plan_m16_gemm with PDL: wide, shallow layers on deep CTAs of 2 or 3 b
   CHECK(plan_m16_gemm(9, 24576, 1536, 132, pdl).warps == 2u);
 }
 
-TEST_CASE("plan_m16_gemm: the deep entry at K = 1024 on 16-32 MiB up to 8 tokens") {
-  // Item 112: the deep entry's form without PDL (4 warps where 1024 row groups fit at once
-  // on 4, else 2), with PDL 4 warps of 2 blocks each; not above 8 tokens nor above 32 MiB
-  // (not measured), nor at K between 1024 and 1536.
+TEST_CASE("plan_m16_gemm: the deep entry at K = 1024") {
+  // Item 112: on 16-32 MiB up to 8 tokens, the deep entry's form without PDL (4 warps
+  // where 1024 row groups fit at once on 4, else 2), with PDL 4 warps of 2 blocks each.
+  // Not at K between 1024 and 1536.
   const M16LaunchOptions pdl{true};
   for (const std::uint32_t m : {1u, 4u, 8u}) {
     CAPTURE(m);
@@ -180,11 +181,55 @@ TEST_CASE("plan_m16_gemm: the deep entry at K = 1024 on 16-32 MiB up to 8 tokens
       CHECK(with_pdl.warps == 4u);
       CHECK(with_pdl.warp_blocks == 2u);
     }
-    CHECK(plan_m16_gemm(m, 33792, 1024, 132).entry != "w8a16_gemm_m16_skinny_deep");
     CHECK(plan_m16_gemm(m, 20480, 1152, 132).entry != "w8a16_gemm_m16_skinny_deep");
   }
-  CHECK(plan_m16_gemm(9, 28672, 1024, 132).entry != "w8a16_gemm_m16_skinny_deep");
-  CHECK(plan_m16_gemm(9, 28672, 1024, 132, pdl).entry != "w8a16_gemm_m16_skinny_deep");
+  // Item 113: on 32-48 MiB (2560-3072 row groups on 40960-49152 rows, more than fit at
+  // once) the form's fallback, 4 warps of 2 blocks each, up to 8 tokens without PDL and up
+  // to 4 with it; not above (stream-K on one CTA per SM), nor past 48 MiB.
+  for (std::uint32_t m = 1; m <= 16; ++m) {
+    CAPTURE(m);
+    for (const std::uint32_t n : {36864u, 40960u, 49152u}) {
+      CAPTURE(n);
+      for (const M16LaunchOptions launch : {M16LaunchOptions{}, pdl}) {
+        const M16Plan p = plan_m16_gemm(m, n, 1024, 132, launch);
+        if (m <= (launch.programmatic_dependent ? 4u : 8u)) {
+          CHECK(p.entry == "w8a16_gemm_m16_skinny_deep");
+          CHECK(p.warps == 4u);
+          CHECK(p.warp_blocks == 2u);
+        } else {
+          CHECK(p.entry == "w8a16_gemm_m16_streamk");
+          CHECK(p.ctas == 132u);
+        }
+      }
+    }
+    CHECK(plan_m16_gemm(m, 53248, 1024, 132).entry != "w8a16_gemm_m16_skinny_deep");
+  }
+  // Item 113, above 8 tokens: where the form's CTAs all fit, 16384 rows on 2 warps of 4
+  // blocks without PDL (1024 CTAs in 1320 slots) and 24576 on the three-per-SM form's 2
+  // warps with and without PDL (1536 in 1584); with PDL 16384 rows run on stream-K on one
+  // CTA per SM (the 2-warp CTAs fill under 90 % of the slots). 28672 and 32768 rows (1792
+  // and 2048 CTAs) do not fit: stream-K on one CTA per SM.
+  for (const std::uint32_t m : {9u, 12u, 16u}) {
+    CAPTURE(m);
+    const M16Plan narrow = plan_m16_gemm(m, 16384, 1024, 132);
+    CHECK(narrow.entry == "w8a16_gemm_m16_skinny_deep");
+    CHECK(narrow.warps == 2u);
+    CHECK(narrow.warp_blocks == 4u);
+    const M16Plan narrow_pdl = plan_m16_gemm(m, 16384, 1024, 132, pdl);
+    CHECK(narrow_pdl.entry == "w8a16_gemm_m16_streamk");
+    CHECK(narrow_pdl.ctas == 132u);
+    for (const M16LaunchOptions launch : {M16LaunchOptions{}, pdl}) {
+      const M16Plan wide = plan_m16_gemm(m, 24576, 1024, 132, launch);
+      CHECK(wide.entry == "w8a16_gemm_m16_skinny_deep3");
+      CHECK(wide.warps == 2u);
+      CHECK(wide.warp_blocks == 4u);
+      for (const std::uint32_t n : {28672u, 32768u}) {
+        const M16Plan p = plan_m16_gemm(m, n, 1024, 132, launch);
+        CHECK(p.entry == "w8a16_gemm_m16_streamk");
+        CHECK(p.ctas == 132u);
+      }
+    }
+  }
 }
 
 TEST_CASE("plan_m16_gemm: the skinny entry on small layers") {
@@ -250,9 +295,9 @@ TEST_CASE("plan_m16_gemm: the skinny entry on small layers") {
         }
       }
     }
-    // 16 MiB with K under the deep entry's depths (K = 1024 above 8 tokens; item 112):
-    // without PDL only; up to 24 MiB up to 8 tokens (K = 1152).
-    if (m > 8) CHECK(skinny(m, 16384, 1024));
+    // Not at K = 1024 from 16 MiB, the deep entry's (items 112 and 113), nor with K under
+    // the deep entry's depths on more than 24 MiB or above 8 tokens (K = 1152).
+    CHECK_FALSE(skinny(m, 16384, 1024));
     CHECK_FALSE(skinny(m, 16384, 1024, true));
     CHECK(skinny(m, 21760, 1152) == (m <= 8));
     CHECK_FALSE(skinny(m, 21760, 1152, true));
