@@ -173,25 +173,26 @@ bool spreadable(std::uint64_t ctas, std::uint32_t sms, std::uint32_t by_register
 }
 
 // The depths of K the deep entry was measured on: 1536 and more, and 1024 on layers of
-// up to 32 MiB, or of up to 48 MiB up to 8 tokens (with PDL up to 4). Item 112 (one probe
+// up to 32 MiB, or of up to 48 MiB up to 8 tokens (with PDL up to 6). Item 112 (one probe
 // run, m = 1, 4 and 8, with and without PDL, 16384-32768 rows of K = 1024, where the plan
 // took the skinny, streaming, split-K or stream-K entry): the form
 // w8a16_gemm_m16_skinny_deep_form gives took 0.80-0.99x the plan's choice without PDL
 // (28672 x 1024 10.05 us against 12.39 for the streaming entry at m = 1) and was the
 // fastest entry in each case; with PDL, on 4 warps (shallow_layer_warps), 0.66-0.97x, but
-// on 20480 rows 0.92-1.01x, where the skinny entry led it by 2-5 %. Item 113 (one probe
-// run): at 9, 12 and 16 tokens the rules below take its form where its CTAs fit at once,
-// 16384 rows on 2 warps without PDL (0.89-0.92x the skinny entry's time, the fastest
-// entry) and 24576 rows on the three-per-SM form's 2 warps (0.87-0.94x stream-K on one CTA
-// per SM without PDL, 0.93-0.97x with it, the fastest); on 40960 and 49152 rows (2560 and
-// 3072 CTAs, more than fit at once) the form's 4 warps of 2 blocks each took 0.84-0.96x
-// the plan's choice up to 8 tokens without PDL (the seed's entry at m = 1, stream-K on one
-// CTA per SM above) and within 1.2 % of the fastest entry, and with PDL 0.87-0.97x at 1
-// and 4 tokens (the fastest), but 1.02x at 8 on 40960 rows.
+// on 20480 rows 0.92-1.01x, where the skinny entry led it by 2-5 %. Item 113 (a fitting
+// probe run, m = 1, 4, 8, 9, 12, 16, and a second run on other rows and token counts):
+// above 8 tokens the rules below take its form where its CTAs all fit at once, 2 warps of
+// 4 blocks on 16384-20480 rows without PDL (20480 with PDL too; 0.58-0.95x the old choice,
+// the fastest entry in every case) and the three-per-SM form's 2 warps on 24576 rows
+// (0.87-0.97x, the fastest); on 36864-49152 rows (2304-3072 CTAs, more than fit at once)
+// the form's fallback, 4 warps of 2 blocks each, took 0.86-0.98x the old choice (the
+// seed's entry at one token, stream-K on one CTA per SM from 2) without PDL, within 2.4 %
+// of the fastest entry, and with PDL 0.87-0.99x up to 6 tokens; at 8 tokens with PDL it
+// took 1.02-1.03x stream-K on one CTA per SM on 36864-40960 rows.
 bool deep_depth_measured(std::uint32_t m, std::uint32_t k, std::uint64_t bytes, bool pdl) {
   constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
   return k >= 1536 ||
-         (k == 1024 && (bytes <= 32 * kMiB || (bytes <= 48 * kMiB && m <= (pdl ? 4u : 8u))));
+         (k == 1024 && (bytes <= 32 * kMiB || (bytes <= 48 * kMiB && m <= (pdl ? 6u : 8u))));
 }
 
 // With PDL up to 8 tokens on layers of 16-64 MiB (deep_depth_measured), where only the

@@ -59,9 +59,10 @@ void w8a16_gemm_m16_splitk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr
 // w8a16_gemm_m16_skinny_deep_form says) on layers of 16-64 MiB with K of at least 1536, or
 // of 1024 on layers of up to 32 MiB (above 8 tokens only where its CTAs all fit at once),
 // where its CTAs fill at least half of the device's CTA slots; at K = 1024 on 32-48 MiB
-// up to 8 tokens (with PDL up to 4) on 4 warps of 2 blocks each, in waves; and above 8 tokens on smaller layers with K of at least 4096 where its CTAs all fit at
-// once and fill 80 % of the slots (70 % from 13 tokens, 12 with PDL, two thirds from 14
-// tokens, 13 with PDL; without PDL with K of at least 5120), and up to 8 tokens on layers
+// up to 8 tokens (with PDL up to 6) on 4 warps of 2 blocks each, in waves; and above 8
+// tokens on smaller layers with K of at least 4096 where its CTAs all fit at once and fill
+// 80 % of the slots (70 % from 13 tokens, 12 with PDL, two thirds from 14 tokens, 13 with
+// PDL; without PDL with K of at least 5120), and up to 8 tokens on layers
 // of 64 MiB and more where its CTAs all fit at once and fill two thirds of the slots
 // (with PDL 80 %), on 8 warps with at most 12 blocks of K each, on 16 with at most 14, or
 // without PDL on 4 with at most 12;

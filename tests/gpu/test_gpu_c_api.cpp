@@ -171,10 +171,10 @@ TEST_CASE("gpu: the C ABI's planned entries equal the C++ launchers, bit for bit
         "C ABI split-K");
   }
 
-  // 8 tokens on a 32 MiB layer with K = 1024 (under the deep entry's 1536): stream-K on
-  // one CTA per SM, its workspace left zero.
+  // 8 tokens on a 32 MiB layer with K = 1152 (not a depth the deep entry takes): stream-K
+  // on one CTA per SM, its workspace left zero.
   {
-    constexpr std::uint32_t m = 8, n = 32768, k = 1024;
+    constexpr std::uint32_t m = 8, n = 29184, k = 1152;
     const Plan pl = plan(c, m, n, k);
     CHECK(pl.entry == "metrale_w8a16_gemm_m16_streamk");
     CHECK(pl.ctas == gpu().sm_count());
