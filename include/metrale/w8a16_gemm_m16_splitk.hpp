@@ -59,13 +59,14 @@ void w8a16_gemm_m16_splitk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr
 // w8a16_gemm_m16_skinny_deep_form says) on layers of 16-64 MiB with K of at least 1536, or
 // of 1024 on layers of up to 32 MiB (above 8 tokens only where its CTAs all fit at once),
 // where its CTAs fill at least half of the device's CTA slots; at K = 1024 on 32-48 MiB
-// up to 8 tokens (with PDL up to 6) on 4 warps of 2 blocks each, in waves; and above 8
-// tokens on smaller layers with K of at least 4096 where its CTAs all fit at once and fill
-// 80 % of the slots (70 % from 13 tokens, 12 with PDL, two thirds from 14 tokens, 13 with
-// PDL; without PDL with K of at least 5120), and up to 8 tokens on layers
-// of 64 MiB and more where its CTAs all fit at once and fill two thirds of the slots
-// (with PDL 80 %), on 8 warps with at most 12 blocks of K each, on 16 with at most 14, or
-// without PDL on 4 with at most 12;
+// up to 8 tokens (with PDL up to 6) on 4 warps of 2 blocks each, in waves; on layers of
+// 8-16 MiB with K of 1536-3584 (or of 1024 above 8 tokens) as on those of 16-64 MiB; and
+// above 8 tokens on smaller layers with K of at least 4096 where its CTAs all fit at once
+// and fill 80 % of the slots (70 % from 13 tokens, 12 with PDL, two thirds from 14 tokens,
+// 13 with PDL; without PDL with K of at least 5120), and up to 8 tokens on layers of 64
+// MiB and more where its CTAs all fit at once and fill two thirds of the slots (with PDL
+// 80 %), on 8 warps with at most 12 blocks of K each, on 16 with at most 14, or without
+// PDL on 4 with at most 12;
 // else, for callers that launch with PDL, up to 8 tokens on layers under 16 MiB with K of
 // at least 4096, the deep skinny entry in chunks of K (8 warps of 2 blocks, the caller's
 // workspace) where its CTAs all fit at once and fill two thirds of the slots;

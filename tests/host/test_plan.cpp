@@ -232,6 +232,36 @@ TEST_CASE("plan_m16_gemm: the deep entry at K = 1024") {
   }
 }
 
+TEST_CASE("plan_m16_gemm: the deep entry on 8-16 MiB with K under 4096") {
+  // Item 117: from 8 MiB under 16 with K of 1536-3584, and at K = 1024 above 8 tokens, the
+  // rules of 16-64 MiB: 7168 x 2048 (448 CTAs) on 8 warps up to 8 tokens and on 4 above,
+  // spread with PDL; 4608 x 3584 (288) on 8 warps, spread with PDL, and above 8 tokens on
+  // the three-per-SM form's 8; 8192 x 1024 on 4 warps above 8 tokens, the skinny entry up
+  // to 8. Not under 8 MiB (2048 x 2048, 4096 x 1536).
+  const M16LaunchOptions pdl{true};
+  for (std::uint32_t m = 1; m <= 16; ++m) {
+    CAPTURE(m);
+    for (const M16LaunchOptions launch : {M16LaunchOptions{}, pdl}) {
+      const bool with_pdl = launch.programmatic_dependent;
+      CAPTURE(with_pdl);
+      const M16Plan k2048 = plan_m16_gemm(m, 7168, 2048, 132, launch);
+      CHECK(k2048.entry == "w8a16_gemm_m16_skinny_deep");
+      CHECK(k2048.warps == (m <= 8 ? 8u : 4u));
+      CHECK(k2048.warp_blocks == 16u / k2048.warps);
+      CHECK(k2048.max_ctas_per_sm == (with_pdl && m > 8 ? 4u : 0u));
+      const M16Plan k3584 = plan_m16_gemm(m, 4608, 3584, 132, launch);
+      CHECK(k3584.entry == (m <= 8 ? "w8a16_gemm_m16_skinny_deep" : "w8a16_gemm_m16_skinny_deep3"));
+      CHECK(k3584.warps == 8u);
+      CHECK(k3584.max_ctas_per_sm == (with_pdl && m <= 8 ? 3u : 0u));
+      const M16Plan k1024 = plan_m16_gemm(m, 8192, 1024, 132, launch);
+      CHECK(k1024.entry == (m <= 8 ? "w8a16_gemm_m16_skinny" : "w8a16_gemm_m16_skinny_deep"));
+      for (const auto& [n, k] : {std::pair{2048u, 2048u}, {4096u, 1536u}}) {
+        CHECK(plan_m16_gemm(m, n, k, 132, launch).entry == "w8a16_gemm_m16_skinny");
+      }
+    }
+  }
+}
+
 TEST_CASE("plan_m16_gemm: the skinny entry on small layers") {
   const auto skinny = [](std::uint32_t m, std::uint32_t n, std::uint32_t k, bool pdl = false) {
     const M16Plan p = plan_m16_gemm(m, n, k, 132, M16LaunchOptions{pdl});
