@@ -295,7 +295,8 @@ std::optional<SkinnyDeepForm> deep_form_if_suited(std::uint32_t m, std::uint32_t
   // rules of 16-64 MiB further below (item 117, one probe run: 7168 x 2048 on the deep
   // kernel's 8 warps up to 8 tokens 0.83-0.86x the skinny entry's time, on 4 at 16 tokens
   // 0.77x; 4608 x 3584 1.01x at one token, 0.95x at 8 and on the three-per-SM form 0.85x
-  // at 16; 8192 x 1024 at 16 tokens 0.87x; with PDL 0.77-0.92x).
+  // at 16; 8192 x 1024 at 16 tokens 0.87x; with PDL 0.77-0.92x; on 10 other layers of
+  // 8-15 MiB, checked after, 0.66-1.00x in 88 changed choices of 100).
   const bool shallow =
       bytes >= 8 * kMiB && ((k >= 1536 && k < 4096) || (k == 1024 && m > 8));
   // Else under 16 MiB only above 8 tokens, with K of 4096 and more, where its CTAs fit at
