@@ -172,8 +172,8 @@ bool spreadable(std::uint64_t ctas, std::uint32_t sms, std::uint32_t by_register
   return share >= 2 && share <= 5 && share < by_registers;
 }
 
-// The depths of K the deep entry was measured on: 1536 and more, and 1024 on layers of
-// up to 32 MiB, or of up to 48 MiB up to 8 tokens (with PDL up to 6). Item 112 (one probe
+// The depths of K the deep entry was measured on: 1536 and more, and 512-1024 on layers
+// of up to 32 MiB, or of up to 48 MiB up to 8 tokens (with PDL up to 6). Item 112 (one probe
 // run, m = 1, 4 and 8, with and without PDL, 16384-32768 rows of K = 1024, where the plan
 // took the skinny, streaming, split-K or stream-K entry): the form
 // w8a16_gemm_m16_skinny_deep_form gives took 0.80-0.99x the plan's choice without PDL
@@ -188,11 +188,17 @@ bool spreadable(std::uint64_t ctas, std::uint32_t sms, std::uint32_t by_register
 // the form's fallback, 4 warps of 2 blocks each, took 0.86-0.98x the old choice (the
 // seed's entry at one token, stream-K on one CTA per SM from 2) without PDL, within 2.4 %
 // of the fastest entry, and with PDL 0.87-0.99x up to 6 tokens; at 8 tokens with PDL it
-// took 1.02-1.03x stream-K on one CTA per SM on 36864-40960 rows.
+// took 1.02-1.03x stream-K on one CTA per SM on 36864-40960 rows. Item 118 (two probe
+// runs, 9 layers of 8-32 MiB with K of 512, 640, 768 and 896, m = 1, 8 and 16; the rules
+// of K = 1024 fitted on both): the plan's choice took 1.02-1.03x the fastest entry
+// (geometric mean; worst 1.12x with PDL up to 8 tokens on 16384 x 512, where the skinny
+// entry on 4 warps, which the plan does not run, led, and on 65536 x 512) against
+// 1.20-1.36x (worst 1.81x) for the seed's entries and split-K before.
 bool deep_depth_measured(std::uint32_t m, std::uint32_t k, std::uint64_t bytes, bool pdl) {
   constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
   return k >= 1536 ||
-         (k == 1024 && (bytes <= 32 * kMiB || (bytes <= 48 * kMiB && m <= (pdl ? 6u : 8u))));
+         (k >= 512 && k <= 1024 &&
+          (bytes <= 32 * kMiB || (bytes <= 48 * kMiB && m <= (pdl ? 6u : 8u))));
 }
 
 // With PDL up to 8 tokens on layers of 16-64 MiB (deep_depth_measured), where only the
@@ -291,14 +297,15 @@ std::optional<SkinnyDeepForm> deep_form_if_suited(std::uint32_t m, std::uint32_t
     }
     return form;
   }
-  // From 8 MiB under 16 MiB with K of 1536 up to 3584, and at K = 1024 above 8 tokens, the
-  // rules of 16-64 MiB further below (item 117, one probe run: 7168 x 2048 on the deep
+  // From 8 MiB under 16 MiB with K of 1536 up to 3584, of 512-896, and at K = 1024 above 8
+  // tokens, the rules of 16-64 MiB further below (item 117, one probe run: 7168 x 2048 on the deep
   // kernel's 8 warps up to 8 tokens 0.83-0.86x the skinny entry's time, on 4 at 16 tokens
   // 0.77x; 4608 x 3584 1.01x at one token, 0.95x at 8 and on the three-per-SM form 0.85x
   // at 16; 8192 x 1024 at 16 tokens 0.87x; with PDL 0.77-0.92x; on 10 other layers of
   // 8-15 MiB, checked after, 0.66-1.00x in 88 changed choices of 100).
   const bool shallow =
-      bytes >= 8 * kMiB && ((k >= 1536 && k < 4096) || (k == 1024 && m > 8));
+      bytes >= 8 * kMiB &&
+      ((k >= 1536 && k < 4096) || (k == 1024 && m > 8) || (k >= 512 && k < 1024));
   // Else under 16 MiB only above 8 tokens, with K of 4096 and more, where its CTAs fit at
   // once: from 9 tokens where they fill 80 % of the slots; where they fill 70 % from 13
   // tokens (12 with PDL), and two thirds from 14 (13 with PDL), with K of 5120 and more
@@ -326,11 +333,14 @@ std::optional<SkinnyDeepForm> deep_form_if_suited(std::uint32_t m, std::uint32_t
   if (const std::optional<std::uint32_t> warps = shallow_layer_warps(m, n, k, sms, pdl)) {
     return SkinnyDeepForm{form.kernel, *warps, w8a16_gemm_m16_skinny_deep_ctas_per_sm(m, *warps)};
   }
-  // K = 1024 (deep_depth_measured, item 113): from 32 MiB no form fits every CTA at once,
-  // and the form's fallback, 4 warps of 2 blocks each, runs in waves; above 8 tokens only
-  // a form whose CTAs all fit (on 32768 rows the fallback took 1.08-1.11x stream-K's time).
-  if (k == 1024 && bytes > 32 * kMiB) return form;
-  if (k == 1024 && m > 8 && ctas > slots) return std::nullopt;
+  // K of 512-1024 (deep_depth_measured, items 113 and 118) where no form fits every CTA at
+  // once (at K = 1024 from 32 MiB): the form's fallback, 4 warps, runs in waves up to 8
+  // tokens (with PDL 6); above, only a form whose CTAs all fit (on 32768 x 1024 the
+  // fallback took 1.08-1.11x stream-K's time).
+  if (k <= 1024 && ctas > slots) {
+    if (m > 8 || (pdl && m > 6)) return std::nullopt;
+    return form;
+  }
   // With PDL, above 8 tokens CTAs of 2 warps need 90 % of the slots (item 70: DeepSeek-V3
   // q_b at 16 tokens, 1536 CTAs in 1584 slots, 13.86 us against 14.97 for stream-K on one
   // CTA per SM; 16384 x 2048 at 16 tokens, 1024 CTAs in 1320, 14.49 against 13.44). Up to 8
@@ -426,6 +436,16 @@ M16Plan plan_entry(std::uint32_t m, std::uint32_t n, std::uint32_t k, std::uint3
     return plan;
   }
   const M16Plan plan = plan_without_pdl(m, n, k, sms);
+  const bool tiled = plan.entry == "w8a16_gemm_m16" || plan.entry == "w8a16_gemm_m16_n64" ||
+                     plan.entry == "w8a16_gemm_m16_splitk";
+  // K of 512-896 from 8 MiB (item 118): where the seed's tiles, 4-7 K blocks deep, would
+  // run (above 8 tokens, the deep entry's CTAs not fitting at once), stream-K on one CTA
+  // per SM: 32768 x 512 at 16 tokens 10.22 us against 13.84 for the 64-wide tile; with
+  // PDL 16384 x 512 and x 896 at 16 tokens 4.85 and 6.93 against 8.65 and 11.54 for
+  // split-K / 1.
+  if (tiled && k >= 512 && k < 1024 && std::uint64_t{n} * k >= (std::uint64_t{8} << 20)) {
+    return {"w8a16_gemm_m16_streamk", 1, sms};
+  }
   if (!launch.programmatic_dependent) return plan;
   // Measured with every entry's PDL form in one run (bench/results/h200-df65562.json):
   // split-K on one CTA per tile with PDL beat the seed's launch by 11-12 % where the plan
@@ -436,8 +456,6 @@ M16Plan plan_entry(std::uint32_t m, std::uint32_t n, std::uint32_t k, std::uint3
   // exception, DeepSeek-V3 q_b at m = 8, 13.1 against 12.8). From 64 MiB the grid is
   // large_layer_streamk's with PDL.
   if (std::uint64_t{n} * k >= kLargeLayerBytes) return large_layer_streamk(m, n, k, sms, true);
-  const bool tiled = plan.entry == "w8a16_gemm_m16" || plan.entry == "w8a16_gemm_m16_n64" ||
-                     plan.entry == "w8a16_gemm_m16_splitk";
   // With PDL, stream-K on one CTA per SM overtakes the tiled entries from 16 MiB at 4 to
   // 8 tokens (the same sweep: Llama-3-8B o m = 6 8.54 us against 9.44 for split-K / 2
   // with PDL, Llama-3-8B qkv m = 4 9.85 against 10.52); above 8 tokens its 16-token build

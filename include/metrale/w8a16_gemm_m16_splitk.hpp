@@ -57,31 +57,29 @@ void w8a16_gemm_m16_splitk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr
 // chunk of K where w8a16_gemm_m16_skinny_deep32_form suits the shape; else the deep skinny
 // entry on one chunk of K (w8a16_gemm_m16_skinny_deep or _deep3, as
 // w8a16_gemm_m16_skinny_deep_form says) on layers of 16-64 MiB with K of at least 1536, or
-// of 1024 on layers of up to 32 MiB (above 8 tokens only where its CTAs all fit at once),
-// where its CTAs fill at least half of the device's CTA slots; at K = 1024 on 32-48 MiB
-// up to 8 tokens (with PDL up to 6) on 4 warps of 2 blocks each, in waves; on layers of
-// 8-16 MiB with K of 1536-3584 (or of 1024 above 8 tokens) as on those of 16-64 MiB; and
-// above 8 tokens on smaller layers with K of at least 4096 where its CTAs all fit at once
-// and fill 80 % of the slots (70 % from 13 tokens, 12 with PDL, two thirds from 14 tokens,
-// 13 with PDL; without PDL with K of at least 5120), and up to 8 tokens on layers of 64
-// MiB and more where its CTAs all fit at once and fill two thirds of the slots (with PDL
-// 80 %), on 8 warps with at most 12 blocks of K each, on 16 with at most 14, or without
-// PDL on 4 with at most 12;
-// else, for callers that launch with PDL, up to 8 tokens on layers under 16 MiB with K of
-// at least 4096, the deep skinny entry in chunks of K (8 warps of 2 blocks, the caller's
-// workspace) where its CTAs all fit at once and fill two thirds of the slots;
-// else the skinny entry (w8a16_gemm_m16_skinny.hpp, 8 warps per
-// CTA, the caller's workspace) on layers under 16 MiB, on 16 MiB ones, up to 8 tokens on
-// those up to 24 MiB and at one token on those of 32-64 MiB with K of at least 4096, all
-// with K of at least 1024; else stream-K
-// (w8a16_gemm_m16_streamk.hpp, on `ctas` CTAs with
-// `stages` ring stages and the caller's workspace) on layers of 64 MiB and more, on two
-// CTAs per SM or up to 8 tokens on one where the layer has at most 64 units (128 rows x
-// 128 K) per SM and fewer 128-row tiles than two per SM; on one from 32 MiB at 2 tokens
-// and more (at 1 where the seed's tiles leave SMs idle) and from 20 MiB at 5 tokens and
-// more; else the streaming entry on wide
-// layers where a split of its 128-row tiles fills the SMs 1.5 to 2 times over; else
-// above 8 tokens the seed's
+// of 512-1024 on layers of up to 32 MiB (above 8 tokens only where its CTAs all fit at
+// once), where its CTAs fill at least half of the device's CTA slots; with K of 512-1024
+// where no form fits at once, up to 48 MiB, up to 8 tokens (with PDL up to 6) on 4 warps,
+// in waves; on layers of 8-16 MiB with K of 512-896 or 1536-3584 (or of 1024 above 8
+// tokens) as on those of 16-64 MiB; and above 8 tokens on smaller layers with K of at
+// least 4096 where its CTAs all fit at once and fill 80 % of the slots (70 % from 13
+// tokens, 12 with PDL, two thirds from 14 tokens, 13 with PDL; without PDL with K of at
+// least 5120), and up to 8 tokens on layers of 64 MiB and more where its CTAs all fit at
+// once and fill two thirds of the slots (with PDL 80 %), on 8 warps with at most 12 blocks
+// of K each, on 16 with at most 14, or without PDL on 4 with at most 12; else, for callers
+// that launch with PDL, up to 8 tokens on layers under 16 MiB with K of at least 4096, the
+// deep skinny entry in chunks of K (8 warps of 2 blocks, the caller's workspace) where its
+// CTAs all fit at once and fill two thirds of the slots; else the skinny entry
+// (w8a16_gemm_m16_skinny.hpp, 8 warps per CTA, the caller's workspace) on layers under 16
+// MiB, on 16 MiB ones, up to 8 tokens on those up to 24 MiB and at one token on those of
+// 32-64 MiB with K of at least 4096, all with K of at least 1024; else stream-K
+// (w8a16_gemm_m16_streamk.hpp, on `ctas` CTAs with `stages` ring stages and the caller's
+// workspace) on layers of 64 MiB and more, on two CTAs per SM or up to 8 tokens on one
+// where the layer has at most 64 units (128 rows x 128 K) per SM and fewer 128-row tiles
+// than two per SM; on one from 32 MiB at 2 tokens and more (at 1 where the seed's tiles
+// leave SMs idle), from 20 MiB at 5 tokens and more, and from 8 MiB with K of 512-896
+// where the seed's tiles would run; else the streaming entry on wide layers where a split
+// of its 128-row tiles fills the SMs 1.5 to 2 times over; else above 8 tokens the seed's
 // w8a16_gemm_m16_n64 where its 64-wide tiles fill the device; else the seed's
 // w8a16_gemm_m16 when its tiles do; else w8a16_gemm_m16_splitk with the smallest
 // power-of-two split that does.

@@ -262,6 +262,49 @@ TEST_CASE("plan_m16_gemm: the deep entry on 8-16 MiB with K under 4096") {
   }
 }
 
+TEST_CASE("plan_m16_gemm: K of 512-896") {
+  // Item 118: the rules of K = 1024. The deep entry's form where its CTAs all fit (32768 x
+  // 512 on 2 warps, 16384 x 512 on 4, 24576 x 768 above 8 tokens on the three-per-SM
+  // form's 2), its 4-warp fallback in waves up to 8 tokens where they do not (65536 x 512;
+  // with PDL up to 6), and stream-K on one CTA per SM where the seed's tiles would run.
+  // Not under 512 (49152 x 384 keeps the seed's entry).
+  const M16LaunchOptions pdl{true};
+  for (const M16LaunchOptions launch : {M16LaunchOptions{}, pdl}) {
+    const bool with_pdl = launch.programmatic_dependent;
+    CAPTURE(with_pdl);
+    for (const std::uint32_t m : {1u, 4u, 8u}) {
+      CAPTURE(m);
+      const M16Plan wide = plan_m16_gemm(m, 32768, 512, 132, launch);
+      CHECK(wide.entry == "w8a16_gemm_m16_skinny_deep");
+      CHECK(wide.warps == 2u);
+      CHECK(wide.warp_blocks == 2u);
+      const M16Plan narrow = plan_m16_gemm(m, 16384, 512, 132, launch);
+      CHECK(narrow.entry == "w8a16_gemm_m16_skinny_deep");
+      CHECK(narrow.warps == 4u);
+      CHECK(narrow.warp_blocks == 1u);
+      const M16Plan waves = plan_m16_gemm(m, 65536, 512, 132, launch);
+      if (!with_pdl || m <= 6) {
+        CHECK(waves.entry == "w8a16_gemm_m16_skinny_deep");
+        CHECK(waves.warps == 4u);
+      } else {
+        CHECK(waves.entry == "w8a16_gemm_m16_streamk");
+        CHECK(waves.ctas == 132u);
+      }
+      CHECK(plan_m16_gemm(m, 49152, 384, 132, launch).entry != "w8a16_gemm_m16_skinny_deep");
+    }
+    const M16Plan k768 = plan_m16_gemm(16, 24576, 768, 132, launch);
+    CHECK(k768.entry == "w8a16_gemm_m16_skinny_deep3");
+    CHECK(k768.warps == 2u);
+    CHECK(k768.warp_blocks == 3u);
+    const M16Plan tiles = plan_m16_gemm(16, 32768, 512, 132, launch);
+    CHECK(tiles.entry == "w8a16_gemm_m16_streamk");
+    CHECK(tiles.ctas == 132u);
+    const M16Plan narrow16 = plan_m16_gemm(16, 16384, 512, 132, launch);
+    CHECK(narrow16.entry == (with_pdl ? "w8a16_gemm_m16_streamk" : "w8a16_gemm_m16_skinny_deep"));
+  }
+  CHECK(plan_m16_gemm(1, 49152, 384, 132).entry == "w8a16_gemm_m16");
+}
+
 TEST_CASE("plan_m16_gemm: the skinny entry on small layers") {
   const auto skinny = [](std::uint32_t m, std::uint32_t n, std::uint32_t k, bool pdl = false) {
     const M16Plan p = plan_m16_gemm(m, n, k, 132, M16LaunchOptions{pdl});
