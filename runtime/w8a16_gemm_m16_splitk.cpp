@@ -46,7 +46,8 @@ std::uint32_t streamk_plan_stages(std::uint32_t ctas, std::uint32_t sm_count) {
 
 namespace {
 
-constexpr std::uint64_t kLargeLayerBytes = std::uint64_t{64} << 20;
+constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
+constexpr std::uint64_t kLargeLayerBytes = 64 * kMiB;
 
 // Stream-K on layers of 64 MiB and more: two CTAs per SM with 3 stages, or up to 8 tokens
 // one CTA per SM (4 stages) where the layer has few units per SM and few tiles, so that
@@ -87,8 +88,8 @@ M16Plan plan_without_pdl(std::uint32_t m, std::uint32_t n, std::uint32_t k,
   // qkv m = 6 12.36 us against 12.82 for split-K, which stays ahead up to m = 4).
   const std::uint64_t weight_bytes = std::uint64_t{n} * k;
   if (weight_bytes >= kLargeLayerBytes) return large_layer_streamk(m, n, k, sms, false);
-  if ((weight_bytes >= (std::uint64_t{32} << 20) && (m >= 2 || tiles < sms)) ||
-      (weight_bytes >= (std::uint64_t{20} << 20) && m >= 5)) {
+  if ((weight_bytes >= 32 * kMiB && (m >= 2 || tiles < sms)) ||
+      (weight_bytes >= 20 * kMiB && m >= 5)) {
     return {"w8a16_gemm_m16_streamk", 1, static_cast<std::uint32_t>(sms)};
   }
   const std::uint64_t stream_tiles = div_ceil(n, 128);
@@ -137,7 +138,6 @@ M16Plan plan_without_pdl(std::uint32_t m, std::uint32_t n, std::uint32_t k,
 // 17.31 against 18.44), not on DeepSeek-V3 q_b (K = 1536: 14.46 against 14.21).
 bool skinny_suits(std::uint32_t m, std::uint32_t n, std::uint32_t k, bool pdl) {
   const std::uint64_t bytes = std::uint64_t{n} * k;
-  constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
   if (k < 1024) return false;
   if (bytes < 16 * kMiB) return true;
   // From 16 MiB, what the deep entry leaves (deep_form_if_suited comes first): K of 1024
@@ -195,7 +195,6 @@ bool spreadable(std::uint64_t ctas, std::uint32_t sms, std::uint32_t by_register
 // entry on 4 warps, which the plan does not run, led, and on 65536 x 512) against
 // 1.20-1.36x (worst 1.81x) for the seed's entries and split-K before.
 bool deep_depth_measured(std::uint32_t m, std::uint32_t k, std::uint64_t bytes, bool pdl) {
-  constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
   return k >= 1536 ||
          (k >= 512 && k <= 1024 &&
           (bytes <= 32 * kMiB || (bytes <= 48 * kMiB && m <= (pdl ? 6u : 8u))));
@@ -213,9 +212,8 @@ bool deep_depth_measured(std::uint32_t m, std::uint32_t k, std::uint64_t bytes, 
 std::optional<std::uint32_t> shallow_layer_warps(std::uint32_t m, std::uint32_t n,
                                                  std::uint32_t k, std::uint32_t sms, bool pdl) {
   const std::uint64_t bytes = std::uint64_t{n} * k;
-  constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
   if (!pdl || m > 8 || !deep_depth_measured(m, k, bytes, pdl) || bytes < 16 * kMiB ||
-      bytes >= 64 * kMiB) {
+      bytes >= kLargeLayerBytes) {
     return std::nullopt;
   }
   if (w8a16_gemm_m16_skinny_deep_form(m, n, sms).warps != 2) return std::nullopt;
@@ -234,7 +232,7 @@ std::optional<std::uint32_t> shallow_layer_warps(std::uint32_t m, std::uint32_t 
 std::optional<M16Plan> shallow_streamk_if_suited(std::uint32_t m, std::uint32_t n,
                                                  std::uint32_t k, std::uint32_t sms, bool pdl) {
   const std::optional<std::uint32_t> warps = shallow_layer_warps(m, n, k, sms, pdl);
-  if (!warps || k != 1536 || std::uint64_t{n} * k > (std::uint64_t{36} << 20)) {
+  if (!warps || k != 1536 || std::uint64_t{n} * k > 36 * kMiB) {
     return std::nullopt;
   }
   return M16Plan{"w8a16_gemm_m16_streamk", 1, 2 * sms, streamk_plan_stages(2 * sms, sms)};
@@ -263,7 +261,6 @@ std::optional<M16Plan> shallow_streamk_if_suited(std::uint32_t m, std::uint32_t 
 std::optional<SkinnyDeepForm> deep_form_if_suited(std::uint32_t m, std::uint32_t n,
                                                   std::uint32_t k, std::uint32_t sms, bool pdl) {
   const std::uint64_t bytes = std::uint64_t{n} * k;
-  constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
   if (!deep_depth_measured(m, k, bytes, pdl)) return std::nullopt;
   const SkinnyDeepForm form = w8a16_gemm_m16_skinny_deep_form(m, n, sms);
   const std::uint64_t slots = std::uint64_t{sms} * form.ctas_per_sm;
@@ -288,7 +285,7 @@ std::optional<SkinnyDeepForm> deep_form_if_suited(std::uint32_t m, std::uint32_t
   // 14336 x 8192), 16 warps 0.938-0.991x on 10-14 blocks (3584 x 20480, 4096 x 16384 to x
   // 28672; 85-97 %), with PDL 0.937-0.979x. With PDL 4 warps took 1.013-1.117x (13824 x
   // 5120, 12288 x 6144).
-  if (bytes >= 64 * kMiB) {
+  if (bytes >= kLargeLayerBytes) {
     const bool fills = pdl ? 5 * ctas >= 4 * slots : 3 * ctas >= 2 * slots;
     const bool measured = form.warps == 8 || form.warps == 16 || (!pdl && form.warps == 4);
     const std::uint32_t max_blocks = form.warps == 16 ? 14 : 12;
@@ -366,7 +363,6 @@ std::optional<SkinnyDeepForm> deep_form_if_suited(std::uint32_t m, std::uint32_t
 // 7168 (320). The chunks hand their partials through the caller's workspace.
 std::optional<M16Plan> chunked_deep_if_suited(std::uint32_t m, std::uint32_t n, std::uint32_t k,
                                               std::uint32_t sms, bool pdl) {
-  constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
   constexpr std::uint32_t kWarps = 8;
   constexpr std::uint32_t kBlocks = 2;
   if (!pdl || m > 8 || k < 4096 || std::uint64_t{n} * k >= 16 * kMiB) return std::nullopt;
@@ -436,16 +432,25 @@ M16Plan plan_entry(std::uint32_t m, std::uint32_t n, std::uint32_t k, std::uint3
     return plan;
   }
   const M16Plan plan = plan_without_pdl(m, n, k, sms);
+  const std::uint64_t bytes = std::uint64_t{n} * k;
   const bool tiled = plan.entry == "w8a16_gemm_m16" || plan.entry == "w8a16_gemm_m16_n64" ||
                      plan.entry == "w8a16_gemm_m16_splitk";
-  // K of 512-896 from 8 MiB (item 118): where the seed's tiles, 4-7 K blocks deep, would
-  // run (above 8 tokens, the deep entry's CTAs not fitting at once), stream-K on one CTA
-  // per SM: 32768 x 512 at 16 tokens 10.22 us against 13.84 for the 64-wide tile; with
-  // PDL 16384 x 512 and x 896 at 16 tokens 4.85 and 6.93 against 8.65 and 11.54 for
-  // split-K / 1.
-  if (tiled && k >= 512 && k < 1024 && std::uint64_t{n} * k >= (std::uint64_t{8} << 20)) {
-    return {"w8a16_gemm_m16_streamk", 1, sms};
-  }
+  // Where the tiled entries would run, stream-K on one CTA per SM instead:
+  // - K of 512-896 from 8 MiB, with or without PDL (item 118): the seed's tiles are 4-7 K
+  //   blocks deep (above 8 tokens, the deep entry's CTAs not fitting at once). 32768 x 512
+  //   at 16 tokens 10.22 us against 13.84 for the 64-wide tile; with PDL 16384 x 512 and x
+  //   896 at 16 tokens 4.85 and 6.93 against 8.65 and 11.54 for split-K / 1.
+  // - With PDL from 16 MiB at 4 to 8 tokens (the sweep of the comment below: Llama-3-8B o
+  //   m = 6 8.54 us against 9.44 for split-K / 2 with PDL, Llama-3-8B qkv m = 4 9.85
+  //   against 10.52); above 8 tokens its 16-token build falls behind again (o m = 9: 10.94
+  //   against 10.25); but not at K = 1024, where the tiled entries' CTAs get 8 K blocks
+  //   each (item 113: 16384 x 1024 at 9, 12 and 16 tokens, 7.43-7.51 us against
+  //   10.97-11.67 for split-K on one CTA per tile, the fastest entry).
+  // The tiled entries never run from 64 MiB (large_layer_streamk).
+  const bool shallow_k = k >= 512 && k < 1024 && bytes >= 8 * kMiB;
+  const bool pdl_streamk = launch.programmatic_dependent && bytes >= 16 * kMiB && m >= 4 &&
+                           (m <= 8 || k == 1024);
+  if (tiled && (shallow_k || pdl_streamk)) return {"w8a16_gemm_m16_streamk", 1, sms};
   if (!launch.programmatic_dependent) return plan;
   // Measured with every entry's PDL form in one run (bench/results/h200-df65562.json):
   // split-K on one CTA per tile with PDL beat the seed's launch by 11-12 % where the plan
@@ -455,17 +460,7 @@ M16Plan plan_entry(std::uint32_t m, std::uint32_t n, std::uint32_t k, std::uint3
   // (Llama-3-8B down 19.3 us at m = 1 on one CTA per SM against 20.3 on two; the
   // exception, DeepSeek-V3 q_b at m = 8, 13.1 against 12.8). From 64 MiB the grid is
   // large_layer_streamk's with PDL.
-  if (std::uint64_t{n} * k >= kLargeLayerBytes) return large_layer_streamk(m, n, k, sms, true);
-  // With PDL, stream-K on one CTA per SM overtakes the tiled entries from 16 MiB at 4 to
-  // 8 tokens (the same sweep: Llama-3-8B o m = 6 8.54 us against 9.44 for split-K / 2
-  // with PDL, Llama-3-8B qkv m = 4 9.85 against 10.52); above 8 tokens its 16-token build
-  // falls behind again (o m = 9: 10.94 against 10.25); but not at K = 1024, where the
-  // tiled entries' CTAs get 8 K blocks each (item 113: 16384 x 1024 at 9, 12 and 16 tokens,
-  // 7.43-7.51 us against 10.97-11.67 for split-K on one CTA per tile, the fastest entry).
-  if (tiled && std::uint64_t{n} * k >= (std::uint64_t{16} << 20) && m >= 4 &&
-      (m <= 8 || k == 1024)) {
-    return {"w8a16_gemm_m16_streamk", 1, sms};
-  }
+  if (bytes >= kLargeLayerBytes) return large_layer_streamk(m, n, k, sms, true);
   if (plan.entry == "w8a16_gemm_m16" || plan.entry == "w8a16_gemm_m16_n64") {
     return {"w8a16_gemm_m16_splitk", 1};
   }
