@@ -165,11 +165,11 @@ bool chunk_cluster_suits(std::uint32_t m, std::uint32_t n, std::uint32_t k, std:
 }
 
 // Whether a PDL launch of `ctas` CTAs, of which the registers let an SM hold
-// `by_registers`, is spread over the SMs (spread_if_suited, item 94): an even share of 2
-// to 5 CTAs per SM, below what the registers allow.
+// `by_registers`, is spread over the SMs (spread_if_suited, items 94 and 119): an even
+// share of 2 to 6 CTAs per SM, below what the registers allow.
 bool spreadable(std::uint64_t ctas, std::uint32_t sms, std::uint32_t by_registers) {
   const std::uint64_t share = (ctas + sms - 1) / sms;
-  return share >= 2 && share <= 5 && share < by_registers;
+  return share >= 2 && share <= 6 && share < by_registers;
 }
 
 // The depths of K the deep entry was measured on: 1536 and more, and 512-1024 on layers
@@ -299,10 +299,13 @@ std::optional<SkinnyDeepForm> deep_form_if_suited(std::uint32_t m, std::uint32_t
   // kernel's 8 warps up to 8 tokens 0.83-0.86x the skinny entry's time, on 4 at 16 tokens
   // 0.77x; 4608 x 3584 1.01x at one token, 0.95x at 8 and on the three-per-SM form 0.85x
   // at 16; 8192 x 1024 at 16 tokens 0.87x; with PDL 0.77-0.92x; on 10 other layers of
-  // 8-15 MiB, checked after, 0.66-1.00x in 88 changed choices of 100).
+  // 8-15 MiB, checked after, 0.66-1.00x in 88 changed choices of 100). At K = 1024 up to 8
+  // tokens too where the form's CTAs have 4 warps of 2 blocks (item 119, one probe run, m =
+  // 1-8: 9216-15360 x 1024 on 4 warps 0.92-0.95x the skinny entry's time, with PDL
+  // 0.88-0.98x; on 8 warps of 1 block, 8192 rows, the skinny entry led, item 117).
   const bool shallow =
-      bytes >= 8 * kMiB &&
-      ((k >= 1536 && k < 4096) || (k == 1024 && m > 8) || (k >= 512 && k < 1024));
+      bytes >= 8 * kMiB && ((k >= 1536 && k < 4096) || (k >= 512 && k < 1024) ||
+                            (k == 1024 && (m > 8 || form.warps <= 4)));
   // Else under 16 MiB only above 8 tokens, with K of 4096 and more, where its CTAs fit at
   // once: from 9 tokens where they fill 80 % of the slots; where they fill 70 % from 13
   // tokens (12 with PDL), and two thirds from 14 (13 with PDL), with K of 5120 and more
@@ -333,9 +336,12 @@ std::optional<SkinnyDeepForm> deep_form_if_suited(std::uint32_t m, std::uint32_t
   // K of 512-1024 (deep_depth_measured, items 113 and 118) where no form fits every CTA at
   // once (at K = 1024 from 32 MiB): the form's fallback, 4 warps, runs in waves up to 8
   // tokens (with PDL 6); above, only a form whose CTAs all fit (on 32768 x 1024 the
-  // fallback took 1.08-1.11x stream-K's time).
+  // fallback took 1.08-1.11x stream-K's time). Only where K's blocks split evenly over the
+  // 4 warps (K of 512 and 1024): at K of 640 the fallback took 1.09-1.16x stream-K on one
+  // CTA per SM without PDL and 1.22-1.24x with it (36864 and 53248 rows, item 119), so K of
+  // 640-896 takes stream-K there.
   if (k <= 1024 && ctas > slots) {
-    if (m > 8 || (pdl && m > 6)) return std::nullopt;
+    if (m > 8 || (pdl && m > 6) || k / 128 % 4 != 0) return std::nullopt;
     return form;
   }
   // With PDL, above 8 tokens CTAs of 2 warps need 90 % of the slots (item 70: DeepSeek-V3
@@ -385,6 +391,10 @@ std::optional<M16Plan> chunked_deep_if_suited(std::uint32_t m, std::uint32_t n, 
 // warps, 2048 x 7168 in chunks: 0.98-1.02x), and a share of 12 (q_b's 1536 CTAs of 2 warps)
 // lost 1.23-1.28x. kv_a's chunks spread took 0.88-0.97x the time of its chunks as a cluster.
 // Hence with PDL, for shares of 2 to 5 below what the registers allow, instead of a cluster.
+// Item 119 (one probe run, m = 1, 4 and 8, with PDL): a share of 6 paid too, the deep
+// entry's 4-warp CTAs spread 0.89-0.96x the time unspread on 10880-12288 x 3584-5120
+// (680-768 CTAs) and 0.88-0.95x on 11264 x 1024 (704); shares of 7 and 8 lost 1.21-1.30x
+// (13312-15360 x 1024, 832-960 CTAs).
 M16Plan spread_if_suited(M16Plan plan, std::uint32_t m, std::uint32_t n, std::uint32_t k,
                          std::uint32_t sms, bool pdl) {
   if (!pdl || !plan.entry.starts_with("w8a16_gemm_m16_skinny")) return plan;

@@ -58,13 +58,13 @@ void w8a16_gemm_m16_splitk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr
 // entry on one chunk of K (w8a16_gemm_m16_skinny_deep or _deep3, as
 // w8a16_gemm_m16_skinny_deep_form says) on layers of 16-64 MiB with K of at least 1536, or
 // of 512-1024 on layers of up to 32 MiB (above 8 tokens only where its CTAs all fit at
-// once), where its CTAs fill at least half of the device's CTA slots; with K of 512-1024
-// where no form fits at once, up to 48 MiB, up to 8 tokens (with PDL up to 6) on 4 warps,
-// in waves; on layers of 8-16 MiB with K of 512-896 or 1536-3584 (or of 1024 above 8
-// tokens) as on those of 16-64 MiB; and above 8 tokens on smaller layers with K of at
-// least 4096 where its CTAs all fit at once and fill 80 % of the slots (70 % from 13
-// tokens, 12 with PDL, two thirds from 14 tokens, 13 with PDL; without PDL with K of at
-// least 5120), and up to 8 tokens on layers of 64 MiB and more where its CTAs all fit at
+// once), where its CTAs fill at least half of the device's CTA slots; with K of 512 or
+// 1024 where no form fits at once, up to 48 MiB, up to 8 tokens (with PDL up to 6) on 4
+// warps, in waves; on layers of 8-16 MiB with K of 512-896 or 1536-3584 (or of 1024 above 8
+// tokens, or up to 8 where the form's CTAs have 4 warps) as on those of 16-64 MiB; and
+// above 8 tokens on smaller layers with K of at least 4096 where its CTAs all fit at once
+// and fill 80 % of the slots (70 % from 13 tokens, 12 with PDL, two thirds from 14 tokens,
+// 13 with PDL; without PDL with K of at least 5120), and up to 8 tokens on layers of 64 MiB and more where its CTAs all fit at
 // once and fill two thirds of the slots (with PDL 80 %), on 8 warps with at most 12 blocks
 // of K each, on 16 with at most 14, or without PDL on 4 with at most 12; else, for callers
 // that launch with PDL, up to 8 tokens on layers under 16 MiB with K of at least 4096, the
@@ -113,7 +113,7 @@ struct M16Plan {
 // in chunks as above; else the skinny entry on layers under 16 MiB and on 16 MiB ones with
 // K of at least 4096, its chunks as one cluster (chunk_cluster) where they number 7 or 8
 // and all its CTAs fit on the device at once. A skinny or deep grid whose even share,
-// ceil(CTAs / SMs), is 2 to 5 CTAs per SM and below what their registers allow runs
+// ceil(CTAs / SMs), is 2 to 6 CTAs per SM and below what their registers allow runs
 // spread, that share at most on an SM (max_ctas_per_sm), and never as a cluster. From 16
 // MiB at 4 to 8 tokens (with K = 1024 from 4 tokens up) stream-K on one CTA per SM
 // replaces the tiled entries; otherwise

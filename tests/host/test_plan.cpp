@@ -255,6 +255,20 @@ TEST_CASE("plan_m16_gemm: the deep entry on 8-16 MiB with K under 4096") {
       CHECK(k3584.max_ctas_per_sm == (with_pdl && m <= 8 ? 3u : 0u));
       const M16Plan k1024 = plan_m16_gemm(m, 8192, 1024, 132, launch);
       CHECK(k1024.entry == (m <= 8 ? "w8a16_gemm_m16_skinny" : "w8a16_gemm_m16_skinny_deep"));
+      // Item 119: at K = 1024 up to 8 tokens where the form's CTAs have 4 warps (from 9216
+      // rows), 2 blocks each; with PDL spread at a share of 5 (9216 rows) and 6 (11264), not
+      // at 7 (13312).
+      if (m <= 8) {
+        for (const std::uint32_t n : {9216u, 11264u, 13312u, 15360u}) {
+          CAPTURE(n);
+          const M16Plan p = plan_m16_gemm(m, n, 1024, 132, launch);
+          CHECK(p.entry == "w8a16_gemm_m16_skinny_deep");
+          CHECK(p.warps == 4u);
+          CHECK(p.warp_blocks == 2u);
+          const std::uint32_t share = n == 9216 ? 5u : n == 11264 ? 6u : 0u;
+          CHECK(p.max_ctas_per_sm == (with_pdl ? share : 0u));
+        }
+      }
       for (const auto& [n, k] : {std::pair{2048u, 2048u}, {4096u, 1536u}}) {
         CHECK(plan_m16_gemm(m, n, k, 132, launch).entry == "w8a16_gemm_m16_skinny");
       }
@@ -267,7 +281,9 @@ TEST_CASE("plan_m16_gemm: K of 512-896") {
   // 512 on 2 warps, 16384 x 512 on 4, 24576 x 768 above 8 tokens on the three-per-SM
   // form's 2), its 4-warp fallback in waves up to 8 tokens where they do not (65536 x 512;
   // with PDL up to 6), and stream-K on one CTA per SM where the seed's tiles would run.
-  // Not under 512 (49152 x 384 keeps the seed's entry).
+  // Not under 512 (49152 x 384 keeps the seed's entry). Item 119: the fallback only where
+  // its 4 warps get the same blocks (K = 512), else stream-K on one CTA per SM (36864 x
+  // 640, 40960 x 768, 45056 x 896).
   const M16LaunchOptions pdl{true};
   for (const M16LaunchOptions launch : {M16LaunchOptions{}, pdl}) {
     const bool with_pdl = launch.programmatic_dependent;
@@ -291,6 +307,12 @@ TEST_CASE("plan_m16_gemm: K of 512-896") {
         CHECK(waves.ctas == 132u);
       }
       CHECK(plan_m16_gemm(m, 49152, 384, 132, launch).entry != "w8a16_gemm_m16_skinny_deep");
+      for (const auto& [n, k] : {std::pair{36864u, 640u}, {40960u, 768u}, {45056u, 896u}}) {
+        CAPTURE(k);
+        const M16Plan p = plan_m16_gemm(m, n, k, 132, launch);
+        CHECK(p.entry == "w8a16_gemm_m16_streamk");
+        CHECK(p.ctas == 132u);
+      }
     }
     const M16Plan k768 = plan_m16_gemm(16, 24576, 768, 132, launch);
     CHECK(k768.entry == "w8a16_gemm_m16_skinny_deep3");
@@ -742,6 +764,9 @@ TEST_CASE("plan_m16_gemm: with PDL, skinny and deep grids spread over the SMs at
     // Llama-3-8B qkv: 384 deep CTAs of 8 warps, three where 4 fit; above 8 tokens the
     // three-per-SM form holds just three.
     CHECK(plan_m16_gemm(m, 6144, 4096, 132, pdl).max_ctas_per_sm == (m <= 8 ? 3u : 0u));
+    // 12288 x 4096: 768 deep CTAs of 4 warps, six where 16 fit (item 119); above 8 tokens
+    // the three-per-SM form holds just six.
+    CHECK(plan_m16_gemm(m, 12288, 4096, 132, pdl).max_ctas_per_sm == (m <= 8 ? 6u : 0u));
     // Llama-3-8B o and down (256 CTAs of 16 or 8 warps, two per SM by their registers),
     // q_b (1536 CTAs: a share of 12), 1024 x 7168 and 2048 x 7168 (a share of 4 where 4
     // fit), and stream-K's layers: not spread.
