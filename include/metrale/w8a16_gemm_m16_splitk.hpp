@@ -64,12 +64,13 @@ void w8a16_gemm_m16_splitk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr
 // tokens, or up to 8 where the form's CTAs have 4 warps) as on those of 16-64 MiB; and
 // above 8 tokens on smaller layers with K of at least 4096 where its CTAs all fit at once
 // and fill 80 % of the slots (70 % from 13 tokens, 12 with PDL, two thirds from 14 tokens,
-// 13 with PDL; without PDL with K of at least 5120), and up to 8 tokens on layers of 64 MiB and more where its CTAs all fit at
-// once and fill two thirds of the slots (with PDL 80 %), on 8 warps with at most 12 blocks
-// of K each, on 16 with at most 14, or without PDL on 4 with at most 12; else, for callers
-// that launch with PDL, up to 8 tokens on layers under 16 MiB with K of at least 4096, the
-// deep skinny entry in chunks of K (8 warps of 2 blocks, the caller's workspace) where its
-// CTAs all fit at once and fill two thirds of the slots; else the skinny entry
+// 13 with PDL; without PDL with K of at least 5120), and up to 8 tokens on layers of 64 MiB
+// and more where its CTAs all fit at once and fill two thirds of the slots (with PDL 80 %),
+// on 8 warps with at most 12 blocks of K each, on 16 with at most 14, or without PDL on 4
+// with at most 12; else, for callers that launch with PDL, up to 8 tokens on layers under
+// 16 MiB with K of at least 4096, the deep skinny entry in chunks of K (8 warps of 2
+// blocks, the caller's workspace) where its CTAs all fit at once and fill two thirds of the
+// slots; else the skinny entry
 // (w8a16_gemm_m16_skinny.hpp, 8 warps per CTA, the caller's workspace) on layers under 16
 // MiB, on 16 MiB ones, up to 8 tokens on those up to 24 MiB and at one token on those of
 // 32-64 MiB with K of at least 4096, all with K of at least 1024; else stream-K
