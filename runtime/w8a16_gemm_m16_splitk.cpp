@@ -224,18 +224,30 @@ std::optional<std::uint32_t> shallow_layer_warps(std::uint32_t m, std::uint32_t 
   return std::nullopt;
 }
 
-// Where shallow_layer_warps gives 4 warps of 3 blocks (K = 1536) on up to 36 MiB: stream-K
-// on two CTAs per SM with 3 stages. Item 110 (with PDL, m = 1..8, two runs; after the
-// ring's position became counters, item 109): it took 0.931-0.959x the 4-warp form's time
-// on 20480 rows, 0.942-0.993x on 22528 and 0.940-0.995x on 24576 (q_b), but 0.993-1.047x
-// on 26624, 1.018-1.069x on 28672 and 1.023-1.086x on 32768.
+// Stream-K on two CTAs per SM with 3 stages, with PDL up to 8 tokens:
+// - where shallow_layer_warps gives 4 warps of 3 blocks (K = 1536) on up to 36 MiB. Item
+//   110 (m = 1..8, two runs; after the ring's position became counters, item 109): it took
+//   0.931-0.959x the 4-warp form's time on 20480 rows, 0.942-0.993x on 22528 and
+//   0.940-0.995x on 24576 (q_b), but 0.993-1.047x on 26624, 1.018-1.069x on 28672 and
+//   1.023-1.086x on 32768;
+// - with K of 640-896 under 64 MiB where no form of the deep entry fits at once (from 33792
+//   rows), which would run on one CTA per SM. Item 121 (two probe runs, 7 layers of
+//   36864-53248 rows, m = 1, 4 and 8): 0.952-0.992x one CTA per SM's time; where the deep
+//   CTAs fit (up to 28672 rows) one per SM led by 1-16 %, and above 8 tokens it led on 3
+//   of 6 layers.
 std::optional<M16Plan> shallow_streamk_if_suited(std::uint32_t m, std::uint32_t n,
                                                  std::uint32_t k, std::uint32_t sms, bool pdl) {
+  const M16Plan two_per_sm{"w8a16_gemm_m16_streamk", 1, 2 * sms,
+                           streamk_plan_stages(2 * sms, sms)};
+  const std::uint64_t bytes = std::uint64_t{n} * k;
   const std::optional<std::uint32_t> warps = shallow_layer_warps(m, n, k, sms, pdl);
-  if (!warps || k != 1536 || std::uint64_t{n} * k > 36 * kMiB) {
-    return std::nullopt;
+  if (warps && k == 1536 && bytes <= 36 * kMiB) return two_per_sm;
+  if (pdl && m <= 8 && k >= 640 && k < 1024 && bytes < kLargeLayerBytes &&
+      div_ceil(n, 16) >
+          std::uint64_t{sms} * w8a16_gemm_m16_skinny_deep_form(m, n, sms).ctas_per_sm) {
+    return two_per_sm;
   }
-  return M16Plan{"w8a16_gemm_m16_streamk", 1, 2 * sms, streamk_plan_stages(2 * sms, sms)};
+  return std::nullopt;
 }
 
 // Measured on an H200 over m = 1, 2, 4, 8, 9, 12 and 16 against every other entry, with

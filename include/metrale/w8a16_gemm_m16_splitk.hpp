@@ -108,7 +108,8 @@ struct M16Plan {
 // programmatic dependent launch (their preceding kernel PDL-aware): the 32-row form as
 // above on layers of up to 64 MiB; else up to 8 tokens, on layers of 16-64 MiB whose deep
 // CTAs fit at once only on 2 warps, CTAs of 8 or 4 warps with 2 or 3 blocks each, and on
-// those of up to 36 MiB with K = 1536 stream-K on two CTAs per SM instead; else the deep
+// those of up to 36 MiB with K = 1536 stream-K on two CTAs per SM instead, as on those
+// under 64 MiB with K of 640-896 where no form of the deep entry fits at once; else the deep
 // skinny entry as above where its CTAs all fit on the device at once and fill at least two
 // thirds of its CTA slots or are spread over the SMs (below), and up to 8 tokens its form
 // in chunks as above; else the skinny entry on layers under 16 MiB and on 16 MiB ones with

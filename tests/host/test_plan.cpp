@@ -283,7 +283,8 @@ TEST_CASE("plan_m16_gemm: K of 512-896") {
   // with PDL up to 6), and stream-K on one CTA per SM where the seed's tiles would run.
   // Not under 512 (49152 x 384 keeps the seed's entry). Item 119: the fallback only where
   // its 4 warps get the same blocks (K = 512), else stream-K on one CTA per SM (36864 x
-  // 640, 40960 x 768, 45056 x 896).
+  // 640, 40960 x 768, 45056 x 896); with PDL up to 8 tokens on two with 3 stages (item
+  // 121), above on one.
   const M16LaunchOptions pdl{true};
   for (const M16LaunchOptions launch : {M16LaunchOptions{}, pdl}) {
     const bool with_pdl = launch.programmatic_dependent;
@@ -311,7 +312,9 @@ TEST_CASE("plan_m16_gemm: K of 512-896") {
         CAPTURE(k);
         const M16Plan p = plan_m16_gemm(m, n, k, 132, launch);
         CHECK(p.entry == "w8a16_gemm_m16_streamk");
-        CHECK(p.ctas == 132u);
+        CHECK(p.ctas == (with_pdl ? 264u : 132u));
+        CHECK(p.stages == (with_pdl ? 3u : 0u));
+        CHECK(plan_m16_gemm(16, n, k, 132, launch).ctas == 132u);
       }
     }
     const M16Plan k768 = plan_m16_gemm(16, 24576, 768, 132, launch);
