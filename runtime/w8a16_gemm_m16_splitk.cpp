@@ -209,14 +209,15 @@ bool deep_depth_measured(std::uint32_t m, std::uint32_t k, std::uint64_t bytes, 
 // At K = 2048 (16 blocks) 8 warps took 0.90-0.92x on 24576 rows (4 warps 0.94-0.97x). On
 // 20480 rows, whose 2-warp CTAs fill 61 % of the slots, so that the plan took split-K or
 // stream-K, 0.97-1.01x (K = 1536) and 0.91-0.96x (K = 2048) that choice's time.
+// `form`: w8a16_gemm_m16_skinny_deep_form of the shape.
 std::optional<std::uint32_t> shallow_layer_warps(std::uint32_t m, std::uint32_t n,
-                                                 std::uint32_t k, std::uint32_t sms, bool pdl) {
+                                                 std::uint32_t k, bool pdl,
+                                                 const SkinnyDeepForm& form) {
   const std::uint64_t bytes = std::uint64_t{n} * k;
   if (!pdl || m > 8 || !deep_depth_measured(m, k, bytes, pdl) || bytes < 16 * kMiB ||
-      bytes >= kLargeLayerBytes) {
+      bytes >= kLargeLayerBytes || form.warps != 2) {
     return std::nullopt;
   }
-  if (w8a16_gemm_m16_skinny_deep_form(m, n, sms).warps != 2) return std::nullopt;
   const std::uint32_t blocks = k / 128;
   for (const std::uint32_t warps : {8u, 4u}) {
     if (blocks == 2 * warps || blocks == 3 * warps) return warps;
@@ -230,21 +231,22 @@ std::optional<std::uint32_t> shallow_layer_warps(std::uint32_t m, std::uint32_t 
 //   0.931-0.959x the 4-warp form's time on 20480 rows, 0.942-0.993x on 22528 and
 //   0.940-0.995x on 24576 (q_b), but 0.993-1.047x on 26624, 1.018-1.069x on 28672 and
 //   1.023-1.086x on 32768;
-// - with K of 640-896 under 64 MiB where no form of the deep entry fits at once (from 33792
-//   rows), which would run on one CTA per SM. Item 121 (two probe runs, 7 layers of
-//   36864-53248 rows, m = 1, 4 and 8): 0.952-0.992x one CTA per SM's time; where the deep
-//   CTAs fit (up to 28672 rows) one per SM led by 1-16 %, and above 8 tokens it led on 3
-//   of 6 layers.
+// - with K of 640-896 under 64 MiB where no form of the deep entry fits at once (above
+//   33792 rows), which would run on one CTA per SM. Item 121 (item 119's two probe runs, 6
+//   layers of 36864-53248 rows, m = 1, 4 and 8): 0.952-0.992x one CTA per SM's time, and
+//   0.959-0.995x on 6 other layers checked after; where the deep CTAs fit (up to 28672
+//   rows) one per SM led by up to 25 %, and above 8 tokens it led on 3 of 6 layers.
 std::optional<M16Plan> shallow_streamk_if_suited(std::uint32_t m, std::uint32_t n,
                                                  std::uint32_t k, std::uint32_t sms, bool pdl) {
   const M16Plan two_per_sm{"w8a16_gemm_m16_streamk", 1, 2 * sms,
                            streamk_plan_stages(2 * sms, sms)};
   const std::uint64_t bytes = std::uint64_t{n} * k;
-  const std::optional<std::uint32_t> warps = shallow_layer_warps(m, n, k, sms, pdl);
-  if (warps && k == 1536 && bytes <= 36 * kMiB) return two_per_sm;
+  const SkinnyDeepForm form = w8a16_gemm_m16_skinny_deep_form(m, n, sms);
+  if (shallow_layer_warps(m, n, k, pdl, form) && k == 1536 && bytes <= 36 * kMiB) {
+    return two_per_sm;
+  }
   if (pdl && m <= 8 && k >= 640 && k < 1024 && bytes < kLargeLayerBytes &&
-      div_ceil(n, 16) >
-          std::uint64_t{sms} * w8a16_gemm_m16_skinny_deep_form(m, n, sms).ctas_per_sm) {
+      div_ceil(n, 16) > std::uint64_t{sms} * form.ctas_per_sm) {
     return two_per_sm;
   }
   return std::nullopt;
@@ -342,7 +344,7 @@ std::optional<SkinnyDeepForm> deep_form_if_suited(std::uint32_t m, std::uint32_t
     if (from == 0 || m < from || k < 4096 || ctas > slots) return std::nullopt;
     return form;
   }
-  if (const std::optional<std::uint32_t> warps = shallow_layer_warps(m, n, k, sms, pdl)) {
+  if (const std::optional<std::uint32_t> warps = shallow_layer_warps(m, n, k, pdl, form)) {
     return SkinnyDeepForm{form.kernel, *warps, w8a16_gemm_m16_skinny_deep_ctas_per_sm(m, *warps)};
   }
   // K of 512-1024 (deep_depth_measured, items 113 and 118) where no form fits every CTA at
