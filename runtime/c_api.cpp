@@ -64,8 +64,9 @@ std::uint32_t device_sm_count(metrale::KernelService& svc) {
   return svc.compile_only() ? 132u : static_cast<std::uint32_t>(svc.backend().info().sm_count);
 }
 
+// The C deep function takes no workspace, so its plan keeps the deep entry on one chunk.
 metrale::M16Plan device_plan(metrale::KernelService& svc, uint32_t m, uint32_t n, uint32_t k) {
-  return metrale::plan_m16_gemm(m, n, k, device_sm_count(svc));
+  return metrale::plan_m16_gemm_one_chunk_deep(m, n, k, device_sm_count(svc));
 }
 
 }  // namespace

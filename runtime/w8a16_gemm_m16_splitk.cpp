@@ -394,6 +394,38 @@ std::optional<M16Plan> chunked_deep_if_suited(std::uint32_t m, std::uint32_t n, 
   return M16Plan{"w8a16_gemm_m16_skinny_deep", 1, 0, 0, kWarps, kBlocks};
 }
 
+// The deep kernel in chunks of K without PDL, up to 8 tokens, on layers under 64 MiB with K
+// of at least 8192 and 80 row groups to under two per SM (1280 rows to 4223 on 132 SMs, the
+// range measured) whose one-chunk form (w8a16_gemm_m16_skinny_deep_form) fills under three
+// quarters of its CTA slots: of 4 warps of 4 or 8 blocks and 8 of 2 or 4, the form whose
+// CTAs (row groups x chunks) all fit at once with the most warps, ties to more CTAs; the
+// chunks hand their partials through the caller's workspace. Item 122 (one probe run, 8
+// layers of 1280-3584 x 8192-16384, m = 1, 4 and 8): the plan's choice before took 1.130x
+// the fastest entry (worst 1.314x, split-K and stream-K on 1792 x 16384), this form 1.001x
+// (worst 1.019x); where the one-chunk form filled 85 % (3584 x 8192) it was within 2 %.
+std::optional<M16Plan> chunked_deep_without_pdl_if_suited(std::uint32_t m, std::uint32_t n,
+                                                          std::uint32_t k, std::uint32_t sms,
+                                                          bool pdl) {
+  if (pdl || m > 8 || k < 8192 || std::uint64_t{n} * k >= kLargeLayerBytes) return std::nullopt;
+  const std::uint64_t groups = div_ceil(n, 16);
+  if (groups < 80 || groups >= 2 * std::uint64_t{sms}) return std::nullopt;
+  const SkinnyDeepForm one_chunk = w8a16_gemm_m16_skinny_deep_form(m, n, sms);
+  if (4 * groups >= 3 * std::uint64_t{sms} * one_chunk.ctas_per_sm) return std::nullopt;
+  std::optional<M16Plan> best;
+  std::uint64_t best_warps = 0, best_ctas = 0;
+  for (const auto& [warps, blocks] : {std::pair{4u, 4u}, {4u, 8u}, {8u, 2u}, {8u, 4u}}) {
+    const std::uint64_t ctas = groups * w8a16_gemm_m16_skinny_chunks(k, warps, blocks);
+    if (ctas > std::uint64_t{sms} * w8a16_gemm_m16_skinny_deep_ctas_per_sm(m, warps)) continue;
+    const std::uint64_t resident = ctas * warps;
+    if (resident > best_warps || (resident == best_warps && ctas > best_ctas)) {
+      best = M16Plan{"w8a16_gemm_m16_skinny_deep", 1, 0, 0, warps, blocks};
+      best_warps = resident;
+      best_ctas = ctas;
+    }
+  }
+  return best;
+}
+
 // Item 94 (the `probe` step, with PDL, m = 1, 8 and 16, 10 layers of 4-56 MiB): with PDL
 // the next launch's CTAs start in the slots a launch leaves free, and a skinny or deep grid
 // that fills only part of its slots took 0.74-0.93x the time when each CTA asked for enough
@@ -431,7 +463,7 @@ M16Plan spread_if_suited(M16Plan plan, std::uint32_t m, std::uint32_t n, std::ui
 }
 
 M16Plan plan_entry(std::uint32_t m, std::uint32_t n, std::uint32_t k, std::uint32_t sms,
-                   M16LaunchOptions launch) {
+                   M16LaunchOptions launch, bool deep_chunks) {
   if (const std::optional<SkinnyDeepForm> deep32 =
           w8a16_gemm_m16_skinny_deep32_form(m, n, k, sms, launch.programmatic_dependent)) {
     return {deep32->kernel, 1, 0, 0, deep32->warps,
@@ -440,6 +472,12 @@ M16Plan plan_entry(std::uint32_t m, std::uint32_t n, std::uint32_t k, std::uint3
   if (const std::optional<M16Plan> streamk =
           shallow_streamk_if_suited(m, n, k, sms, launch.programmatic_dependent)) {
     return *streamk;
+  }
+  if (deep_chunks) {
+    if (const std::optional<M16Plan> chunked = chunked_deep_without_pdl_if_suited(
+            m, n, k, sms, launch.programmatic_dependent)) {
+      return *chunked;
+    }
   }
   if (const std::optional<SkinnyDeepForm> deep =
           deep_form_if_suited(m, n, k, sms, launch.programmatic_dependent)) {
@@ -496,8 +534,14 @@ M16Plan plan_entry(std::uint32_t m, std::uint32_t n, std::uint32_t k, std::uint3
 M16Plan plan_m16_gemm(std::uint32_t m, std::uint32_t n, std::uint32_t k,
                       std::uint32_t sm_count, M16LaunchOptions launch) {
   const std::uint32_t sms = sm_count == 0 ? 132 : sm_count;
-  return spread_if_suited(plan_entry(m, n, k, sms, launch), m, n, k, sms,
+  return spread_if_suited(plan_entry(m, n, k, sms, launch, true), m, n, k, sms,
                           launch.programmatic_dependent);
+}
+
+M16Plan plan_m16_gemm_one_chunk_deep(std::uint32_t m, std::uint32_t n, std::uint32_t k,
+                                     std::uint32_t sm_count) {
+  const std::uint32_t sms = sm_count == 0 ? 132 : sm_count;
+  return plan_entry(m, n, k, sms, {}, false);
 }
 
 }  // namespace metrale

@@ -54,11 +54,15 @@ void w8a16_gemm_m16_splitk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr
 // Which entry and split to run for a shape on a device with `sm_count` SMs (for callers
 // that ask for the automatic choice, e.g. attention projections; the dense FFN keeps
 // METRALE_FFN_M16_TC_NTILE): above 8 tokens the deep skinny entry's 32-row form on one
-// chunk of K where w8a16_gemm_m16_skinny_deep32_form suits the shape; else the deep skinny
-// entry on one chunk of K (w8a16_gemm_m16_skinny_deep or _deep3, as
-// w8a16_gemm_m16_skinny_deep_form says) on layers of 16-64 MiB with K of at least 1536, or
-// of 512-1024 on layers of up to 32 MiB (above 8 tokens only where its CTAs all fit at
-// once), where its CTAs fill at least half of the device's CTA slots; with K of 512 or
+// chunk of K where w8a16_gemm_m16_skinny_deep32_form suits the shape; else without PDL up
+// to 8 tokens, on layers under 64 MiB with K of at least 8192, 80 row groups to under two
+// per SM, whose one-chunk deep CTAs fill under three quarters of the slots, the deep skinny
+// entry in chunks of K (4 warps of 4 or 8 blocks or 8 of 2 or 4, the form whose CTAs all
+// fit at once with the most warps; the caller's workspace); else the deep skinny entry on
+// one chunk of K (w8a16_gemm_m16_skinny_deep or _deep3, as w8a16_gemm_m16_skinny_deep_form
+// says) on layers of 16-64 MiB with K of at least 1536, or of 512-1024 on layers of up to
+// 32 MiB (above 8 tokens only where its CTAs all fit at once), where its CTAs fill at
+// least half of the device's CTA slots; with K of 512 or
 // 1024 where no form fits at once, up to 48 MiB, up to 8 tokens (with PDL up to 6) on 4
 // warps, in waves; on layers of 8-16 MiB with K of 512-896 or 1536-3584 (or of 1024 above 8
 // tokens, or up to 8 where the form's CTAs have 4 warps) as on those of 16-64 MiB; and
@@ -89,9 +93,9 @@ struct M16Plan {
   // "w8a16_gemm_m16_stream" (w8a16_gemm_m16_stream.hpp), "w8a16_gemm_m16_streamk" or
   // "w8a16_gemm_m16_skinny" (its one-block-per-warp kernel) or
   // "w8a16_gemm_m16_skinny_deep", "_deep3" or "_deep32" (on one chunk of K, where
-  // warp_blocks x warps covers K, no workspace; with PDL the deep entry may run in chunks,
-  // with the caller's workspace of w8a16_gemm_m16_skinny_workspace_bytes(n, k, warps,
-  // warp_blocks))
+  // warp_blocks x warps covers K, no workspace; the deep entry may run in chunks, with PDL
+  // on small layers and without on narrow, deep ones, with the caller's workspace of
+  // w8a16_gemm_m16_skinny_workspace_bytes(n, k, warps, warp_blocks))
   std::string_view entry;
   std::uint32_t split;     // 1 for the seed's entries, stream-K and skinny
   std::uint32_t ctas = 0;  // stream-K's persistent grid; 0 for the other entries
@@ -125,6 +129,12 @@ struct M16Plan {
 // 128-row tile per two SMs.
 M16Plan plan_m16_gemm(std::uint32_t m, std::uint32_t n, std::uint32_t k,
                       std::uint32_t sm_count, M16LaunchOptions launch = {});
+
+// The plan without PDL for a caller whose deep skinny launcher takes no workspace (the C
+// ABI's metrale_w8a16_gemm_m16_skinny_deep): as plan_m16_gemm, but the deep entry runs on
+// one chunk of K only, where plan_m16_gemm would run it in chunks.
+M16Plan plan_m16_gemm_one_chunk_deep(std::uint32_t m, std::uint32_t n, std::uint32_t k,
+                                     std::uint32_t sm_count);
 
 // The ring stages plan_m16_gemm gives stream-K on `ctas` CTAs of a device with `sm_count`
 // SMs: 3 from two CTAs per SM, else 0 (the launcher's default, 4).

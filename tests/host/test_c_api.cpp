@@ -379,6 +379,11 @@ TEST_CASE("C ABI: launchers check their arguments, then refuse to launch without
   // The plan's three-per-SM form (Llama-3-8B qkv above 8 tokens) runs through the same call.
   CHECK(metrale::plan_m16_gemm(16, 6144, 4096, 132).entry == "w8a16_gemm_m16_skinny_deep3");
   expect_plan(16, 6144, 4096, "metrale_w8a16_gemm_m16_skinny_deep", 1, 0);
+  // Where the C++ plan runs the deep entry in chunks of K without PDL (item 122), the C
+  // plan, whose deep function takes no workspace, is the one-chunk plan.
+  CHECK(metrale::plan_m16_gemm(1, 2304, 16384, 132).warp_blocks == 8u);  // 4 chunks
+  expect_plan(1, 2304, 16384, "metrale_w8a16_gemm_m16_skinny_deep", 1, 0);
+  expect_plan(1, 1280, 8192, "metrale_w8a16_gemm_m16_skinny", 1, 0);
 
   // The deep entry: its guards, then no device.
   expect(metrale_w8a16_gemm_m16_skinny_deep(s, kIn, kW, kS, kOut, 17, 4096, 4096, 4096, 4096,

@@ -330,6 +330,64 @@ TEST_CASE("plan_m16_gemm: K of 512-896") {
   CHECK(plan_m16_gemm(1, 49152, 384, 132).entry == "w8a16_gemm_m16");
 }
 
+TEST_CASE("plan_m16_gemm: without PDL, the deep entry in chunks on narrow, deep layers") {
+  // Item 122: up to 8 tokens, under 64 MiB, K of 8192 and more, 80 row groups to under two
+  // per SM, where the one-chunk form fills under three quarters of its slots: the chunked
+  // form whose CTAs all fit with the most warps (ties to more CTAs), the partials through
+  // the workspace. Not with PDL, not above 8 tokens, not where the one-chunk form fills the
+  // slots (3584 x 8192: 224 of 264; Llama-3-8B down: 256), not on fewer row groups (1024 x
+  // 8192) or more (5120 x 8192), not under K = 8192 (q_a), not from 64 MiB. The C ABI, whose
+  // deep function takes no workspace, keeps the one-chunk plan (plan_m16_gemm_one_chunk_deep).
+  struct Case {
+    std::uint32_t n, k, warps, blocks;
+  };
+  for (const std::uint32_t m : {1u, 4u, 8u}) {
+    CAPTURE(m);
+    for (const Case c : {Case{2304, 16384, 4, 8}, {2560, 14336, 4, 8}, {3072, 8192, 4, 4},
+                         {2048, 16384, 4, 4}, {1792, 16384, 4, 4}, {1536, 12288, 4, 4},
+                         {1280, 8192, 8, 2}}) {
+      CAPTURE(c.n);
+      const M16Plan p = plan_m16_gemm(m, c.n, c.k, 132);
+      CHECK(p.entry == "w8a16_gemm_m16_skinny_deep");
+      CHECK(p.warps == c.warps);
+      CHECK(p.warp_blocks == c.blocks);
+      CHECK(w8a16_gemm_m16_skinny_chunks(c.k, p.warps, p.warp_blocks) > 1);
+      const M16Plan one_chunk = plan_m16_gemm_one_chunk_deep(m, c.n, c.k, 132);
+      CHECK(w8a16_gemm_m16_skinny_chunks(c.k, one_chunk.warps, one_chunk.warp_blocks) <= 1);
+    }
+    CHECK(plan_m16_gemm_one_chunk_deep(m, 1280, 8192, 132).entry == "w8a16_gemm_m16_skinny");
+    for (const auto& [n, k] : {std::pair{3584u, 8192u}, {4096u, 14336u}}) {
+      const M16Plan p = plan_m16_gemm(m, n, k, 132);
+      CHECK(p.entry == "w8a16_gemm_m16_skinny_deep");
+      CHECK(p.warps == 16u);
+      CHECK(w8a16_gemm_m16_skinny_chunks(k, p.warps, p.warp_blocks) == 1);
+    }
+    for (const auto& [n, k] : {std::pair{1024u, 8192u}, {5120u, 8192u}}) {
+      const M16Plan p = plan_m16_gemm(m, n, k, 132);
+      CHECK(w8a16_gemm_m16_skinny_chunks(k, p.warps, p.warp_blocks) <= 1);
+    }
+    CHECK(plan_m16_gemm(m, 1536, 7168, 132).entry == "w8a16_gemm_m16_skinny");
+    const M16Plan large = plan_m16_gemm(m, 4096, 16384, 132);
+    CHECK(w8a16_gemm_m16_skinny_chunks(16384, large.warps, large.warp_blocks) <= 1);
+  }
+  for (const std::uint32_t m : {9u, 16u}) {
+    const M16Plan p = plan_m16_gemm(m, 2304, 16384, 132);
+    CHECK(w8a16_gemm_m16_skinny_chunks(16384, p.warps, p.warp_blocks) == 1);
+  }
+  // The rest of the plan is the same either way.
+  for (std::uint32_t m = 1; m <= 16; ++m) {
+    for (const auto& [n, k] : {std::pair{576u, 7168u}, {4096u, 4096u}, {28672u, 4096u},
+                               {24576u, 1536u}, {7168u, 18432u}}) {
+      const M16Plan a = plan_m16_gemm(m, n, k, 132);
+      const M16Plan b = plan_m16_gemm_one_chunk_deep(m, n, k, 132);
+      CHECK(a.entry == b.entry);
+      CHECK(a.warps == b.warps);
+      CHECK(a.warp_blocks == b.warp_blocks);
+      CHECK(a.ctas == b.ctas);
+    }
+  }
+}
+
 TEST_CASE("plan_m16_gemm: the skinny entry on small layers") {
   const auto skinny = [](std::uint32_t m, std::uint32_t n, std::uint32_t k, bool pdl = false) {
     const M16Plan p = plan_m16_gemm(m, n, k, 132, M16LaunchOptions{pdl});
@@ -343,7 +401,8 @@ TEST_CASE("plan_m16_gemm: the skinny entry on small layers") {
     CAPTURE(m);
     // Under 16 MiB (DeepSeek-V3 kv_a, q_a, 1024 x 2048, 1024 x 8192, 2048 x 2048, 1280 x
     // 7168), with or without PDL; q_a from 13 tokens, 12 with PDL, takes the deep entry
-    // (below), and with PDL up to 8 tokens its form in chunks.
+    // (below), and with PDL up to 8 tokens its form in chunks. (1024 x 8192 has too few row
+    // groups for item 122's chunks without PDL.)
     for (const auto& [n, k] : {std::pair{576u, 7168u}, {1536u, 7168u}, {1024u, 2048u},
                                {1024u, 8192u}, {2048u, 2048u}, {1280u, 7168u}}) {
       if (n != 1536 || m < 13) CHECK(skinny(m, n, k));
@@ -371,8 +430,9 @@ TEST_CASE("plan_m16_gemm: the skinny entry on small layers") {
         CHECK(q_a.entry == "w8a16_gemm_m16_skinny");
         CHECK(narrow_k.entry == "w8a16_gemm_m16_skinny");
       }
-      // (With PDL up to 8 tokens its form in chunks: 88 x 4 = 352 CTAs, two thirds of 528.)
-      const bool chunked = pdl && m <= 8;
+      // (Up to 8 tokens its form in chunks: with PDL 88 x 4 = 352 CTAs, two thirds of 528;
+      // without, item 122's.)
+      const bool chunked = m <= 8;
       CHECK(two_thirds.entry == (m >= (pdl ? 13u : 14u) || chunked ? "w8a16_gemm_m16_skinny_deep"
                                                                     : "w8a16_gemm_m16_skinny"));
     }
@@ -401,9 +461,9 @@ TEST_CASE("plan_m16_gemm: the skinny entry on small layers") {
     CHECK_FALSE(skinny(m, 21760, 1152, true));
     // From 16 MiB with K >= 1536 the deep entry takes over (its own case); with PDL where it
     // declines (CTAs of 4 warps), not this entry either; but where the deep entry's CTAs
-    // would fill under half the slots (2048 x 8192 up to 8 tokens), this one, with or
-    // without PDL.
-    CHECK(skinny(m, 2048, 8192) == (m <= 8));
+    // would fill under half the slots (2048 x 8192 up to 8 tokens), this one with PDL
+    // (without, the deep entry in chunks, item 122).
+    CHECK_FALSE(skinny(m, 2048, 8192));
     CHECK(skinny(m, 2048, 8192, true) == (m <= 8));
     for (const auto& [n, k] : {std::pair{4096u, 4096u}, {8192u, 2048u}, {6144u, 4096u}, {12288u, 2048u}, {4096u, 14336u}, {10240u, 5120u},
                               {24576u, 1536u}}) {
@@ -499,13 +559,18 @@ TEST_CASE("plan_m16_gemm: the deep skinny entry on 16-64 MiB layers, one chunk o
       }
     }
   }
-  // Not where its CTAs fill under half of the device's slots: 2048 x 8192 up to 8 tokens
-  // (128 CTAs of 16 warps, 264 slots); above, 128 of 132.
+  // Not on one chunk where its CTAs fill under half of the device's slots: 2048 x 8192 up
+  // to 8 tokens (128 CTAs of 16 warps, 264 slots; the skinny entry, or without PDL its
+  // form in chunks, item 122); above, 128 of 132.
   for (std::uint32_t m = 1; m <= 16; ++m) {
     CAPTURE(m);
-    const M16Plan p = plan_m16_gemm(m, 2048, 8192, 132);
+    const M16Plan p = plan_m16_gemm_one_chunk_deep(m, 2048, 8192, 132);
     CHECK((p.entry == "w8a16_gemm_m16_skinny_deep") == (m > 8));
     if (m <= 8) CHECK(p.entry == "w8a16_gemm_m16_skinny");
+    const M16Plan chunked = plan_m16_gemm(m, 2048, 8192, 132);
+    CHECK(chunked.entry == "w8a16_gemm_m16_skinny_deep");
+    CHECK((w8a16_gemm_m16_skinny_chunks(8192, chunked.warps, chunked.warp_blocks) > 1) ==
+          (m <= 8));
   }
   // Not under 16 MiB up to 12 tokens where the CTAs fill under 80 % of the slots, from 64
   // MiB, or with K under 1536.
