@@ -399,10 +399,11 @@ std::optional<M16Plan> chunked_deep_if_suited(std::uint32_t m, std::uint32_t n, 
 // which 1280-3584 were measured) whose one-chunk form (w8a16_gemm_m16_skinny_deep_form)
 // fills under three quarters of its CTA slots: of 4 warps of 4 or 8 blocks and 8 of 2 or
 // 4, the form whose CTAs (row groups x chunks) all fit at once with the most warps, ties
-// to more CTAs; the chunks hand their partials through the caller's workspace. Item 122 (one probe run, 8
-// layers of 1280-3584 x 8192-16384, m = 1, 4 and 8): the plan's choice before took 1.130x
-// the fastest entry (worst 1.314x, split-K and stream-K on 1792 x 16384), this form 1.001x
-// (worst 1.019x); where the one-chunk form filled 85 % (3584 x 8192) it was within 2 %.
+// to more CTAs; the chunks hand their partials through the caller's workspace. Item 122
+// (one probe run, 8 layers of 1280-3584 x 8192-16384, m = 1, 4 and 8): the plan's choice
+// before took 1.130x the fastest entry (worst 1.314x, split-K and stream-K on 1792 x
+// 16384), this form 1.001x (worst 1.019x); where the one-chunk form filled 85 % (3584 x
+// 8192) it was within 2 %.
 std::optional<M16Plan> chunked_deep_without_pdl_if_suited(std::uint32_t m, std::uint32_t n,
                                                           std::uint32_t k, std::uint32_t sms,
                                                           bool pdl) {
