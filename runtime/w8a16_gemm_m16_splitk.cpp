@@ -236,12 +236,13 @@ std::optional<std::uint32_t> shallow_layer_warps(std::uint32_t m, std::uint32_t 
 //   layers of 36864-53248 rows, m = 1, 4 and 8): 0.952-0.992x one CTA per SM's time, and
 //   0.959-0.995x on 6 other layers checked after; where the deep CTAs fit (up to 28672
 //   rows) one per SM led by up to 25 %, and above 8 tokens it led on 3 of 6 layers.
+// `form`: w8a16_gemm_m16_skinny_deep_form of the shape.
 std::optional<M16Plan> shallow_streamk_if_suited(std::uint32_t m, std::uint32_t n,
-                                                 std::uint32_t k, std::uint32_t sms, bool pdl) {
+                                                 std::uint32_t k, std::uint32_t sms, bool pdl,
+                                                 const SkinnyDeepForm& form) {
   const M16Plan two_per_sm{"w8a16_gemm_m16_streamk", 1, 2 * sms,
                            streamk_plan_stages(2 * sms, sms)};
   const std::uint64_t bytes = std::uint64_t{n} * k;
-  const SkinnyDeepForm form = w8a16_gemm_m16_skinny_deep_form(m, n, sms);
   if (shallow_layer_warps(m, n, k, pdl, form) && k == 1536 && bytes <= 36 * kMiB) {
     return two_per_sm;
   }
@@ -273,10 +274,10 @@ std::optional<M16Plan> shallow_streamk_if_suited(std::uint32_t m, std::uint32_t 
 // docs/performance.md item 70).
 // The deep kernel's form where it suits the shape.
 std::optional<SkinnyDeepForm> deep_form_if_suited(std::uint32_t m, std::uint32_t n,
-                                                  std::uint32_t k, std::uint32_t sms, bool pdl) {
+                                                  std::uint32_t k, std::uint32_t sms, bool pdl,
+                                                  const SkinnyDeepForm& form) {
   const std::uint64_t bytes = std::uint64_t{n} * k;
   if (!deep_depth_measured(m, k, bytes, pdl)) return std::nullopt;
-  const SkinnyDeepForm form = w8a16_gemm_m16_skinny_deep_form(m, n, sms);
   const std::uint64_t slots = std::uint64_t{sms} * form.ctas_per_sm;
   const std::uint64_t ctas = div_ceil(n, 16);
   // From 64 MiB only up to 8 tokens (above, the 32-row form or stream-K), where its CTAs
@@ -404,13 +405,14 @@ std::optional<M16Plan> chunked_deep_if_suited(std::uint32_t m, std::uint32_t n, 
 // before took 1.130x the fastest entry (worst 1.314x, split-K and stream-K on 1792 x
 // 16384), this form 1.001x (worst 1.019x); where the one-chunk form filled 85 % (3584 x
 // 8192) it was within 2 %.
+// `one_chunk`: w8a16_gemm_m16_skinny_deep_form of the shape.
 std::optional<M16Plan> chunked_deep_without_pdl_if_suited(std::uint32_t m, std::uint32_t n,
                                                           std::uint32_t k, std::uint32_t sms,
-                                                          bool pdl) {
+                                                          bool pdl,
+                                                          const SkinnyDeepForm& one_chunk) {
   if (pdl || m > 8 || k < 8192 || std::uint64_t{n} * k >= kLargeLayerBytes) return std::nullopt;
   const std::uint64_t groups = div_ceil(n, 16);
   if (groups < 80 || groups >= 2 * std::uint64_t{sms}) return std::nullopt;
-  const SkinnyDeepForm one_chunk = w8a16_gemm_m16_skinny_deep_form(m, n, sms);
   if (4 * groups >= 3 * std::uint64_t{sms} * one_chunk.ctas_per_sm) return std::nullopt;
   std::optional<M16Plan> best;
   std::uint64_t best_warps = 0, best_ctas = 0;
@@ -470,18 +472,20 @@ M16Plan plan_entry(std::uint32_t m, std::uint32_t n, std::uint32_t k, std::uint3
     return {deep32->kernel, 1, 0, 0, deep32->warps,
             w8a16_gemm_m16_skinny_deep_one_chunk_blocks(k, deep32->warps)};
   }
+  // The deep entry's one-chunk form, which the rules below size their grids by.
+  const SkinnyDeepForm form = w8a16_gemm_m16_skinny_deep_form(m, n, sms);
   if (const std::optional<M16Plan> streamk =
-          shallow_streamk_if_suited(m, n, k, sms, launch.programmatic_dependent)) {
+          shallow_streamk_if_suited(m, n, k, sms, launch.programmatic_dependent, form)) {
     return *streamk;
   }
   if (deep_chunks) {
     if (const std::optional<M16Plan> chunked = chunked_deep_without_pdl_if_suited(
-            m, n, k, sms, launch.programmatic_dependent)) {
+            m, n, k, sms, launch.programmatic_dependent, form)) {
       return *chunked;
     }
   }
   if (const std::optional<SkinnyDeepForm> deep =
-          deep_form_if_suited(m, n, k, sms, launch.programmatic_dependent)) {
+          deep_form_if_suited(m, n, k, sms, launch.programmatic_dependent, form)) {
     return {deep->kernel, 1, 0, 0, deep->warps,
             w8a16_gemm_m16_skinny_deep_one_chunk_blocks(k, deep->warps)};
   }
