@@ -398,13 +398,17 @@ std::optional<M16Plan> chunked_deep_if_suited(std::uint32_t m, std::uint32_t n, 
 // The deep kernel in chunks of K without PDL, up to 8 tokens, on layers under 64 MiB with K
 // of at least 8192 and 80 row groups to under two per SM (1265-4208 rows on 132 SMs, of
 // which 1280-3584 were measured) whose one-chunk form (w8a16_gemm_m16_skinny_deep_form)
-// fills under three quarters of its CTA slots: of 4 warps of 4 or 8 blocks and 8 of 2 or
-// 4, the form whose CTAs (row groups x chunks) all fit at once with the most warps, ties
-// to more CTAs; the chunks hand their partials through the caller's workspace. Item 122
-// (one probe run, 8 layers of 1280-3584 x 8192-16384, m = 1, 4 and 8): the plan's choice
-// before took 1.130x the fastest entry (worst 1.314x, split-K and stream-K on 1792 x
-// 16384), this form 1.001x (worst 1.019x); where the one-chunk form filled 85 % (3584 x
-// 8192) it was within 2 %.
+// fills under three quarters of its CTA slots: the first of 8 warps of 2 blocks, 4 of 4
+// and 4 of 8 whose CTAs (row groups x chunks) all fit at once, the chunks' partials
+// through the caller's workspace. Item 122 (one probe run, 8 layers of 1280-3584 x
+// 8192-16384, m = 1, 4 and 8): the plan's choice before took 1.130x the fastest entry
+// (worst 1.314x, split-K and stream-K on 1792 x 16384), the form that fits with the most
+// warps 1.001x (worst 1.019x; 3584 x 8192, whose one-chunk form fills 85 %, within 2 %).
+// On 8 other layers that form took 1.016x (worst 1.128x: 2304 x 10240, 8 warps of 4 blocks
+// in 3 chunks, the last of half the K, against 4 of 4 in 5 equal ones). Item 123: a
+// warp's blocks, not its CTA's warps, set how long it streams, and a short last chunk
+// leaves warps idle; so the fewest blocks per warp, ties to more CTAs. 8 warps of 4
+// blocks never comes first: where its CTAs fit, those of 4 warps of 4 do.
 // `one_chunk`: w8a16_gemm_m16_skinny_deep_form of the shape.
 std::optional<M16Plan> chunked_deep_without_pdl_if_suited(std::uint32_t m, std::uint32_t n,
                                                           std::uint32_t k, std::uint32_t sms,
@@ -414,19 +418,13 @@ std::optional<M16Plan> chunked_deep_without_pdl_if_suited(std::uint32_t m, std::
   const std::uint64_t groups = div_ceil(n, 16);
   if (groups < 80 || groups >= 2 * std::uint64_t{sms}) return std::nullopt;
   if (4 * groups >= 3 * std::uint64_t{sms} * one_chunk.ctas_per_sm) return std::nullopt;
-  std::optional<M16Plan> best;
-  std::uint64_t best_warps = 0, best_ctas = 0;
-  for (const auto& [warps, blocks] : {std::pair{4u, 4u}, {4u, 8u}, {8u, 2u}, {8u, 4u}}) {
+  for (const auto& [warps, blocks] : {std::pair{8u, 2u}, {4u, 4u}, {4u, 8u}}) {
     const std::uint64_t ctas = groups * w8a16_gemm_m16_skinny_chunks(k, warps, blocks);
-    if (ctas > std::uint64_t{sms} * w8a16_gemm_m16_skinny_deep_ctas_per_sm(m, warps)) continue;
-    const std::uint64_t resident = ctas * warps;
-    if (resident > best_warps || (resident == best_warps && ctas > best_ctas)) {
-      best = M16Plan{"w8a16_gemm_m16_skinny_deep", 1, 0, 0, warps, blocks};
-      best_warps = resident;
-      best_ctas = ctas;
+    if (ctas <= std::uint64_t{sms} * w8a16_gemm_m16_skinny_deep_ctas_per_sm(m, warps)) {
+      return M16Plan{"w8a16_gemm_m16_skinny_deep", 1, 0, 0, warps, blocks};
     }
   }
-  return best;
+  return std::nullopt;
 }
 
 // Item 94 (the `probe` step, with PDL, m = 1, 8 and 16, 10 layers of 4-56 MiB): with PDL

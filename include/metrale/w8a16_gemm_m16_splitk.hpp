@@ -57,8 +57,8 @@ void w8a16_gemm_m16_splitk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr
 // chunk of K where w8a16_gemm_m16_skinny_deep32_form suits the shape; else without PDL up
 // to 8 tokens, on layers under 64 MiB with K of at least 8192, 80 row groups to under two
 // per SM, whose one-chunk deep CTAs fill under three quarters of the slots, the deep skinny
-// entry in chunks of K (4 warps of 4 or 8 blocks or 8 of 2 or 4, the form whose CTAs all
-// fit at once with the most warps; the caller's workspace); else the deep skinny entry on
+// entry in chunks of K (the first of 8 warps of 2 blocks, 4 of 4 and 4 of 8 whose CTAs all
+// fit at once; the caller's workspace); else the deep skinny entry on
 // one chunk of K (w8a16_gemm_m16_skinny_deep or _deep3, as w8a16_gemm_m16_skinny_deep_form
 // says) on layers of 16-64 MiB with K of at least 1536, or of 512-1024 on layers of up to
 // 32 MiB (above 8 tokens only where its CTAs all fit at once), where its CTAs fill at

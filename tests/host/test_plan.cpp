@@ -332,9 +332,10 @@ TEST_CASE("plan_m16_gemm: K of 512-896") {
 
 TEST_CASE("plan_m16_gemm: without PDL, the deep entry in chunks on narrow, deep layers") {
   // Item 122: up to 8 tokens, under 64 MiB, K of 8192 and more, 80 row groups to under two
-  // per SM, where the one-chunk form fills under three quarters of its slots: the chunked
-  // form whose CTAs all fit with the most warps (ties to more CTAs), the partials through
-  // the workspace. Not with PDL, not above 8 tokens, not where the one-chunk form fills the
+  // per SM, where the one-chunk form fills under three quarters of its slots: the first of
+  // 8 warps of 2 blocks, 4 of 4 and 4 of 8 whose CTAs all fit, the partials through the
+  // workspace; where K leaves a short last chunk (10240 on 8 warps of 4: 4096 + 4096 +
+  // 2048) 4 of 4 still (item 123). Not with PDL, not above 8 tokens, not where the one-chunk form fills the
   // slots (3584 x 8192: 224 of 264; Llama-3-8B down: 256), not on fewer row groups (1024 x
   // 8192) or more (5120 x 8192), not under K = 8192 (q_a), not from 64 MiB. The C ABI, whose
   // deep function takes no workspace, keeps the one-chunk plan (plan_m16_gemm_one_chunk_deep).
@@ -345,7 +346,8 @@ TEST_CASE("plan_m16_gemm: without PDL, the deep entry in chunks on narrow, deep 
     CAPTURE(m);
     for (const Case c : {Case{2304, 16384, 4, 8}, {2560, 14336, 4, 8}, {3072, 8192, 4, 4},
                          {2048, 16384, 4, 4}, {1792, 16384, 4, 4}, {1536, 12288, 4, 4},
-                         {1280, 8192, 8, 2}}) {
+                         {1280, 8192, 8, 2}, {1792, 8192, 8, 2}, {2304, 10240, 4, 4},
+                         {2816, 10240, 4, 4}, {1280, 17408, 4, 4}}) {
       CAPTURE(c.n);
       const M16Plan p = plan_m16_gemm(m, c.n, c.k, 132);
       CHECK(p.entry == "w8a16_gemm_m16_skinny_deep");
