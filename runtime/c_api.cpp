@@ -64,9 +64,103 @@ std::uint32_t device_sm_count(metrale::KernelService& svc) {
   return svc.compile_only() ? 132u : static_cast<std::uint32_t>(svc.backend().info().sm_count);
 }
 
-// The C deep function takes no workspace, so its plan keeps the deep entry on one chunk.
-metrale::M16Plan device_plan(metrale::KernelService& svc, uint32_t m, uint32_t n, uint32_t k) {
-  return metrale::plan_m16_gemm_one_chunk_deep(m, n, k, device_sm_count(svc));
+// The plan without PDL. metrale_w8a16_gemm_m16_skinny_deep takes no workspace, so the plan
+// that names it keeps the deep entry on one chunk; the plan for callers with a workspace
+// (`chunked`) is plan_m16_gemm itself.
+metrale::M16Plan device_plan(metrale::KernelService& svc, uint32_t m, uint32_t n, uint32_t k,
+                             bool chunked = false) {
+  const std::uint32_t sms = device_sm_count(svc);
+  return chunked ? metrale::plan_m16_gemm(m, n, k, sms)
+                 : metrale::plan_m16_gemm_one_chunk_deep(m, n, k, sms);
+}
+
+// How the C deep functions launch the deep kernel: the kernel, warps and blocks per warp.
+struct DeepLaunch {
+  std::string_view kernel;
+  std::uint32_t warps;
+  std::uint32_t warp_blocks;
+};
+
+// The deep entry as plan_m16_gemm (without PDL) runs it: for a `chunked` caller the plan's
+// chunks of K where the plan takes them, else one chunk in the form the plan gives the deep
+// entry (the 32-row form above 8 tokens where it suits the shape).
+DeepLaunch deep_launch(metrale::KernelService& svc, uint32_t m, uint32_t n, uint32_t k,
+                       bool chunked) {
+  const std::uint32_t sms = device_sm_count(svc);
+  if (chunked) {
+    const metrale::M16Plan plan = metrale::plan_m16_gemm(m, n, k, sms);
+    if (plan.entry == "w8a16_gemm_m16_skinny_deep" &&
+        metrale::w8a16_gemm_m16_skinny_chunks(k, plan.warps, plan.warp_blocks) > 1) {
+      return {plan.entry, plan.warps, plan.warp_blocks};
+    }
+  }
+  const metrale::SkinnyDeepForm form =
+      metrale::w8a16_gemm_m16_skinny_deep32_form(m, n, k, sms, false)
+          .value_or(metrale::w8a16_gemm_m16_skinny_deep_form(m, n, sms));
+  return {form.kernel, form.warps,
+          metrale::w8a16_gemm_m16_skinny_deep_one_chunk_blocks(k, form.warps)};
+}
+
+metrale_status launch_deep(metrale_service* service, std::string_view fn, uint64_t input,
+                           uint64_t weight, uint64_t block_scale, uint64_t output, uint32_t m,
+                           uint32_t n, uint32_t k, uint32_t a_row_stride, uint32_t c_row_stride,
+                           metrale::StreamKWorkspace workspace, bool chunked, void* stream) {
+  return metrale::capi::launch_entry(
+      service, fn, "w8a16_gemm_m16_skinny_deep",
+      [&](const GpuBackend& gpu, KernelHandle kernel, metrale::KernelService& svc) {
+        const DeepLaunch form = deep_launch(svc, m, n, k, chunked);
+        // _deep3 shares `kernel`'s module, already loaded; _deep32 is a module of its own.
+        if (form.kernel != "w8a16_gemm_m16_skinny_deep") kernel = svc.kernel(form.kernel);
+        metrale::w8a16_gemm_m16_skinny_deep(gpu, kernel, DevicePtr(input), DevicePtr(weight),
+                                            DevicePtr(block_scale), DevicePtr(output), m, n, k,
+                                            a_row_stride, c_row_stride, workspace, form.warps,
+                                            form.warp_blocks,
+                                            metrale::capi::stream_handle(stream));
+      });
+}
+
+// The C function that runs `plan`: one per entry the plan can name; the streaming entry has
+// none, and split-K with the same split stands in for it. The deep entry in chunks of K
+// (a `chunked` plan only) is metrale_w8a16_gemm_m16_skinny_deep_chunked.
+const char* c_function(std::string_view fn, const metrale::M16Plan& plan, uint32_t k) {
+  if (plan.entry == "w8a16_gemm_m16_skinny_deep" &&
+      metrale::w8a16_gemm_m16_skinny_chunks(k, plan.warps, plan.warp_blocks) > 1) {
+    return "metrale_w8a16_gemm_m16_skinny_deep_chunked";
+  }
+  struct Named {
+    std::string_view entry;
+    const char* c_function;
+  };
+  static constexpr Named kNames[] = {
+      {"w8a16_gemm_m16", "metrale_w8a16_gemm_m16"},
+      {"w8a16_gemm_m16_n64", "metrale_w8a16_gemm_m16_n64"},
+      {"w8a16_gemm_m16_splitk", "metrale_w8a16_gemm_m16_splitk"},
+      {"w8a16_gemm_m16_stream", "metrale_w8a16_gemm_m16_splitk"},
+      {"w8a16_gemm_m16_streamk", "metrale_w8a16_gemm_m16_streamk"},
+      {"w8a16_gemm_m16_skinny", "metrale_w8a16_gemm_m16_skinny"},
+      {"w8a16_gemm_m16_skinny_deep", "metrale_w8a16_gemm_m16_skinny_deep"},
+      {"w8a16_gemm_m16_skinny_deep3", "metrale_w8a16_gemm_m16_skinny_deep"},
+      {"w8a16_gemm_m16_skinny_deep32", "metrale_w8a16_gemm_m16_skinny_deep"},
+  };
+  for (const Named& e : kNames) {
+    if (e.entry == plan.entry) return e.c_function;
+  }
+  metrale::fail("{}: the plan names {}, which has no C function", fn, plan.entry);
+}
+
+metrale_status plan_entry(metrale_service* service, std::string_view fn, uint32_t m,
+                          uint32_t n, uint32_t k, const char** entry_out, uint32_t* split_out,
+                          uint32_t* ctas_out, bool chunked) {
+  return metrale::capi::run([&](metrale_status&) {
+    metrale::KernelService& svc = metrale::capi::service(service, fn);
+    metrale::capi::require(entry_out, fn, "entry_out");
+    metrale::capi::require(split_out, fn, "split_out");
+    metrale::capi::require(ctas_out, fn, "ctas_out");
+    const metrale::M16Plan plan = device_plan(svc, m, n, k, chunked);
+    *entry_out = c_function(fn, plan, k);
+    *split_out = plan.split;
+    *ctas_out = plan.ctas;
+  });
 }
 
 }  // namespace
@@ -269,24 +363,34 @@ metrale_status metrale_w8a16_gemm_m16_skinny_deep(metrale_service* service, uint
                                                   uint64_t output, uint32_t m, uint32_t n,
                                                   uint32_t k, uint32_t a_row_stride,
                                                   uint32_t c_row_stride, void* stream) noexcept {
-  return launch_entry(
-      service, "metrale_w8a16_gemm_m16_skinny_deep", "w8a16_gemm_m16_skinny_deep",
-      [&](const GpuBackend& gpu, KernelHandle kernel, metrale::KernelService& svc) {
-        // The form plan_m16_gemm gives the deep entry (a launch without PDL).
-        const std::uint32_t sms = device_sm_count(svc);
-        const metrale::SkinnyDeepForm form =
-            metrale::w8a16_gemm_m16_skinny_deep32_form(m, n, k, sms, false)
-                .value_or(metrale::w8a16_gemm_m16_skinny_deep_form(m, n, sms));
-        const std::uint32_t warps = form.warps;
-        // _deep3 shares `kernel`'s module, already loaded; _deep32 is a module of its own.
-        if (form.kernel != "w8a16_gemm_m16_skinny_deep") kernel = svc.kernel(form.kernel);
-        // One chunk: warps x blocks cover K, so the launch touches no workspace.
-        metrale::w8a16_gemm_m16_skinny_deep(gpu, kernel, DevicePtr(input), DevicePtr(weight),
-                                            DevicePtr(block_scale), DevicePtr(output), m, n, k,
-                                            a_row_stride, c_row_stride, {}, warps,
-                                            metrale::w8a16_gemm_m16_skinny_deep_one_chunk_blocks(k, warps),
-                                            stream_handle(stream));
-      });
+  // One chunk: warps x blocks cover K, so the launch touches no workspace.
+  return launch_deep(service, "metrale_w8a16_gemm_m16_skinny_deep", input, weight,
+                     block_scale, output, m, n, k, a_row_stride, c_row_stride, {}, false,
+                     stream);
+}
+
+metrale_status metrale_w8a16_gemm_m16_skinny_deep_chunked(
+    metrale_service* service, uint64_t input, uint64_t weight, uint64_t block_scale,
+    uint64_t output, uint32_t m, uint32_t n, uint32_t k, uint32_t a_row_stride,
+    uint32_t c_row_stride, uint64_t workspace, uint64_t workspace_bytes, void* stream) noexcept {
+  return launch_deep(service, "metrale_w8a16_gemm_m16_skinny_deep_chunked", input, weight,
+                     block_scale, output, m, n, k, a_row_stride, c_row_stride,
+                     metrale::StreamKWorkspace{DevicePtr(workspace), workspace_bytes}, true,
+                     stream);
+}
+
+metrale_status metrale_w8a16_gemm_m16_skinny_deep_chunked_workspace_bytes(
+    metrale_service* service, uint32_t m, uint32_t n, uint32_t k, uint64_t* bytes_out) noexcept {
+  return metrale::capi::run([&](metrale_status&) {
+    constexpr std::string_view fn = "metrale_w8a16_gemm_m16_skinny_deep_chunked_workspace_bytes";
+    metrale::KernelService& svc = metrale::capi::service(service, fn);
+    require(bytes_out, fn, "bytes_out");
+    metrale::ensure(k % 128 == 0 && k != 0, "{}: k={} is not a positive multiple of 128", fn, k);
+    metrale::ensure(m >= 1 && m <= 16, "{}: m={} outside 1..=16", fn, m);
+    const DeepLaunch form = deep_launch(svc, m, n, k, true);
+    *bytes_out = metrale::w8a16_gemm_m16_skinny_workspace_bytes(n, k, form.warps,
+                                                                form.warp_blocks);
+  });
 }
 
 metrale_status metrale_plan_m16_gemm(metrale_service* service, uint32_t m, uint32_t n,
@@ -302,41 +406,16 @@ metrale_status metrale_plan_m16_gemm(metrale_service* service, uint32_t m, uint3
 metrale_status metrale_plan_m16_gemm_entry(metrale_service* service, uint32_t m, uint32_t n,
                                            uint32_t k, const char** entry_out,
                                            uint32_t* split_out, uint32_t* ctas_out) noexcept {
-  return run([&](metrale_status&) {
-    constexpr std::string_view fn = "metrale_plan_m16_gemm_entry";
-    metrale::KernelService& svc = metrale::capi::service(service, fn);
-    require(entry_out, fn, "entry_out");
-    require(split_out, fn, "split_out");
-    require(ctas_out, fn, "ctas_out");
-    const metrale::M16Plan plan = device_plan(svc, m, n, k);
-    // The C functions, one per entry the plan can name; the streaming entry has none, and
-    // split-K with the same split stands in for it.
-    struct Named {
-      std::string_view entry;
-      const char* c_function;
-    };
-    static constexpr Named kNames[] = {
-        {"w8a16_gemm_m16", "metrale_w8a16_gemm_m16"},
-        {"w8a16_gemm_m16_n64", "metrale_w8a16_gemm_m16_n64"},
-        {"w8a16_gemm_m16_splitk", "metrale_w8a16_gemm_m16_splitk"},
-        {"w8a16_gemm_m16_stream", "metrale_w8a16_gemm_m16_splitk"},
-        {"w8a16_gemm_m16_streamk", "metrale_w8a16_gemm_m16_streamk"},
-        {"w8a16_gemm_m16_skinny", "metrale_w8a16_gemm_m16_skinny"},
-        {"w8a16_gemm_m16_skinny_deep", "metrale_w8a16_gemm_m16_skinny_deep"},
-        {"w8a16_gemm_m16_skinny_deep3", "metrale_w8a16_gemm_m16_skinny_deep"},
-        {"w8a16_gemm_m16_skinny_deep32", "metrale_w8a16_gemm_m16_skinny_deep"},
-    };
-    const char* name = nullptr;
-    for (const Named& e : kNames) {
-      if (e.entry == plan.entry) name = e.c_function;
-    }
-    if (name == nullptr) {
-      metrale::fail("{}: the plan names {}, which has no C function", fn, plan.entry);
-    }
-    *entry_out = name;
-    *split_out = plan.split;
-    *ctas_out = plan.ctas;
-  });
+  return plan_entry(service, "metrale_plan_m16_gemm_entry", m, n, k, entry_out, split_out,
+                    ctas_out, false);
+}
+
+metrale_status metrale_plan_m16_gemm_entry_chunked(metrale_service* service, uint32_t m,
+                                                   uint32_t n, uint32_t k,
+                                                   const char** entry_out, uint32_t* split_out,
+                                                   uint32_t* ctas_out) noexcept {
+  return plan_entry(service, "metrale_plan_m16_gemm_entry_chunked", m, n, k, entry_out,
+                    split_out, ctas_out, true);
 }
 
 metrale_status metrale_w8a16_gemv_batch16(metrale_service* service, uint64_t input, uint64_t weight,

@@ -176,6 +176,25 @@ metrale_status metrale_w8a16_gemm_m16_skinny_deep(metrale_service* service, uint
                                                   uint32_t c_row_stride,
                                                   void* stream) METRALE_NOEXCEPT;
 
+/* The deep skinny entry as the C++ plan without PDL runs it (plan_m16_gemm): on narrow,
+ * deep layers in chunks of K, the chunks' partials added in a fixed order through
+ * `workspace`; elsewhere on one chunk, as metrale_w8a16_gemm_m16_skinny_deep (strided rows
+ * as above; deterministic). `workspace` is device memory of `workspace_bytes`, at least
+ * metrale_w8a16_gemm_m16_skinny_deep_chunked_workspace_bytes for the shape, 16-byte
+ * aligned, owned by the caller and zeroed once before the first launch, as stream-K's (the
+ * same memory serves both, one stream at a time); it may be 0 where that size is 0. */
+metrale_status metrale_w8a16_gemm_m16_skinny_deep_chunked(
+    metrale_service* service, uint64_t input, uint64_t weight, uint64_t block_scale,
+    uint64_t output, uint32_t m, uint32_t n, uint32_t k, uint32_t a_row_stride,
+    uint32_t c_row_stride, uint64_t workspace, uint64_t workspace_bytes,
+    void* stream) METRALE_NOEXCEPT;
+
+/* *bytes_out receives the workspace metrale_w8a16_gemm_m16_skinny_deep_chunked needs for
+ * m x n x k on the service's device (0 where it runs one chunk). */
+metrale_status metrale_w8a16_gemm_m16_skinny_deep_chunked_workspace_bytes(
+    metrale_service* service, uint32_t m, uint32_t n, uint32_t k,
+    uint64_t* bytes_out) METRALE_NOEXCEPT;
+
 /* *split_out receives the split to pass to metrale_w8a16_gemm_m16_splitk, or 1 when an
  * unsplit entry suits the shape better: metrale_w8a16_gemm_m16, or above 8 rows
  * metrale_w8a16_gemm_m16_n64 once ceil(n/64) reaches 1.2 tiles per SM. It is the split
@@ -194,6 +213,16 @@ metrale_status metrale_plan_m16_gemm(metrale_service* service, uint32_t m, uint3
 metrale_status metrale_plan_m16_gemm_entry(metrale_service* service, uint32_t m, uint32_t n,
                                            uint32_t k, const char** entry_out,
                                            uint32_t* split_out, uint32_t* ctas_out) METRALE_NOEXCEPT;
+
+/* As metrale_plan_m16_gemm_entry, for a caller that holds a workspace: the C++ plan without
+ * PDL itself, which runs the deep entry in chunks of K on narrow, deep layers (up to 8
+ * tokens, under 64 MiB, K of at least 8192, 1265-4208 rows on 132 SMs, where the one-chunk
+ * form leaves a quarter of the CTA slots free); there *entry_out is
+ * "metrale_w8a16_gemm_m16_skinny_deep_chunked". */
+metrale_status metrale_plan_m16_gemm_entry_chunked(metrale_service* service, uint32_t m,
+                                                   uint32_t n, uint32_t k,
+                                                   const char** entry_out, uint32_t* split_out,
+                                                   uint32_t* ctas_out) METRALE_NOEXCEPT;
 
 /* The scalar reference (FP32 sequential accumulation, one BF16 round), for checking
  * the tensor-core launchers with metrale_within_m16_tc_budget. */

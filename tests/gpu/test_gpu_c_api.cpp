@@ -1,7 +1,7 @@
-// The C ABI on a device: for shapes where the plan names the skinny, deep skinny and
-// stream-K entries, and for split-K, the C functions give bit for bit what the C++
-// launchers give on the same operands, within the budget of the reference; the entries
-// that take a C-owned workspace leave it zero.
+// The C ABI on a device: for shapes where the plan names the skinny, deep skinny (on one
+// chunk of K and in chunks) and stream-K entries, and for split-K, the C functions give bit
+// for bit what the C++ launchers give on the same operands, within the budget of the
+// reference; the entries that take a C-owned workspace leave it zero.
 #include <doctest/doctest.h>
 
 #include <fmt/format.h>
@@ -148,6 +148,47 @@ TEST_CASE("gpu: the C ABI's planned entries equal the C++ launchers, bit for bit
               w8a16_gemm_m16_skinny_deep_one_chunk_blocks(k, warps), 0);
         },
         "C ABI deep skinny");
+  }
+
+  // Narrow, deep layers (2304 x 16384 at 4 tokens, 1280 x 8192 at 8): the plan for callers
+  // with a workspace names the deep entry in chunks of K, the form plan_m16_gemm gives the
+  // device, its partials through the caller's workspace, which it leaves zero.
+  for (const auto& [m, n, k] : {std::array<std::uint32_t, 3>{4, 2304, 16384}, {8, 1280, 8192}}) {
+    CAPTURE(m);
+    CAPTURE(n);
+    const char* entry = nullptr;
+    Plan pl;
+    REQUIRE(metrale_plan_m16_gemm_entry_chunked(c.svc, m, n, k, &entry, &pl.split, &pl.ctas) ==
+            METRALE_OK);
+    CHECK(std::string(entry) == "metrale_w8a16_gemm_m16_skinny_deep_chunked");
+    const M16Plan cpp = plan_m16_gemm(m, n, k, gpu().sm_count());
+    REQUIRE(cpp.entry == "w8a16_gemm_m16_skinny_deep");
+    const std::uint32_t chunks = w8a16_gemm_m16_skinny_chunks(k, cpp.warps, cpp.warp_blocks);
+    CHECK(chunks > 1);
+    MESSAGE("C ABI deep skinny in chunks m=", m, " n=", n, ": ", cpp.warps, " warps of ",
+            cpp.warp_blocks, " blocks, ", chunks, " chunks");
+    std::uint64_t bytes = 0;
+    REQUIRE(metrale_w8a16_gemm_m16_skinny_deep_chunked_workspace_bytes(c.svc, m, n, k, &bytes) ==
+            METRALE_OK);
+    CHECK(bytes == w8a16_gemm_m16_skinny_workspace_bytes(n, k, cpp.warps, cpp.warp_blocks));
+    Problem p(m, n, k, k, n, 4250 + m);
+    with_c_workspace(c, bytes, [&](std::uint64_t workspace) {
+      compare(
+          c, p,
+          [&] {
+            REQUIRE(metrale_w8a16_gemm_m16_skinny_deep_chunked(
+                        c.svc, p.input.get().address, p.weight.get().address,
+                        p.scale.get().address, p.out.get().address, m, n, k, k, n, workspace,
+                        bytes, nullptr) == METRALE_OK);
+          },
+          [&] {
+            w8a16_gemm_m16_skinny_deep(
+                gpu().backend, gpu().cache.kernel("w8a16_gemm_m16_skinny_deep"), p.input.get(),
+                p.weight.get(), p.scale.get(), p.out.get(), m, n, k, k, n,
+                gpu().streamk_workspace(), cpp.warps, cpp.warp_blocks, 0);
+          },
+          "C ABI deep skinny in chunks");
+    });
   }
 
   // A 28 MiB layer at 1 token, split-K over 2 CTAs per tile (128 tiles): the plan names

@@ -184,9 +184,19 @@ TEST_CASE("C ABI: every entry refuses a NULL service") {
       {"metrale_w8a16_gemm_m16_skinny",
        metrale_w8a16_gemm_m16_skinny(nullptr, kIn, kW, kS, kOut, 1, 32, 256, 256, 32, kWs,
                                      1 << 20, nullptr)},
+      {"metrale_w8a16_gemm_m16_skinny_deep",
+       metrale_w8a16_gemm_m16_skinny_deep(nullptr, kIn, kW, kS, kOut, 1, 32, 256, 256, 32,
+                                          nullptr)},
+      {"metrale_w8a16_gemm_m16_skinny_deep_chunked",
+       metrale_w8a16_gemm_m16_skinny_deep_chunked(nullptr, kIn, kW, kS, kOut, 1, 32, 256, 256,
+                                                  32, kWs, 1 << 20, nullptr)},
+      {"metrale_w8a16_gemm_m16_skinny_deep_chunked_workspace_bytes",
+       metrale_w8a16_gemm_m16_skinny_deep_chunked_workspace_bytes(nullptr, 1, 32, 256, &ptr)},
       {"metrale_plan_m16_gemm", metrale_plan_m16_gemm(nullptr, 1, 576, 7168, &tile)},
       {"metrale_plan_m16_gemm_entry",
        metrale_plan_m16_gemm_entry(nullptr, 1, 576, 7168, &target, &tile, &tile)},
+      {"metrale_plan_m16_gemm_entry_chunked",
+       metrale_plan_m16_gemm_entry_chunked(nullptr, 1, 576, 7168, &target, &tile, &tile)},
       {"metrale_w8a16_gemv_batch16",
        metrale_w8a16_gemv_batch16(nullptr, kIn, kW, kS, kOut, 1, 32, 128, nullptr)},
       {"metrale_w8a16_gemv_batch16_strided",
@@ -221,6 +231,9 @@ TEST_CASE("C ABI: every entry refuses a NULL service") {
          "metrale_synchronize: service is NULL");
   expect(metrale_plan_m16_gemm_entry(nullptr, 1, 576, 7168, &target, &tile, &tile),
          METRALE_ERROR_INVALID_ARGUMENT, "metrale_plan_m16_gemm_entry: service is NULL");
+  expect(metrale_w8a16_gemm_m16_skinny_deep_chunked_workspace_bytes(nullptr, 1, 32, 256, &ptr),
+         METRALE_ERROR_INVALID_ARGUMENT,
+         "metrale_w8a16_gemm_m16_skinny_deep_chunked_workspace_bytes: service is NULL");
 }
 
 TEST_CASE("C ABI: launchers check their arguments, then refuse to launch without a device") {
@@ -384,6 +397,58 @@ TEST_CASE("C ABI: launchers check their arguments, then refuse to launch without
   CHECK(metrale::plan_m16_gemm(1, 2304, 16384, 132).warp_blocks == 8u);  // 4 chunks
   expect_plan(1, 2304, 16384, "metrale_w8a16_gemm_m16_skinny_deep", 1, 0);
   expect_plan(1, 1280, 8192, "metrale_w8a16_gemm_m16_skinny", 1, 0);
+
+  // A caller with a workspace plans with the C++ plan itself, and the C function of the deep
+  // entry in chunks runs the plan's form: 4 chunks of 4 warps of 8 blocks on 2304 x 16384,
+  // 4 of 8 warps of 2 on 1280 x 8192, one chunk on 16 warps on Llama-3-8B down.
+  const auto expect_chunked_plan = [&](uint32_t m, uint32_t n, uint32_t k,
+                                       const char* want_entry, uint32_t want_split,
+                                       uint32_t want_ctas) {
+    CAPTURE(m);
+    CAPTURE(n);
+    CAPTURE(k);
+    REQUIRE(metrale_plan_m16_gemm_entry_chunked(s, m, n, k, &entry, &split, &ctas) ==
+            METRALE_OK);
+    CHECK(std::string(entry) == want_entry);
+    CHECK(split == want_split);
+    CHECK(ctas == want_ctas);
+  };
+  expect_chunked_plan(1, 2304, 16384, "metrale_w8a16_gemm_m16_skinny_deep_chunked", 1, 0);
+  expect_chunked_plan(8, 1280, 8192, "metrale_w8a16_gemm_m16_skinny_deep_chunked", 1, 0);
+  expect_chunked_plan(16, 2304, 16384, "metrale_w8a16_gemm_m16_skinny_deep", 1, 0);
+  expect_chunked_plan(1, 4096, 14336, "metrale_w8a16_gemm_m16_skinny_deep", 1, 0);
+  expect_chunked_plan(16, 51200, 5120, "metrale_w8a16_gemm_m16_streamk", 1, 264);
+  expect_chunked_plan(1, 26624, 1152, "metrale_w8a16_gemm_m16_splitk", 1, 0);
+  expect(metrale_plan_m16_gemm_entry_chunked(s, 1, 576, 7168, &entry, nullptr, &ctas),
+         METRALE_ERROR_INVALID_ARGUMENT,
+         "metrale_plan_m16_gemm_entry_chunked: split_out is NULL");
+
+  constexpr auto deep_bytes = metrale_w8a16_gemm_m16_skinny_deep_chunked_workspace_bytes;
+  expect(deep_bytes(s, 1, 2304, 16384, nullptr), METRALE_ERROR_INVALID_ARGUMENT,
+         "metrale_w8a16_gemm_m16_skinny_deep_chunked_workspace_bytes: bytes_out is NULL");
+  expect(deep_bytes(s, 1, 2304, 16100, &bytes), METRALE_ERROR_INVALID_ARGUMENT,
+         "k=16100 is not a positive multiple of 128");
+  expect(deep_bytes(s, 0, 2304, 16384, &bytes), METRALE_ERROR_INVALID_ARGUMENT,
+         "m=0 outside 1..=16");
+  CHECK(deep_bytes(s, 16, 2304, 16384, &bytes) == METRALE_OK);
+  CHECK(bytes == 0);
+  CHECK(deep_bytes(s, 1, 4096, 14336, &bytes) == METRALE_OK);
+  CHECK(bytes == 0);
+  CHECK(deep_bytes(s, 1, 2304, 16384, &bytes) == METRALE_OK);
+  CHECK(bytes == metrale::w8a16_gemm_m16_skinny_workspace_bytes(2304, 16384, 4, 8));
+  CHECK(bytes == 144 * 3 * 2048);  // a slot of 2048 bytes per row group and later chunk
+  constexpr auto deep_chunked = metrale_w8a16_gemm_m16_skinny_deep_chunked;
+  expect(deep_chunked(s, kIn, kW, kS, kOut, 1, 2304, 16384, 16384, 2304, 0, bytes, nullptr),
+         METRALE_ERROR_INVALID_ARGUMENT, "w8a16_gemm_m16_skinny_deep: workspace is null");
+  expect(deep_chunked(s, kIn, kW, kS, kOut, 1, 2304, 16384, 16384, 2304, kWs, bytes - 16,
+                      nullptr),
+         METRALE_ERROR_INVALID_ARGUMENT, "w8a16_gemm_m16_skinny_workspace_bytes");
+  expect(deep_chunked(s, kIn, kW, kS, kOut, 17, 2304, 16384, 16384, 2304, kWs, bytes, nullptr),
+         METRALE_ERROR_INVALID_ARGUMENT, "m=17 outside 1..=16");
+  expect(deep_chunked(s, kIn, kW, kS, kOut, 1, 2304, 16384, 16384, 2304, kWs, bytes, nullptr),
+         METRALE_ERROR_NO_DEVICE, "no CUDA device to launch w8a16_gemm_m16_skinny_deep");
+  expect(deep_chunked(s, kIn, kW, kS, kOut, 1, 4096, 14336, 14336, 4096, 0, 0, nullptr),
+         METRALE_ERROR_NO_DEVICE, "no CUDA device to launch w8a16_gemm_m16_skinny_deep");
 
   // The deep entry: its guards, then no device.
   expect(metrale_w8a16_gemm_m16_skinny_deep(s, kIn, kW, kS, kOut, 17, 4096, 4096, 4096, 4096,
