@@ -336,6 +336,7 @@ metrale_status metrale_w8a16_gemm_m16_skinny(metrale_service* service, uint64_t 
                                              uint32_t a_row_stride, uint32_t c_row_stride,
                                              uint64_t workspace, uint64_t workspace_bytes,
                                              void* stream) noexcept {
+  // 4 warps at K = 512, as the plan runs it there: of 8, half would idle.
   return launch_entry(service, "metrale_w8a16_gemm_m16_skinny", "w8a16_gemm_m16_skinny",
                       [&](const GpuBackend& gpu, KernelHandle kernel) {
                         metrale::w8a16_gemm_m16_skinny(
@@ -343,7 +344,8 @@ metrale_status metrale_w8a16_gemm_m16_skinny(metrale_service* service, uint64_t 
                             DevicePtr(block_scale), DevicePtr(output), m, n, k, a_row_stride,
                             c_row_stride,
                             metrale::StreamKWorkspace{DevicePtr(workspace), workspace_bytes},
-                            metrale::W8A16_GEMM_M16_SKINNY_WARPS, stream_handle(stream));
+                            k == 512 ? 4u : metrale::W8A16_GEMM_M16_SKINNY_WARPS,
+                            stream_handle(stream));
                       });
 }
 

@@ -253,6 +253,37 @@ std::optional<M16Plan> shallow_streamk_if_suited(std::uint32_t m, std::uint32_t 
   return std::nullopt;
 }
 
+// The skinny entry on one chunk of K below K = 1024, on layers of 8-32 MiB, where the deep
+// entry's form would run 4 warps of one or two blocks, which the skinny kernel's warps
+// request all at once:
+// - K = 512 up to 8 tokens, with or without PDL, on 4 warps (the deep form's 4 warps, or
+//   its fallback in waves); above 8 tokens without PDL where no deep form fits at once
+//   (stream-K on one CTA per SM otherwise);
+// - K of 640-896 up to 8 tokens without PDL, where the deep form's 4-warp CTAs fit at once,
+//   on 8 warps (at most one idles).
+// Item 124 (one probe run, 10 layers of 12288-40960 x 512-896, m = 1, 4, 8 and 16): at K =
+// 512 on 16384 and 40960 rows 0.88-0.96x the deep entry's time up to 8 tokens (0.89-0.94x
+// with PDL, where 40960 rows at 8 tokens took stream-K, 0.94x); above 8 tokens 0.92-0.93x
+// stream-K's on 32768 and 40960 rows without PDL (with PDL stream-K led by 13-15 %); at K
+// of 640-896 on 12288 and 16384 rows 0.93-1.01x without PDL (with PDL the deep entry, spread
+// or not, led by 4-9 %). Where the deep form has 2 warps (24576 and 32768 x 512, 20480 and
+// 32768 x 896) the two entries came within 4 % of each other, and on 24576 x 768 the deep
+// entry led by 7-8 %. The C ABI's skinny function runs the same warps (4 at K = 512).
+std::optional<M16Plan> shallow_skinny_if_suited(std::uint32_t m, std::uint32_t n,
+                                                std::uint32_t k, std::uint32_t sms, bool pdl,
+                                                const SkinnyDeepForm& form) {
+  const std::uint64_t bytes = std::uint64_t{n} * k;
+  if (bytes < 8 * kMiB || bytes > 32 * kMiB || form.warps != 4) return std::nullopt;
+  const bool fits = div_ceil(n, 16) <= std::uint64_t{sms} * form.ctas_per_sm;
+  if (k == 512 && (m <= 8 || (!pdl && !fits))) {
+    return M16Plan{"w8a16_gemm_m16_skinny", 1, 0, 0, 4};
+  }
+  if (k >= 640 && k <= 896 && m <= 8 && !pdl && fits) {
+    return M16Plan{"w8a16_gemm_m16_skinny", 1, 0, 0, W8A16_GEMM_M16_SKINNY_WARPS};
+  }
+  return std::nullopt;
+}
+
 // Measured on an H200 over m = 1, 2, 4, 8, 9, 12 and 16 against every other entry, with
 // and without PDL, on the 13 layers of the benchmark and four more (docs/performance.md,
 // item 58): the deep kernel on one chunk of K, on the warps w8a16_gemm_m16_skinny_deep_form
@@ -475,6 +506,10 @@ M16Plan plan_entry(std::uint32_t m, std::uint32_t n, std::uint32_t k, std::uint3
   if (const std::optional<M16Plan> streamk =
           shallow_streamk_if_suited(m, n, k, sms, launch.programmatic_dependent, form)) {
     return *streamk;
+  }
+  if (const std::optional<M16Plan> skinny =
+          shallow_skinny_if_suited(m, n, k, sms, launch.programmatic_dependent, form)) {
+    return *skinny;
   }
   if (deep_chunks) {
     if (const std::optional<M16Plan> chunked = chunked_deep_without_pdl_if_suited(

@@ -147,8 +147,9 @@ metrale_status metrale_w8a16_gemm_m16_streamk_workspace_bytes(uint32_t n, uint32
                                                               uint64_t* bytes_out) METRALE_NOEXCEPT;
 
 /* The skinny entry for small layers: a CTA of 8 warps per 16 weight rows and chunk of
- * 1024 K, each warp one 128-K block, the chunks added in a fixed order through
- * `workspace` (strided rows as above; deterministic). `workspace` is device memory of
+ * 1024 K (4 warps and 512 K where K = 512), each warp one 128-K block, the chunks added in
+ * a fixed order through `workspace` (strided rows as above; deterministic). `workspace` is
+ * device memory of
  * `workspace_bytes`, at least metrale_w8a16_gemm_m16_skinny_workspace_bytes(n, k), 16-byte
  * aligned, owned by the caller and zeroed once before the first launch, as stream-K's (the
  * same memory serves both, one stream at a time); it may be 0 where that size is 0

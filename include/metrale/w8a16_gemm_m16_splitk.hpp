@@ -58,7 +58,10 @@ void w8a16_gemm_m16_splitk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr
 // to 8 tokens, on layers under 64 MiB with K of at least 8192, 80 row groups to under two
 // per SM, whose one-chunk deep CTAs fill under three quarters of the slots, the deep skinny
 // entry in chunks of K (the first of 8 warps of 2 blocks, 4 of 4 and 4 of 8 whose CTAs all
-// fit at once; the caller's workspace); else the deep skinny entry on
+// fit at once; the caller's workspace); else on layers of 8-32 MiB where the deep entry's
+// form has 4 warps, the skinny entry on one chunk of K: at K = 512 on 4 warps up to 8
+// tokens, and above without PDL where no deep form fits at once; at K of 640-896 on 8 warps
+// up to 8 tokens without PDL where the form fits; else the deep skinny entry on
 // one chunk of K (w8a16_gemm_m16_skinny_deep or _deep3, as w8a16_gemm_m16_skinny_deep_form
 // says) on layers of 16-64 MiB with K of at least 1536, or of 512-1024 on layers of up to
 // 32 MiB (above 8 tokens only where its CTAs all fit at once), where its CTAs fill at

@@ -118,6 +118,30 @@ TEST_CASE("gpu: the C ABI's planned entries equal the C++ launchers, bit for bit
     });
   }
 
+  // 16384 x 512 at 4 tokens: the skinny entry on one chunk of K on 4 warps, the plan's and
+  // the C function's, no workspace.
+  {
+    constexpr std::uint32_t m = 4, n = 16384, k = 512, warps = 4;
+    const Plan pl = plan(c, m, n, k);
+    CHECK(pl.entry == "metrale_w8a16_gemm_m16_skinny");
+    CHECK(plan_m16_gemm(m, n, k, gpu().sm_count()).warps == warps);
+    Problem p(m, n, k, k, n, 4244);
+    compare(
+        c, p,
+        [&] {
+          REQUIRE(metrale_w8a16_gemm_m16_skinny(c.svc, p.input.get().address,
+                                                p.weight.get().address, p.scale.get().address,
+                                                p.out.get().address, m, n, k, k, n, 0, 0,
+                                                nullptr) == METRALE_OK);
+        },
+        [&] {
+          w8a16_gemm_m16_skinny(gpu().backend, gpu().cache.kernel("w8a16_gemm_m16_skinny"),
+                                p.input.get(), p.weight.get(), p.scale.get(), p.out.get(), m, n,
+                                k, k, n, {}, warps, 0);
+        },
+        "C ABI skinny at K = 512");
+  }
+
   // Llama-3-8B o and down at 5 and 12 tokens (down at 12: the 32-row form on an H200), qkv
   // at 12 (the three-per-SM form), DeepSeek-V3 q_b at 3 (2 warps): the deep skinny entry in
   // the form and on the warps the plan gives the device, one chunk of K, no workspace.

@@ -383,6 +383,9 @@ TEST_CASE("C ABI: launchers check their arguments, then refuse to launch without
   expect_plan(12, 1536, 7168, "metrale_w8a16_gemm_m16_skinny", 1, 0);
   expect_plan(16, 1536, 7168, "metrale_w8a16_gemm_m16_skinny_deep", 1, 0);
   expect_plan(1, 576, 512, "metrale_w8a16_gemm_m16", 1, 0);
+  // At K = 512 the plan's skinny entry has 4 warps, as the C function runs it (item 124).
+  CHECK(metrale::plan_m16_gemm(4, 16384, 512, 132).warps == 4u);
+  expect_plan(4, 16384, 512, "metrale_w8a16_gemm_m16_skinny", 1, 0);
   expect_plan(16, 51200, 5120, "metrale_w8a16_gemm_m16_streamk", 1, 264);
   // The C++ plan's streaming entry (208 tiles of 128 rows, unsplit) has no C function.
   CHECK(metrale::plan_m16_gemm(1, 26624, 1152, 132).entry == "w8a16_gemm_m16_stream");

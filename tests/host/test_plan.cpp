@@ -284,7 +284,9 @@ TEST_CASE("plan_m16_gemm: K of 512-896") {
   // Not under 512 (49152 x 384 keeps the seed's entry). Item 119: the fallback only where
   // its 4 warps get the same blocks (K = 512), else stream-K on one CTA per SM (36864 x
   // 640, 40960 x 768, 45056 x 896); with PDL up to 8 tokens on two with 3 stages (item
-  // 121), above on one.
+  // 121), above on one. Item 124: where the deep form has 4 warps, at K = 512 the skinny
+  // entry on 4 instead up to 8 tokens (16384 and 65536 x 512), and above 8 tokens without
+  // PDL where no deep form fits (32768 x 512, stream-K with PDL).
   const M16LaunchOptions pdl{true};
   for (const M16LaunchOptions launch : {M16LaunchOptions{}, pdl}) {
     const bool with_pdl = launch.programmatic_dependent;
@@ -295,17 +297,11 @@ TEST_CASE("plan_m16_gemm: K of 512-896") {
       CHECK(wide.entry == "w8a16_gemm_m16_skinny_deep");
       CHECK(wide.warps == 2u);
       CHECK(wide.warp_blocks == 2u);
-      const M16Plan narrow = plan_m16_gemm(m, 16384, 512, 132, launch);
-      CHECK(narrow.entry == "w8a16_gemm_m16_skinny_deep");
-      CHECK(narrow.warps == 4u);
-      CHECK(narrow.warp_blocks == 1u);
-      const M16Plan waves = plan_m16_gemm(m, 65536, 512, 132, launch);
-      if (!with_pdl || m <= 6) {
-        CHECK(waves.entry == "w8a16_gemm_m16_skinny_deep");
-        CHECK(waves.warps == 4u);
-      } else {
-        CHECK(waves.entry == "w8a16_gemm_m16_streamk");
-        CHECK(waves.ctas == 132u);
+      for (const std::uint32_t n : {16384u, 65536u}) {
+        const M16Plan four = plan_m16_gemm(m, n, 512, 132, launch);
+        CHECK(four.entry == "w8a16_gemm_m16_skinny");
+        CHECK(four.warps == 4u);
+        CHECK(four.max_ctas_per_sm == 0u);
       }
       CHECK(plan_m16_gemm(m, 49152, 384, 132, launch).entry != "w8a16_gemm_m16_skinny_deep");
       for (const auto& [n, k] : {std::pair{36864u, 640u}, {40960u, 768u}, {45056u, 896u}}) {
@@ -322,12 +318,27 @@ TEST_CASE("plan_m16_gemm: K of 512-896") {
     CHECK(k768.warps == 2u);
     CHECK(k768.warp_blocks == 3u);
     const M16Plan tiles = plan_m16_gemm(16, 32768, 512, 132, launch);
-    CHECK(tiles.entry == "w8a16_gemm_m16_streamk");
-    CHECK(tiles.ctas == 132u);
+    CHECK(tiles.entry == (with_pdl ? "w8a16_gemm_m16_streamk" : "w8a16_gemm_m16_skinny"));
+    CHECK(tiles.ctas == (with_pdl ? 132u : 0u));
+    CHECK(tiles.warps == (with_pdl ? 0u : 4u));
     const M16Plan narrow16 = plan_m16_gemm(16, 16384, 512, 132, launch);
     CHECK(narrow16.entry == (with_pdl ? "w8a16_gemm_m16_streamk" : "w8a16_gemm_m16_skinny_deep"));
   }
   CHECK(plan_m16_gemm(1, 49152, 384, 132).entry == "w8a16_gemm_m16");
+  // Item 124: at K of 640-896 where the deep form's 4-warp CTAs fit, the skinny entry on 8
+  // warps up to 8 tokens without PDL; with PDL, above 8 tokens and on a 2-warp form
+  // (20480 x 896) the deep entry.
+  for (const auto& [n, k] : {std::pair{12288u, 896u}, {16384u, 640u}, {12288u, 768u}}) {
+    CAPTURE(n);
+    for (const std::uint32_t m : {1u, 4u, 8u}) {
+      const M16Plan p = plan_m16_gemm(m, n, k, 132);
+      CHECK(p.entry == "w8a16_gemm_m16_skinny");
+      CHECK(p.warps == 8u);
+      CHECK(plan_m16_gemm(m, n, k, 132, pdl).entry == "w8a16_gemm_m16_skinny_deep");
+      CHECK(plan_m16_gemm(m, 20480, 896, 132).entry == "w8a16_gemm_m16_skinny_deep");
+    }
+    CHECK(plan_m16_gemm(16, n, k, 132).entry != "w8a16_gemm_m16_skinny");
+  }
 }
 
 TEST_CASE("plan_m16_gemm: without PDL, the deep entry in chunks on narrow, deep layers") {
@@ -476,8 +487,8 @@ TEST_CASE("plan_m16_gemm: the skinny entry on small layers") {
     CHECK_FALSE(skinny(m, 26624, 1024));
     CHECK_FALSE(skinny(m, 4096, 16384));
     CHECK_FALSE(skinny(m, 28672, 4096));
-    // Under one chunk of K (1024).
-    CHECK_FALSE(skinny(m, 16384, 896));
+    // Under one chunk of K (1024) only where the deep form has 4 warps (item 124).
+    CHECK_FALSE(skinny(m, 20480, 896));
     CHECK_FALSE(skinny(m, 576, 256, true));
   }
 }
