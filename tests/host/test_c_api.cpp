@@ -369,15 +369,22 @@ TEST_CASE("C ABI: launchers check their arguments, then refuse to launch without
          METRALE_ERROR_INVALID_ARGUMENT, "metrale_plan_m16_gemm_entry: entry_out is NULL");
   expect(metrale_plan_m16_gemm_entry(s, 1, 576, 7168, &entry, &split, nullptr),
          METRALE_ERROR_INVALID_ARGUMENT, "metrale_plan_m16_gemm_entry: ctas_out is NULL");
-  const auto expect_plan = [&](uint32_t m, uint32_t n, uint32_t k, const char* want_entry,
-                               uint32_t want_split, uint32_t want_ctas) {
+  using PlanFn = metrale_status (*)(metrale_service*, uint32_t, uint32_t, uint32_t,
+                                    const char**, uint32_t*, uint32_t*);
+  const auto expect_plan_of = [&](PlanFn plan_fn, uint32_t m, uint32_t n, uint32_t k,
+                                  const char* want_entry, uint32_t want_split,
+                                  uint32_t want_ctas) {
     CAPTURE(m);
     CAPTURE(n);
     CAPTURE(k);
-    REQUIRE(metrale_plan_m16_gemm_entry(s, m, n, k, &entry, &split, &ctas) == METRALE_OK);
+    REQUIRE(plan_fn(s, m, n, k, &entry, &split, &ctas) == METRALE_OK);
     CHECK(std::string(entry) == want_entry);
     CHECK(split == want_split);
     CHECK(ctas == want_ctas);
+  };
+  const auto expect_plan = [&](uint32_t m, uint32_t n, uint32_t k, const char* want_entry,
+                               uint32_t want_split, uint32_t want_ctas) {
+    expect_plan_of(metrale_plan_m16_gemm_entry, m, n, k, want_entry, want_split, want_ctas);
   };
   expect_plan(1, 576, 7168, "metrale_w8a16_gemm_m16_skinny", 1, 0);
   expect_plan(12, 1536, 7168, "metrale_w8a16_gemm_m16_skinny", 1, 0);
@@ -407,14 +414,8 @@ TEST_CASE("C ABI: launchers check their arguments, then refuse to launch without
   const auto expect_chunked_plan = [&](uint32_t m, uint32_t n, uint32_t k,
                                        const char* want_entry, uint32_t want_split,
                                        uint32_t want_ctas) {
-    CAPTURE(m);
-    CAPTURE(n);
-    CAPTURE(k);
-    REQUIRE(metrale_plan_m16_gemm_entry_chunked(s, m, n, k, &entry, &split, &ctas) ==
-            METRALE_OK);
-    CHECK(std::string(entry) == want_entry);
-    CHECK(split == want_split);
-    CHECK(ctas == want_ctas);
+    expect_plan_of(metrale_plan_m16_gemm_entry_chunked, m, n, k, want_entry, want_split,
+                   want_ctas);
   };
   expect_chunked_plan(1, 2304, 16384, "metrale_w8a16_gemm_m16_skinny_deep_chunked", 1, 0);
   expect_chunked_plan(8, 1280, 8192, "metrale_w8a16_gemm_m16_skinny_deep_chunked", 1, 0);
