@@ -149,11 +149,10 @@ metrale_status metrale_w8a16_gemm_m16_streamk_workspace_bytes(uint32_t n, uint32
 /* The skinny entry for small layers: a CTA of 8 warps per 16 weight rows and chunk of
  * 1024 K (4 warps and 512 K where K = 512), each warp one 128-K block, the chunks added in
  * a fixed order through `workspace` (strided rows as above; deterministic). `workspace` is
- * device memory of
- * `workspace_bytes`, at least metrale_w8a16_gemm_m16_skinny_workspace_bytes(n, k), 16-byte
- * aligned, owned by the caller and zeroed once before the first launch, as stream-K's (the
- * same memory serves both, one stream at a time); it may be 0 where that size is 0
- * (k <= 1024). */
+ * device memory of `workspace_bytes`, at least
+ * metrale_w8a16_gemm_m16_skinny_workspace_bytes(n, k), 16-byte aligned, owned by the caller
+ * and zeroed once before the first launch, as stream-K's (the same memory serves both, one
+ * stream at a time); it may be 0 where that size is 0 (k <= 1024). */
 metrale_status metrale_w8a16_gemm_m16_skinny(metrale_service* service, uint64_t input,
                                              uint64_t weight, uint64_t block_scale,
                                              uint64_t output, uint32_t m, uint32_t n, uint32_t k,

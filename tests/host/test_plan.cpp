@@ -346,10 +346,10 @@ TEST_CASE("plan_m16_gemm: without PDL, the deep entry in chunks on narrow, deep 
   // per SM, where the one-chunk form fills under three quarters of its slots: the first of
   // 8 warps of 2 blocks, 4 of 4 and 4 of 8 whose CTAs all fit, the partials through the
   // workspace; where K leaves a short last chunk (10240 on 8 warps of 4: 4096 + 4096 +
-  // 2048) 4 of 4 still (item 123). Not with PDL, not above 8 tokens, not where the one-chunk form fills the
-  // slots (3584 x 8192: 224 of 264; Llama-3-8B down: 256), not on fewer row groups (1024 x
-  // 8192) or more (5120 x 8192), not under K = 8192 (q_a), not from 64 MiB. The C ABI, whose
-  // deep function takes no workspace, keeps the one-chunk plan (plan_m16_gemm_one_chunk_deep).
+  // 2048) 4 of 4 still (item 123). Not with PDL, not above 8 tokens, not where the
+  // one-chunk form fills the slots (3584 x 8192: 224 of 264; Llama-3-8B down: 256), not on
+  // fewer row groups (1024 x 8192) or more (5120 x 8192), not under K = 8192 (q_a), not from
+  // 64 MiB. The C ABI's one-chunk plan (plan_m16_gemm_one_chunk_deep) keeps one chunk.
   struct Case {
     std::uint32_t n, k, warps, blocks;
   };
