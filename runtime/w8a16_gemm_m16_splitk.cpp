@@ -260,7 +260,9 @@ std::optional<M16Plan> shallow_streamk_if_suited(std::uint32_t m, std::uint32_t 
 //   its fallback in waves); above 8 tokens without PDL where no deep form fits at once
 //   (stream-K on one CTA per SM otherwise);
 // - K of 640-896 up to 8 tokens without PDL, where the deep form's 4-warp CTAs fit at once,
-//   on 8 warps (at most one idles).
+//   on 8 warps (at most one idles);
+// - K = 896 up to 8 tokens where the deep form's 2-warp CTAs (4 and 3 blocks) fit at once,
+//   on 8 warps; with PDL only where they fill under three quarters of the slots.
 // Item 124 (one probe run, 10 layers of 12288-40960 x 512-896, m = 1, 4, 8 and 16): at K =
 // 512 on 16384 and 40960 rows 0.88-0.96x the deep entry's time up to 8 tokens (0.89-0.94x
 // with PDL, where 40960 rows at 8 tokens took stream-K, 0.94x); above 8 tokens 0.92-0.93x
@@ -270,19 +272,30 @@ std::optional<M16Plan> shallow_streamk_if_suited(std::uint32_t m, std::uint32_t 
 // 32768 x 896) the two entries came within 4 % of each other, and on 24576 x 768 the deep
 // entry led by 7-8 %. On 11 other layers (16896-61440 x 512, 10240-16384 x 640-896, m = 1
 // to 16) the changed choices took 0.86-1.02x their time without PDL, 0.87-0.95x with it.
-// The C ABI's skinny function runs the same warps (4 at K = 512).
+// Item 126 (K = 896 on 2-warp forms; 20480 and 32768 rows in item 124's run, 18432-26624
+// with PDL in the next, then 17920-31744 rows): without PDL 0.91-0.99x the deep entry's
+// time on all six layers; with PDL 0.86-1.00x stream-K's or the deep entry's on 17920-22528
+// rows (53-67 % of the slots), 0.96-0.99x on 26624 (79 %), 0.99x on 28672 (85 %) and
+// 1.04-1.05x on 31744 (94 %). The C ABI's skinny function runs the same warps (4 at K =
+// 512).
 std::optional<M16Plan> shallow_skinny_if_suited(std::uint32_t m, std::uint32_t n,
                                                 std::uint32_t k, std::uint32_t sms, bool pdl,
                                                 const SkinnyDeepForm& form) {
   const std::uint64_t bytes = std::uint64_t{n} * k;
-  if (bytes < 8 * kMiB || bytes > 32 * kMiB || form.warps != 4) return std::nullopt;
-  const bool fits = div_ceil(n, 16) <= std::uint64_t{sms} * form.ctas_per_sm;
+  if (bytes < 8 * kMiB || bytes > 32 * kMiB) return std::nullopt;
+  const std::uint64_t groups = div_ceil(n, 16);
+  const std::uint64_t slots = std::uint64_t{sms} * form.ctas_per_sm;
+  const bool fits = groups <= slots;
+  const M16Plan eight{"w8a16_gemm_m16_skinny", 1, 0, 0, W8A16_GEMM_M16_SKINNY_WARPS};
+  if (form.warps == 2) {
+    if (k == 896 && m <= 8 && fits && (!pdl || 4 * groups < 3 * slots)) return eight;
+    return std::nullopt;
+  }
+  if (form.warps != 4) return std::nullopt;
   if (k == 512 && (m <= 8 || (!pdl && !fits))) {
     return M16Plan{"w8a16_gemm_m16_skinny", 1, 0, 0, 4};
   }
-  if (k >= 640 && k <= 896 && m <= 8 && !pdl && fits) {
-    return M16Plan{"w8a16_gemm_m16_skinny", 1, 0, 0, W8A16_GEMM_M16_SKINNY_WARPS};
-  }
+  if (k >= 640 && k <= 896 && m <= 8 && !pdl && fits) return eight;
   return std::nullopt;
 }
 

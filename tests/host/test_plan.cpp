@@ -326,8 +326,10 @@ TEST_CASE("plan_m16_gemm: K of 512-896") {
   }
   CHECK(plan_m16_gemm(1, 49152, 384, 132).entry == "w8a16_gemm_m16");
   // Item 124: at K of 640-896 where the deep form's 4-warp CTAs fit, the skinny entry on 8
-  // warps up to 8 tokens without PDL; with PDL, above 8 tokens and on a 2-warp form
-  // (20480 x 896) the deep entry.
+  // warps up to 8 tokens without PDL; with PDL, above 8 tokens and on a 2-warp form at K =
+  // 768 (20480 x 768) the deep entry. Item 126: at K = 896 on a 2-warp form the skinny
+  // entry too, with PDL only where the form fills under three quarters of the slots
+  // (22528 rows, 1408 CTAs of 2112; not 31744, 1984).
   for (const auto& [n, k] : {std::pair{12288u, 896u}, {16384u, 640u}, {12288u, 768u}}) {
     CAPTURE(n);
     for (const std::uint32_t m : {1u, 4u, 8u}) {
@@ -335,7 +337,13 @@ TEST_CASE("plan_m16_gemm: K of 512-896") {
       CHECK(p.entry == "w8a16_gemm_m16_skinny");
       CHECK(p.warps == 8u);
       CHECK(plan_m16_gemm(m, n, k, 132, pdl).entry == "w8a16_gemm_m16_skinny_deep");
-      CHECK(plan_m16_gemm(m, 20480, 896, 132).entry == "w8a16_gemm_m16_skinny_deep");
+      CHECK(plan_m16_gemm(m, 20480, 768, 132).entry == "w8a16_gemm_m16_skinny_deep");
+      for (const std::uint32_t rows : {22528u, 31744u}) {
+        CHECK(plan_m16_gemm(m, rows, 896, 132).entry == "w8a16_gemm_m16_skinny");
+        CHECK(plan_m16_gemm(m, rows, 896, 132).warps == 8u);
+      }
+      CHECK(plan_m16_gemm(m, 22528, 896, 132, pdl).entry == "w8a16_gemm_m16_skinny");
+      CHECK(plan_m16_gemm(m, 31744, 896, 132, pdl).entry == "w8a16_gemm_m16_skinny_deep");
     }
     CHECK(plan_m16_gemm(16, n, k, 132).entry != "w8a16_gemm_m16_skinny");
   }
@@ -487,8 +495,9 @@ TEST_CASE("plan_m16_gemm: the skinny entry on small layers") {
     CHECK_FALSE(skinny(m, 26624, 1024));
     CHECK_FALSE(skinny(m, 4096, 16384));
     CHECK_FALSE(skinny(m, 28672, 4096));
-    // Under one chunk of K (1024) only where the deep form has 4 warps (item 124).
-    CHECK_FALSE(skinny(m, 20480, 896));
+    // Under one chunk of K (1024) only where the deep form has 4 warps (item 124), or 2 at
+    // K = 896 (item 126).
+    CHECK_FALSE(skinny(m, 20480, 768));
     CHECK_FALSE(skinny(m, 576, 256, true));
   }
 }
