@@ -236,6 +236,10 @@ std::optional<std::uint32_t> shallow_layer_warps(std::uint32_t m, std::uint32_t 
 //   layers of 36864-53248 rows, m = 1, 4 and 8): 0.952-0.992x one CTA per SM's time, and
 //   0.959-0.995x on 6 other layers checked after; where the deep CTAs fit (up to 28672
 //   rows) one per SM led by up to 25 %, and above 8 tokens it led on 3 of 6 layers.
+// And stream-K on one CTA per SM with PDL up to 8 tokens at K = 640 from 8 MiB where the
+// deep form has 4 warps, whose 5 blocks would split 2, 1, 1, 1 (item 127: 0.93-0.99x the
+// deep entry's time on 13312 and 16384 rows in item 124's runs, 0.94-1.03x on 13824, 14336
+// and 15360 rows checked after).
 // `form`: w8a16_gemm_m16_skinny_deep_form of the shape.
 std::optional<M16Plan> shallow_streamk_if_suited(std::uint32_t m, std::uint32_t n,
                                                  std::uint32_t k, std::uint32_t sms, bool pdl,
@@ -249,6 +253,9 @@ std::optional<M16Plan> shallow_streamk_if_suited(std::uint32_t m, std::uint32_t 
   if (pdl && m <= 8 && k >= 640 && k < 1024 && bytes < kLargeLayerBytes &&
       div_ceil(n, 16) > std::uint64_t{sms} * form.ctas_per_sm) {
     return two_per_sm;
+  }
+  if (pdl && m <= 8 && k == 640 && bytes >= 8 * kMiB && form.warps == 4) {
+    return M16Plan{"w8a16_gemm_m16_streamk", 1, sms};
   }
   return std::nullopt;
 }

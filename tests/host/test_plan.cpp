@@ -329,14 +329,18 @@ TEST_CASE("plan_m16_gemm: K of 512-896") {
   // warps up to 8 tokens without PDL; with PDL, above 8 tokens and on a 2-warp form at K =
   // 768 (20480 x 768) the deep entry. Item 126: at K = 896 on a 2-warp form the skinny
   // entry too, with PDL only where the form fills under three quarters of the slots
-  // (22528 rows, 1408 CTAs of 2112; not 31744, 1984).
+  // (22528 rows, 1408 CTAs of 2112; not 31744, 1984). Item 127: with PDL at K = 640 on a
+  // 4-warp form stream-K on one CTA per SM (16384 x 640).
   for (const auto& [n, k] : {std::pair{12288u, 896u}, {16384u, 640u}, {12288u, 768u}}) {
     CAPTURE(n);
     for (const std::uint32_t m : {1u, 4u, 8u}) {
       const M16Plan p = plan_m16_gemm(m, n, k, 132);
       CHECK(p.entry == "w8a16_gemm_m16_skinny");
       CHECK(p.warps == 8u);
-      CHECK(plan_m16_gemm(m, n, k, 132, pdl).entry == "w8a16_gemm_m16_skinny_deep");
+      const M16Plan with_pdl = plan_m16_gemm(m, n, k, 132, pdl);
+      CHECK(with_pdl.entry ==
+            (k == 640 ? "w8a16_gemm_m16_streamk" : "w8a16_gemm_m16_skinny_deep"));
+      CHECK(with_pdl.ctas == (k == 640 ? 132u : 0u));
       CHECK(plan_m16_gemm(m, 20480, 768, 132).entry == "w8a16_gemm_m16_skinny_deep");
       for (const std::uint32_t rows : {22528u, 31744u}) {
         CHECK(plan_m16_gemm(m, rows, 896, 132).entry == "w8a16_gemm_m16_skinny");
