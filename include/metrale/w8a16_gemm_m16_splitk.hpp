@@ -61,7 +61,9 @@ void w8a16_gemm_m16_splitk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr
 // fit at once; the caller's workspace); else on layers of 8-32 MiB where the deep entry's
 // form has 4 warps, the skinny entry on one chunk of K: at K = 512 on 4 warps up to 8
 // tokens, and above without PDL where no deep form fits at once; at K of 640-896 on 8 warps
-// up to 8 tokens without PDL where the form fits; else the deep skinny entry on
+// up to 8 tokens without PDL where the form fits (with PDL at K = 640 stream-K on one CTA
+// per SM); at K = 896 on 8 warps up to 8 tokens where the form's 2-warp CTAs fit (with PDL
+// where they fill under three quarters of the slots); else the deep skinny entry on
 // one chunk of K (w8a16_gemm_m16_skinny_deep or _deep3, as w8a16_gemm_m16_skinny_deep_form
 // says) on layers of 16-64 MiB with K of at least 1536, or of 512-1024 on layers of up to
 // 32 MiB (above 8 tokens only where its CTAs all fit at once), where its CTAs fill at
