@@ -74,6 +74,12 @@ metrale::M16Plan device_plan(metrale::KernelService& svc, uint32_t m, uint32_t n
                  : metrale::plan_m16_gemm_one_chunk_deep(m, n, k, sms);
 }
 
+// Whether `plan` runs the deep entry in chunks of K (metrale_w8a16_gemm_m16_skinny_deep_chunked).
+bool deep_in_chunks(const metrale::M16Plan& plan, uint32_t k) {
+  return plan.entry == "w8a16_gemm_m16_skinny_deep" &&
+         metrale::w8a16_gemm_m16_skinny_chunks(k, plan.warps, plan.warp_blocks) > 1;
+}
+
 // How the C deep functions launch the deep kernel: the kernel, warps and blocks per warp.
 struct DeepLaunch {
   std::string_view kernel;
@@ -89,10 +95,7 @@ DeepLaunch deep_launch(metrale::KernelService& svc, uint32_t m, uint32_t n, uint
   const std::uint32_t sms = device_sm_count(svc);
   if (chunked) {
     const metrale::M16Plan plan = metrale::plan_m16_gemm(m, n, k, sms);
-    if (plan.entry == "w8a16_gemm_m16_skinny_deep" &&
-        metrale::w8a16_gemm_m16_skinny_chunks(k, plan.warps, plan.warp_blocks) > 1) {
-      return {plan.entry, plan.warps, plan.warp_blocks};
-    }
+    if (deep_in_chunks(plan, k)) return {plan.entry, plan.warps, plan.warp_blocks};
   }
   const metrale::SkinnyDeepForm form =
       metrale::w8a16_gemm_m16_skinny_deep32_form(m, n, k, sms, false)
@@ -123,10 +126,7 @@ metrale_status launch_deep(metrale_service* service, std::string_view fn, uint64
 // none, and split-K with the same split stands in for it. The deep entry in chunks of K
 // (a `chunked` plan only) is metrale_w8a16_gemm_m16_skinny_deep_chunked.
 const char* c_function(std::string_view fn, const metrale::M16Plan& plan, uint32_t k) {
-  if (plan.entry == "w8a16_gemm_m16_skinny_deep" &&
-      metrale::w8a16_gemm_m16_skinny_chunks(k, plan.warps, plan.warp_blocks) > 1) {
-    return "metrale_w8a16_gemm_m16_skinny_deep_chunked";
-  }
+  if (deep_in_chunks(plan, k)) return "metrale_w8a16_gemm_m16_skinny_deep_chunked";
   struct Named {
     std::string_view entry;
     const char* c_function;
@@ -336,7 +336,6 @@ metrale_status metrale_w8a16_gemm_m16_skinny(metrale_service* service, uint64_t 
                                              uint32_t a_row_stride, uint32_t c_row_stride,
                                              uint64_t workspace, uint64_t workspace_bytes,
                                              void* stream) noexcept {
-  // 4 warps at K = 512, as the plan runs it there: of 8, half would idle.
   return launch_entry(service, "metrale_w8a16_gemm_m16_skinny", "w8a16_gemm_m16_skinny",
                       [&](const GpuBackend& gpu, KernelHandle kernel) {
                         metrale::w8a16_gemm_m16_skinny(
@@ -344,7 +343,7 @@ metrale_status metrale_w8a16_gemm_m16_skinny(metrale_service* service, uint64_t 
                             DevicePtr(block_scale), DevicePtr(output), m, n, k, a_row_stride,
                             c_row_stride,
                             metrale::StreamKWorkspace{DevicePtr(workspace), workspace_bytes},
-                            k == 512 ? 4u : metrale::W8A16_GEMM_M16_SKINNY_WARPS,
+                            metrale::w8a16_gemm_m16_skinny_plan_warps(k),
                             stream_handle(stream));
                       });
 }
@@ -356,7 +355,7 @@ metrale_status metrale_w8a16_gemm_m16_skinny_workspace_bytes(uint32_t n, uint32_
     require(bytes_out, fn, "bytes_out");
     metrale::ensure(k % 128 == 0 && k != 0, "{}: k={} is not a positive multiple of 128", fn, k);
     *bytes_out = metrale::w8a16_gemm_m16_skinny_workspace_bytes(
-        n, k, metrale::W8A16_GEMM_M16_SKINNY_WARPS, 1);
+        n, k, metrale::w8a16_gemm_m16_skinny_plan_warps(k), 1);
   });
 }
 

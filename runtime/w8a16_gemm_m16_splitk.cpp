@@ -293,16 +293,14 @@ std::optional<M16Plan> shallow_skinny_if_suited(std::uint32_t m, std::uint32_t n
   const std::uint64_t groups = div_ceil(n, 16);
   const std::uint64_t slots = std::uint64_t{sms} * form.ctas_per_sm;
   const bool fits = groups <= slots;
-  const M16Plan eight{"w8a16_gemm_m16_skinny", 1, 0, 0, W8A16_GEMM_M16_SKINNY_WARPS};
+  const M16Plan skinny{"w8a16_gemm_m16_skinny", 1, 0, 0, w8a16_gemm_m16_skinny_plan_warps(k)};
   if (form.warps == 2) {
-    if (k == 896 && m <= 8 && fits && (!pdl || 4 * groups < 3 * slots)) return eight;
+    if (k == 896 && m <= 8 && fits && (!pdl || 4 * groups < 3 * slots)) return skinny;
     return std::nullopt;
   }
   if (form.warps != 4) return std::nullopt;
-  if (k == 512 && (m <= 8 || (!pdl && !fits))) {
-    return M16Plan{"w8a16_gemm_m16_skinny", 1, 0, 0, 4};
-  }
-  if (k >= 640 && k <= 896 && m <= 8 && !pdl && fits) return eight;
+  if (k == 512 && (m <= 8 || (!pdl && !fits))) return skinny;
+  if (k >= 640 && k <= 896 && m <= 8 && !pdl && fits) return skinny;
   return std::nullopt;
 }
 
@@ -549,7 +547,7 @@ M16Plan plan_entry(std::uint32_t m, std::uint32_t n, std::uint32_t k, std::uint3
     return *chunked;
   }
   if (skinny_suits(m, n, k, launch.programmatic_dependent)) {
-    M16Plan plan{"w8a16_gemm_m16_skinny", 1, 0, 0, W8A16_GEMM_M16_SKINNY_WARPS};
+    M16Plan plan{"w8a16_gemm_m16_skinny", 1, 0, 0, w8a16_gemm_m16_skinny_plan_warps(k)};
     plan.chunk_cluster = launch.programmatic_dependent && chunk_cluster_suits(m, n, k, sms);
     return plan;
   }

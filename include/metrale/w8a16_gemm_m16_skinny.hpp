@@ -28,8 +28,14 @@
 namespace metrale {
 
 inline constexpr std::uint32_t W8A16_GEMM_M16_SKINNY_MAX_WARPS = 16;
-// The warps per CTA plan_m16_gemm and the C launcher use.
+// The warps per CTA plan_m16_gemm and the C launcher use, but at K = 512 (below).
 inline constexpr std::uint32_t W8A16_GEMM_M16_SKINNY_WARPS = 8;
+// The warps per CTA plan_m16_gemm and the C launcher run the skinny entry on for depth K:
+// 4 at K = 512, whose 4 blocks would leave half of 8 warps idle, else
+// W8A16_GEMM_M16_SKINNY_WARPS.
+inline constexpr std::uint32_t w8a16_gemm_m16_skinny_plan_warps(std::uint32_t k) {
+  return k == 512 ? 4 : W8A16_GEMM_M16_SKINNY_WARPS;
+}
 // The most chunks of a row group that run as one cluster (M16LaunchOptions::chunk_cluster;
 // the portable cluster size).
 inline constexpr std::uint32_t W8A16_GEMM_M16_SKINNY_MAX_CLUSTER_CHUNKS = 8;
