@@ -20,7 +20,9 @@
 // own slot of the caller's workspace, one 32-bit word per element that is never zero once
 // written, and goes on: no barrier, no fence, no atomic. After its last unit c0 waits for
 // the words of c0+1..c1 to turn non-zero, adds their values to its registers in that fixed
-// order, clears the words and stores the tile. Results are bit-identical from run to run on one device
+// order, clears the words and stores the tile. Up to 8 tokens it loads c1's words as it
+// starts the tile: c1's range goes on past the tile, so they are mostly written by then
+// and the end of the launch holds one load fewer. Results are bit-identical from run to run on one device
 // and grid. The wait needs the contributors to be scheduled while c0 waits; a contributor
 // writes its partial before it waits on anything, so two CTAs resident at a time suffice
 // when CTAs start in index order (the hardware's order).
@@ -321,42 +323,67 @@ __device__ __forceinline__ void write_partial(u64* partials, u32 m, bool keep,
     }
 }
 
-// acc += the partials of CTAs first..last, in that order, each waited for, then cleared:
-// a launch that completes leaves every slot zero for the next, whatever its shape and grid.
+// acc += pair p of CTA q's partial, whose words are in w (loaded earlier, or zero), each
+// polled until it is written; then the words are cleared: a launch that completes leaves
+// every slot zero for the next, whatever its shape and grid.
+template <u32 kTokenGroups>
+__device__ __forceinline__ void add_pair(u64* partials, u32 q, u32 p, bool keep,
+                                         PartialWord (&w)[2], float (&acc)[kTokenGroups][4]) {
+#if !defined(METRALE_DIAG_REDUCE_NO_WAIT)
+  while (w[0] == 0 || w[1] == 0) load_pair(partial_pair(partials, q, p), w[0], w[1]);
+#endif
+  acc[p / 2][2 * (p % 2)] += value_of(w[0]);
+  acc[p / 2][2 * (p % 2) + 1] += value_of(w[1]);
+#if !defined(METRALE_DIAG_REDUCE_NO_CLEAR)
+  store_pair(partial_pair(partials, q, p), 0, 0, keep);
+#endif
+}
+
+// acc += the partials of CTAs first..last, in that order. `last_words` holds what an
+// earlier load found of the last one's (zero where nothing was loaded or written yet).
 template <u32 kTokenGroups>
 __device__ __forceinline__ void add_partials(u64* partials, u32 first, u32 last, u32 m,
-                                             bool keep, float (&acc)[kTokenGroups][4]) {
+                                             bool keep, float (&acc)[kTokenGroups][4],
+                                             PartialWord (&last_words)[2 * kTokenGroups][2]) {
   constexpr u32 kPairs = 2 * kTokenGroups;
   constexpr u32 kBatch = kWordsInFlight / kPairs;
 #pragma unroll 1
-  for (u32 q0 = first; q0 <= last; q0 += kBatch) {
+  for (u32 q0 = first; q0 < last; q0 += kBatch) {
     PartialWord w[kBatch][kPairs][2];
 #pragma unroll
     for (u32 j = 0; j < kBatch; ++j)
 #pragma unroll
       for (u32 p = 0; p < kPairs; ++p) {
-        if (q0 + j <= last && pair_needed(p, m)) {
+        w[j][p][0] = w[j][p][1] = 0;
+        if (q0 + j < last && pair_needed(p, m)) {
           load_pair(partial_pair(partials, q0 + j, p), w[j][p][0], w[j][p][1]);
         }
       }
 #pragma unroll
     for (u32 j = 0; j < kBatch; ++j) {
-      if (q0 + j > last) break;
+      if (q0 + j >= last) break;
 #pragma unroll
       for (u32 p = 0; p < kPairs; ++p) {
-        if (!pair_needed(p, m)) continue;
-#if !defined(METRALE_DIAG_REDUCE_NO_WAIT)
-        while (w[j][p][0] == 0 || w[j][p][1] == 0) {
-          load_pair(partial_pair(partials, q0 + j, p), w[j][p][0], w[j][p][1]);
-        }
-#endif
-        acc[p / 2][2 * (p % 2)] += value_of(w[j][p][0]);
-        acc[p / 2][2 * (p % 2) + 1] += value_of(w[j][p][1]);
-#if !defined(METRALE_DIAG_REDUCE_NO_CLEAR)
-        store_pair(partial_pair(partials, q0 + j, p), 0, 0, keep);
-#endif
+        if (pair_needed(p, m)) add_pair<kTokenGroups>(partials, q0 + j, p, keep, w[j][p], acc);
       }
     }
+  }
+#pragma unroll
+  for (u32 p = 0; p < kPairs; ++p) {
+    if (pair_needed(p, m)) add_pair<kTokenGroups>(partials, last, p, keep, last_words[p], acc);
+  }
+}
+
+// The words of CTA q's partial as they are now (zero where not written yet), loaded while
+// the tile's first CTA still runs its units: the last contributor's range goes on past
+// the tile, so its partial is written long before the tile's first CTA reaches the tile's
+// end, and the end of the launch then holds no load for it (docs/performance.md, item 128).
+template <u32 kTokenGroups>
+__device__ __forceinline__ void load_partial(u64* partials, u32 q, u32 m,
+                                             PartialWord (&w)[2 * kTokenGroups][2]) {
+#pragma unroll
+  for (u32 p = 0; p < 2 * kTokenGroups; ++p) {
+    if (pair_needed(p, m)) load_pair(partial_pair(partials, q, p), w[p][0], w[p][1]);
   }
 }
 
@@ -415,12 +442,33 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
   u32 kb = wk.begin % wk.k_blocks;
   u32 kb_first = kb;
   bool owns_split_tile = false;
+  // The split tile this CTA adds up, if any (its range ends inside a tile that starts in
+  // it): unit `early_at` of the range starts it, and there the last contributor's words
+  // are loaded (load_partial). Up to 8 tokens: the 16-token build holds 96 registers, its
+  // cap, and would spill. STREAMK_LATE_PARTIAL (a tuning point) loads them after the loop
+  // with the others' in both builds, STREAMK_EARLY_PARTIAL_ALL early in both.
+#if defined(STREAMK_LATE_PARTIAL)
+  constexpr bool kEarly = false;
+#elif defined(STREAMK_EARLY_PARTIAL_ALL)
+  constexpr bool kEarly = true;
+#else
+  constexpr bool kEarly = kTokenGroups == 1;
+#endif
+  const u32 own_tile = (wk.end - 1) / wk.k_blocks;
+  const bool adds_up = wk.end % wk.k_blocks != 0 && own_tile * wk.k_blocks >= wk.begin;
+  const u32 early_at = kEarly && adds_up ? own_tile * wk.k_blocks - wk.begin : count;
+  PartialWord early[2 * kTokenGroups][2] = {};
   // The slot and its phase as counters: i % stages and i / stages divide by a runtime
   // value, about 20 instructions a unit (docs/performance.md, item 109).
   u32 slot = 0;
   u32 phase = 0;
   for (u32 i = 0; i < count; ++i) {
     const u32 base = r.base + slot * r.stage_bytes;
+#if !defined(METRALE_DIAG_NO_REDUCE)
+    if (kEarly && i == early_at) {
+      load_partial<kTokenGroups>(partials, contributors_of(wk, own_tile).c1, op.m, early);
+    }
+#endif
 #if defined(METRALE_DIAG_COMPUTE_ONLY)
     if (i < r.stages) barrier_wait(r.full + 8 * slot, 0);
 #else
@@ -478,7 +526,7 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
   if (owns_split_tile) {
 #if !defined(METRALE_DIAG_REDUCE_NO_READ)
     const Contributors c = contributors_of(wk, tile);
-    add_partials<kTokenGroups>(partials, c.c0 + 1, c.c1, op.m, keep_partials(op), acc);
+    add_partials<kTokenGroups>(partials, c.c0 + 1, c.c1, op.m, keep_partials(op), acc, early);
 #endif
     store_tile<kTokenGroups>(op, tile, acc);
   }
