@@ -219,46 +219,57 @@ __device__ __forceinline__ void nan_accumulate(u32& acc, u32 w0, u32 w1) {
   acc |= fp8x4_nan_flags(w0) | fp8x4_nan_flags(w1);
 }
 
-// One warp's 16 rows x one 128-K block of a stage: the block's partial onto `acc`.
-// Diagnostic defines (wrong results, for timing what a part costs): METRALE_DIAG_NO_NAN_CHECK
-// skips the NaN codes' check, METRALE_DIAG_NO_DECODE feeds the weight words to the MMAs
-// as they are.
+// One warp's 16 rows x one 128-K block of a stage, read out of shared memory: its weight
+// words and the activations of its token groups, at the offsets of fragment_offsets.
 template <u32 kTokenGroups>
-__device__ __forceinline__ void compute_block(float (&acc)[kTokenGroups][4], u32 (&nan_bits)[2],
-                                              const FragmentOffsets<kTokenGroups>& f, u32 w_base,
-                                              u32 x_base, float scale, bool fold) {
-  // kMmaChains independent accumulators (one per K half when 2) shorten the chain of
-  // dependent MMAs a unit waits on; they are added before the scale.
-  float part[kMmaChains][kTokenGroups][4];
-  set_zero(part);
+struct BlockWords {
+  uint4 w[2][2];                // [g / g+8][load order: K half h ^ (g & 1)]
+  uint4 x[2][kTokenGroups][2];  // [chunk][token group][first / second 8 k]
+};
 
-  uint4 w[2][2];  // [g / g+8][load order: K half h ^ (g & 1)]
+template <u32 kTokenGroups>
+__device__ __forceinline__ void load_block(BlockWords<kTokenGroups>& b,
+                                           const FragmentOffsets<kTokenGroups>& f, u32 w_base,
+                                           u32 x_base) {
 #pragma unroll
   for (u32 half = 0; half < 2; ++half)
 #pragma unroll
-    for (u32 h = 0; h < 2; ++h) w[half][h] = load_shared_16(w_base + f.w[half][h]);
-  uint4 x[2][kTokenGroups][2];  // [chunk][token group][first / second 8 k]
+    for (u32 h = 0; h < 2; ++h) b.w[half][h] = load_shared_16(w_base + f.w[half][h]);
 #pragma unroll
   for (u32 h = 0; h < 2; ++h)
 #pragma unroll
     for (u32 tg = 0; tg < kTokenGroups; ++tg)
 #pragma unroll
-      for (u32 p = 0; p < 2; ++p) x[h][tg][p] = load_shared_16(x_base + 128 * h + f.x[tg][p]);
+      for (u32 p = 0; p < 2; ++p) b.x[h][tg][p] = load_shared_16(x_base + 128 * h + f.x[tg][p]);
+}
 
+// The block's partial onto `acc`, from its words in registers.
+// Diagnostic defines (wrong results, for timing what a part costs): METRALE_DIAG_NO_NAN_CHECK
+// skips the NaN codes' check, METRALE_DIAG_NO_DECODE feeds the weight words to the MMAs
+// as they are.
+template <u32 kTokenGroups>
+__device__ __forceinline__ void mma_block(float (&acc)[kTokenGroups][4], u32 (&nan_bits)[2],
+                                          const FragmentOffsets<kTokenGroups>& f,
+                                          const BlockWords<kTokenGroups>& b, float scale,
+                                          bool fold) {
+  // kMmaChains independent accumulators (one per K half when 2) shorten the chain of
+  // dependent MMAs a unit waits on; they are added before the scale.
+  float part[kMmaChains][kTokenGroups][4];
+  set_zero(part);
 #if !defined(METRALE_DIAG_NO_NAN_CHECK)
 #pragma unroll
   for (u32 half = 0; half < 2; ++half)
 #pragma unroll
     for (u32 h = 0; h < 2; ++h) {
-      nan_accumulate(nan_bits[half], w[half][h].x, w[half][h].y);
-      nan_accumulate(nan_bits[half], w[half][h].z, w[half][h].w);
+      nan_accumulate(nan_bits[half], b.w[half][h].x, b.w[half][h].y);
+      nan_accumulate(nan_bits[half], b.w[half][h].z, b.w[half][h].w);
     }
 #endif
 #pragma unroll
   for (u32 h = 0; h < 2; ++h) {
     // K half h is this register for even g and the other one for odd g (see above).
-    const uint4 lo = w[0][h], lo_other = w[0][h ^ 1];
-    const uint4 hi = w[1][h], hi_other = w[1][h ^ 1];
+    const uint4 lo = b.w[0][h], lo_other = b.w[0][h ^ 1];
+    const uint4 hi = b.w[1][h], hi_other = b.w[1][h ^ 1];
     const u32 lo_words[4] = {lo.x, lo.y, lo.z, lo.w};
     const u32 lo_others[4] = {lo_other.x, lo_other.y, lo_other.z, lo_other.w};
     const u32 hi_words[4] = {hi.x, hi.y, hi.z, hi.w};
@@ -275,7 +286,7 @@ __device__ __forceinline__ void compute_block(float (&acc)[kTokenGroups][4], u32
 #endif
 #pragma unroll
       for (u32 tg = 0; tg < kTokenGroups; ++tg) {
-        const uint4 xs = x[h][tg][q / 2];
+        const uint4 xs = b.x[h][tg][q / 2];
         u32 bfrag[2];
         bfrag[0] = (q % 2 == 0) ? xs.x : xs.z;
         bfrag[1] = (q % 2 == 0) ? xs.y : xs.w;
@@ -294,6 +305,16 @@ __device__ __forceinline__ void compute_block(float (&acc)[kTokenGroups][4], u32
       acc[tg][e] = bf16_to_f32(f32_to_bf16_rn(acc[tg][e]));
 #endif
     }
+}
+
+// One warp's 16 rows x one 128-K block of a stage: the block's partial onto `acc`.
+template <u32 kTokenGroups>
+__device__ __forceinline__ void compute_block(float (&acc)[kTokenGroups][4], u32 (&nan_bits)[2],
+                                              const FragmentOffsets<kTokenGroups>& f, u32 w_base,
+                                              u32 x_base, float scale, bool fold) {
+  BlockWords<kTokenGroups> b;
+  load_block<kTokenGroups>(b, f, w_base, x_base);
+  mma_block<kTokenGroups>(acc, nan_bits, f, b, scale, fold);
 }
 
 }  // namespace

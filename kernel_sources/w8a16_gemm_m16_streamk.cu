@@ -458,6 +458,16 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
   const bool adds_up = wk.end % wk.k_blocks != 0 && own_tile * wk.k_blocks >= wk.begin;
   const u32 early_at = kEarly && adds_up ? own_tile * wk.k_blocks - wk.begin : count;
   PartialWord early[2 * kTokenGroups][2] = {};
+  // STREAMK_EARLY_RELEASE (a tuning point): each thread releases a slot as soon as it has
+  // issued its reads of it, before its MMAs, so that the refill overlaps them. On two CTAs
+  // per SM with 3 stages it took 0.98-1.00x the time at 16 tokens, but 1.05-1.09x on one
+  // CTA per SM; chosen at run time for 3 stages, the 16-token build lost 0.4-2 % (median)
+  // on both grids (docs/performance.md, item 129).
+#if defined(STREAMK_EARLY_RELEASE)
+  constexpr bool early_release = true;
+#else
+  constexpr bool early_release = false;
+#endif
   // The slot and its phase as counters: i % stages and i / stages divide by a runtime
   // value, about 20 instructions a unit (docs/performance.md, item 109).
   u32 slot = 0;
@@ -483,11 +493,24 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
 #if defined(METRALE_DIAG_RING_ONLY)
     (void)frag; (void)warp_w; (void)base; (void)scale; (void)fold;
 #else
-    compute_block<kTokenGroups>(acc, nan_bits, frag, base + warp_w, base + kStageWeightBytes, scale, fold);
+    if (early_release) {
+      BlockWords<kTokenGroups> words;
+      load_block<kTokenGroups>(words, frag, base + warp_w, base + kStageWeightBytes);
+      barrier_arrive(r.empty + 8 * slot);
+      mma_block<kTokenGroups>(acc, nan_bits, frag, words, scale, fold);
+    } else {
+      compute_block<kTokenGroups>(acc, nan_bits, frag, base + warp_w, base + kStageWeightBytes,
+                                  scale, fold);
+    }
 #endif
-    // Every compute thread releases its own reads of the slot (the scale included): the
-    // producer's refill is ordered after each of them, not only after lane 0's.
-    barrier_arrive(r.empty + 8 * slot);
+#if !defined(METRALE_DIAG_RING_ONLY)
+    if (!early_release)
+#endif
+    {
+      // Every compute thread releases its own reads of the slot (the scale included): the
+      // producer's refill is ordered after each of them, not only after lane 0's.
+      barrier_arrive(r.empty + 8 * slot);
+    }
     if (kb == wk.k_blocks - 1 || i == count - 1) {
       poison_nan_columns<kTokenGroups>(acc, nan_bits);
       const bool whole = kb_first == 0 && kb == wk.k_blocks - 1;
