@@ -421,6 +421,29 @@ __device__ __forceinline__ Contributors contributors_of(const Work& wk, u32 tile
           owner_of(static_cast<u64>(tile) * wk.k_blocks + wk.k_blocks - 1, units, gridDim.x)};
 }
 
+// How the compute warps wait for a stage. STREAMK_CONSUMER_SPIN (a tuning point) polls
+// with mbarrier.test_wait, which never suspends the warp; STREAMK_CONSUMER_WAIT_HINT=N
+// passes try_wait a suspend-time hint of N ns (docs/performance.md, item 130).
+__device__ __forceinline__ void wait_for_stage(u32 bar, u32 parity) {
+#if defined(STREAMK_CONSUMER_SPIN)
+  asm volatile(
+      "{\n\t.reg .pred done;\n"
+      "SPIN:\n\t"
+      "mbarrier.test_wait.parity.shared.b64 done, [%0], %1;\n\t"
+      "@!done bra SPIN;\n\t}"
+      :: "r"(bar), "r"(parity) : "memory");
+#elif defined(STREAMK_CONSUMER_WAIT_HINT) && STREAM_TMA
+  asm volatile(
+      "{\n\t.reg .pred done;\n"
+      "WAIT:\n\t"
+      "mbarrier.try_wait.parity.shared.b64 done, [%0], %1, %2;\n\t"
+      "@!done bra WAIT;\n\t}"
+      :: "r"(bar), "r"(parity), "r"(static_cast<u32>(STREAMK_CONSUMER_WAIT_HINT)) : "memory");
+#else
+  barrier_wait(bar, parity);
+#endif
+}
+
 template <u32 kTokenGroups>
 __device__ __forceinline__ void consume(const Operands& op, const Work& wk, const Ring& r,
                                         u64* partials) {
@@ -482,7 +505,7 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
 #if defined(METRALE_DIAG_COMPUTE_ONLY)
     if (i < r.stages) barrier_wait(r.full + 8 * slot, 0);
 #else
-    barrier_wait(r.full + 8 * slot, phase);
+    wait_for_stage(r.full + 8 * slot, phase);
 #endif
     const float scale = load_shared_f32(r.scales + 4 * slot);
 #if defined(METRALE_DEFECT_DROP_KBLOCK)
