@@ -22,10 +22,10 @@
 // the words of c0+1..c1 to turn non-zero, adds their values to its registers in that fixed
 // order, clears the words and stores the tile. Up to 8 tokens it loads c1's words as it
 // starts the tile: c1's range goes on past the tile, so they are mostly written by then
-// and the end of the launch holds one load fewer. Results are bit-identical from run to run on one device
-// and grid. The wait needs the contributors to be scheduled while c0 waits; a contributor
-// writes its partial before it waits on anything, so two CTAs resident at a time suffice
-// when CTAs start in index order (the hardware's order).
+// and the end of the launch holds one load fewer. Results are bit-identical from run to
+// run on one device and grid. The wait needs the contributors to be scheduled while c0
+// waits; a contributor writes its partial before it waits on anything, so two CTAs
+// resident at a time suffice when CTAs start in index order (the hardware's order).
 //
 // Workspace: `partials`, P slots of 16 KiB (256 threads x 8 words of 32 bits use the
 // first 8 KiB), all zero before the launch and left zero after it. Grid: (P, 1, 1)  Block: (288, 1, 1); dynamic shared
@@ -53,9 +53,12 @@
 // launch bounds' CTAs per SM (2), STREAMK_PARTIAL_ALL_PAIRS moves every word pair of a
 // partial below 8 tokens too, STREAMK_PARTIAL_EVICT_NORMAL drops the partials' L2 hint,
 // STREAMK_PARTIAL_WORDS64 writes 64-bit flagged words and STREAMK_PAIRS_IN_FLIGHT sets the
-// pairs loaded before adding (docs/performance.md, items 65, 69, 70 and 71). As a programmatic
-// dependent launch it streams its first weights before the preceding kernel ends and
-// touches activations, outputs and workspace only after it.
+// pairs loaded before adding (docs/performance.md, items 65, 69, 70 and 71);
+// STREAMK_LATE_PARTIAL and STREAMK_EARLY_PARTIAL_ALL (where c1's words are loaded),
+// STREAMK_EARLY_RELEASE (when a slot is released) and STREAMK_CONSUMER_SPIN /
+// STREAMK_CONSUMER_WAIT_HINT (how a stage is waited for) are described where they act
+// (items 128-130). As a programmatic dependent launch it streams its first weights before
+// the preceding kernel ends and touches activations, outputs and workspace only after it.
 #include "m16_stream_pipeline.cuh"
 
 namespace {
