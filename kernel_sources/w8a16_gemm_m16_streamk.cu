@@ -342,38 +342,64 @@ __device__ __forceinline__ void add_pair(u64* partials, u32 q, u32 p, bool keep,
 #endif
 }
 
-// acc += the partials of CTAs first..last, in that order. `last_words` holds what an
-// earlier load found of the last one's (zero where nothing was loaded or written yet).
-template <u32 kTokenGroups>
+// acc += the partials of CTAs first..last, in that order. Where kLastLoaded, `last_words`
+// holds what an earlier load found of the last one's (zero where it was not written yet);
+// else the last one's words are loaded with the others'.
+template <u32 kTokenGroups, bool kLastLoaded>
 __device__ __forceinline__ void add_partials(u64* partials, u32 first, u32 last, u32 m,
                                              bool keep, float (&acc)[kTokenGroups][4],
                                              PartialWord (&last_words)[2 * kTokenGroups][2]) {
   constexpr u32 kPairs = 2 * kTokenGroups;
   constexpr u32 kBatch = kWordsInFlight / kPairs;
+  if constexpr (!kLastLoaded) {
+    (void)last_words;
 #pragma unroll 1
-  for (u32 q0 = first; q0 < last; q0 += kBatch) {
-    PartialWord w[kBatch][kPairs][2];
+    for (u32 q0 = first; q0 <= last; q0 += kBatch) {
+      PartialWord w[kBatch][kPairs][2];
 #pragma unroll
-    for (u32 j = 0; j < kBatch; ++j)
+      for (u32 j = 0; j < kBatch; ++j)
 #pragma unroll
-      for (u32 p = 0; p < kPairs; ++p) {
-        w[j][p][0] = w[j][p][1] = 0;
-        if (q0 + j < last && pair_needed(p, m)) {
-          load_pair(partial_pair(partials, q0 + j, p), w[j][p][0], w[j][p][1]);
+        for (u32 p = 0; p < kPairs; ++p) {
+          if (q0 + j <= last && pair_needed(p, m)) {
+            load_pair(partial_pair(partials, q0 + j, p), w[j][p][0], w[j][p][1]);
+          }
+        }
+#pragma unroll
+      for (u32 j = 0; j < kBatch; ++j) {
+        if (q0 + j > last) break;
+#pragma unroll
+        for (u32 p = 0; p < kPairs; ++p) {
+          if (!pair_needed(p, m)) continue;
+          add_pair<kTokenGroups>(partials, q0 + j, p, keep, w[j][p], acc);
         }
       }
+    }
+  } else {
+#pragma unroll 1
+    for (u32 q0 = first; q0 < last; q0 += kBatch) {
+      PartialWord w[kBatch][kPairs][2];
 #pragma unroll
-    for (u32 j = 0; j < kBatch; ++j) {
-      if (q0 + j >= last) break;
+      for (u32 j = 0; j < kBatch; ++j)
 #pragma unroll
-      for (u32 p = 0; p < kPairs; ++p) {
-        if (pair_needed(p, m)) add_pair<kTokenGroups>(partials, q0 + j, p, keep, w[j][p], acc);
+        for (u32 p = 0; p < kPairs; ++p) {
+          w[j][p][0] = w[j][p][1] = 0;
+          if (q0 + j < last && pair_needed(p, m)) {
+            load_pair(partial_pair(partials, q0 + j, p), w[j][p][0], w[j][p][1]);
+          }
+        }
+#pragma unroll
+      for (u32 j = 0; j < kBatch; ++j) {
+        if (q0 + j >= last) break;
+#pragma unroll
+        for (u32 p = 0; p < kPairs; ++p) {
+          if (pair_needed(p, m)) add_pair<kTokenGroups>(partials, q0 + j, p, keep, w[j][p], acc);
+        }
       }
     }
-  }
 #pragma unroll
-  for (u32 p = 0; p < kPairs; ++p) {
-    if (pair_needed(p, m)) add_pair<kTokenGroups>(partials, last, p, keep, last_words[p], acc);
+    for (u32 p = 0; p < kPairs; ++p) {
+      if (pair_needed(p, m)) add_pair<kTokenGroups>(partials, last, p, keep, last_words[p], acc);
+    }
   }
 }
 
@@ -471,8 +497,9 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
   // The split tile this CTA adds up, if any (its range ends inside a tile that starts in
   // it): unit `early_at` of the range starts it, and there the last contributor's words
   // are loaded (load_partial). Up to 8 tokens: the 16-token build holds 96 registers, its
-  // cap, and would spill. STREAMK_LATE_PARTIAL (a tuning point) loads them after the loop
-  // with the others' in both builds, STREAMK_EARLY_PARTIAL_ALL early in both.
+  // cap, and would spill, so it loads every partial after the loop (add_partials with
+  // kLastLoaded false). STREAMK_LATE_PARTIAL (a tuning point) does so in both builds,
+  // STREAMK_EARLY_PARTIAL_ALL loads the last one early in both.
 #if defined(STREAMK_LATE_PARTIAL)
   constexpr bool kEarly = false;
 #elif defined(STREAMK_EARLY_PARTIAL_ALL)
@@ -575,7 +602,8 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
   if (owns_split_tile) {
 #if !defined(METRALE_DIAG_REDUCE_NO_READ)
     const Contributors c = contributors_of(wk, tile);
-    add_partials<kTokenGroups>(partials, c.c0 + 1, c.c1, op.m, keep_partials(op), acc, early);
+    add_partials<kTokenGroups, kEarly>(partials, c.c0 + 1, c.c1, op.m, keep_partials(op), acc,
+                                       early);
 #endif
     store_tile<kTokenGroups>(op, tile, acc);
   }
