@@ -351,55 +351,39 @@ __device__ __forceinline__ void add_partials(u64* partials, u32 first, u32 last,
                                              PartialWord (&last_words)[2 * kTokenGroups][2]) {
   constexpr u32 kPairs = 2 * kTokenGroups;
   constexpr u32 kBatch = kWordsInFlight / kPairs;
-  if constexpr (!kLastLoaded) {
-    (void)last_words;
+  // Whether CTA q's partial is loaded here, in a batch: every one up to `last`, or up to
+  // the one before it where its words came earlier.
+  const auto batched = [last](u32 q) { return kLastLoaded ? q < last : q <= last; };
 #pragma unroll 1
-    for (u32 q0 = first; q0 <= last; q0 += kBatch) {
-      PartialWord w[kBatch][kPairs][2];
+  for (u32 q0 = first; batched(q0); q0 += kBatch) {
+    PartialWord w[kBatch][kPairs][2];
 #pragma unroll
-      for (u32 j = 0; j < kBatch; ++j)
+    for (u32 j = 0; j < kBatch; ++j)
 #pragma unroll
-        for (u32 p = 0; p < kPairs; ++p) {
-          if (q0 + j <= last && pair_needed(p, m)) {
-            load_pair(partial_pair(partials, q0 + j, p), w[j][p][0], w[j][p][1]);
-          }
-        }
-#pragma unroll
-      for (u32 j = 0; j < kBatch; ++j) {
-        if (q0 + j > last) break;
-#pragma unroll
-        for (u32 p = 0; p < kPairs; ++p) {
-          if (!pair_needed(p, m)) continue;
-          add_pair<kTokenGroups>(partials, q0 + j, p, keep, w[j][p], acc);
+      for (u32 p = 0; p < kPairs; ++p) {
+        // Never read where not loaded; zeroed in the 8-token build, whose compiled code
+        // is then the one item 128 measured and tested.
+        if (kLastLoaded) w[j][p][0] = w[j][p][1] = 0;
+        if (batched(q0 + j) && pair_needed(p, m)) {
+          load_pair(partial_pair(partials, q0 + j, p), w[j][p][0], w[j][p][1]);
         }
       }
-    }
-  } else {
-#pragma unroll 1
-    for (u32 q0 = first; q0 < last; q0 += kBatch) {
-      PartialWord w[kBatch][kPairs][2];
 #pragma unroll
-      for (u32 j = 0; j < kBatch; ++j)
+    for (u32 j = 0; j < kBatch; ++j) {
+      if (!batched(q0 + j)) break;
 #pragma unroll
-        for (u32 p = 0; p < kPairs; ++p) {
-          w[j][p][0] = w[j][p][1] = 0;
-          if (q0 + j < last && pair_needed(p, m)) {
-            load_pair(partial_pair(partials, q0 + j, p), w[j][p][0], w[j][p][1]);
-          }
-        }
-#pragma unroll
-      for (u32 j = 0; j < kBatch; ++j) {
-        if (q0 + j >= last) break;
-#pragma unroll
-        for (u32 p = 0; p < kPairs; ++p) {
-          if (pair_needed(p, m)) add_pair<kTokenGroups>(partials, q0 + j, p, keep, w[j][p], acc);
-        }
+      for (u32 p = 0; p < kPairs; ++p) {
+        if (pair_needed(p, m)) add_pair<kTokenGroups>(partials, q0 + j, p, keep, w[j][p], acc);
       }
     }
+  }
+  if constexpr (kLastLoaded) {
 #pragma unroll
     for (u32 p = 0; p < kPairs; ++p) {
       if (pair_needed(p, m)) add_pair<kTokenGroups>(partials, last, p, keep, last_words[p], acc);
     }
+  } else {
+    (void)last_words;
   }
 }
 
