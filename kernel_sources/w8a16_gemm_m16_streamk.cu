@@ -527,8 +527,11 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
 #else
     const bool fold = true;
 #endif
+    // Every compute thread releases its own reads of the slot (the scale included): the
+    // producer's refill is ordered after each of them, not only after lane 0's.
 #if defined(METRALE_DIAG_RING_ONLY)
-    (void)frag; (void)warp_w; (void)base; (void)scale; (void)fold;
+    (void)frag; (void)warp_w; (void)base; (void)scale; (void)fold; (void)early_release;
+    barrier_arrive(r.empty + 8 * slot);
 #else
     if (early_release) {
       BlockWords<kTokenGroups> words;
@@ -538,16 +541,9 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
     } else {
       compute_block<kTokenGroups>(acc, nan_bits, frag, base + warp_w, base + kStageWeightBytes,
                                   scale, fold);
-    }
-#endif
-#if !defined(METRALE_DIAG_RING_ONLY)
-    if (!early_release)
-#endif
-    {
-      // Every compute thread releases its own reads of the slot (the scale included): the
-      // producer's refill is ordered after each of them, not only after lane 0's.
       barrier_arrive(r.empty + 8 * slot);
     }
+#endif
     if (kb == wk.k_blocks - 1 || i == count - 1) {
       poison_nan_columns<kTokenGroups>(acc, nan_bits);
       const bool whole = kb_first == 0 && kb == wk.k_blocks - 1;
