@@ -54,11 +54,10 @@
 // partial below 8 tokens too, STREAMK_PARTIAL_EVICT_NORMAL drops the partials' L2 hint,
 // STREAMK_PARTIAL_WORDS64 writes 64-bit flagged words and STREAMK_PAIRS_IN_FLIGHT sets the
 // pairs loaded before adding (docs/performance.md, items 65, 69, 70 and 71);
-// STREAMK_LATE_PARTIAL and STREAMK_EARLY_PARTIAL_ALL (where c1's words are loaded) and
-// STREAMK_CONSUMER_SPIN / STREAMK_CONSUMER_WAIT_HINT (how a stage is waited for) are
-// described where they act (items 128-130). STREAMK_EARLY_RELEASE (when a slot is
-// released) makes the module's third build, which the launcher runs above 8 tokens on
-// rings of up to 3 stages (kernel_variants.cpp). As a programmatic dependent launch it streams its first weights before
+// STREAMK_LATE_PARTIAL and STREAMK_EARLY_PARTIAL_ALL (where c1's words are loaded),
+// STREAMK_EARLY_RELEASE (when a slot is released) and STREAMK_CONSUMER_SPIN /
+// STREAMK_CONSUMER_WAIT_HINT (how a stage is waited for) are described where they act
+// (items 128-130). As a programmatic dependent launch it streams its first weights before
 // the preceding kernel ends and touches activations, outputs and workspace only after it.
 #include "m16_stream_pipeline.cuh"
 
@@ -496,12 +495,11 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
   const bool adds_up = wk.end % wk.k_blocks != 0 && own_tile * wk.k_blocks >= wk.begin;
   const u32 early_at = kEarly && adds_up ? own_tile * wk.k_blocks - wk.begin : count;
   PartialWord early[2 * kTokenGroups][2] = {};
-  // STREAMK_EARLY_RELEASE (the third build's define): each thread releases a slot as soon
-  // as it has issued its reads of it, before its MMAs, so that the refill overlaps them.
-  // On two CTAs per SM with 3 stages it took 0.98-1.00x the time at 16 tokens, but
-  // 1.05-1.09x on one CTA per SM with 4; chosen at run time, the branch cost the 16-token
-  // build more than it gained, hence a build of its own (docs/performance.md, items 129
-  // and 133).
+  // STREAMK_EARLY_RELEASE (a tuning point): each thread releases a slot as soon as it has
+  // issued its reads of it, before its MMAs, so that the refill overlaps them. On two CTAs
+  // per SM with 3 stages it took 0.98-1.00x the time at 16 tokens, but 1.05-1.09x on one
+  // CTA per SM; chosen at run time for 3 stages, the 16-token build lost 0.4-2 % (median)
+  // on both grids (docs/performance.md, item 129).
 #if defined(STREAMK_EARLY_RELEASE)
   constexpr bool early_release = true;
 #else

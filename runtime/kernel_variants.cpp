@@ -34,15 +34,7 @@ std::span<const KernelVariant> kernel_variants() {
        {"w8a16_gemm_m16_stream"},
        {{"M16_STREAM_STAGE_WEIGHT_BYTES", W8A16_GEMM_M16_STREAM_STAGE_WEIGHT_BYTES}},
        true},
-      // Three builds: above 8 tokens a ring of up to 3 stages runs the one that releases
-      // each slot before its MMAs (docs/performance.md, item 133).
-      {"w8a16_gemm_m16_streamk",
-       "w8a16_gemm_m16_streamk.cu",
-       {},
-       {"w8a16_gemm_m16_streamk"},
-       {},
-       true,
-       {},
+      {"w8a16_gemm_m16_streamk", "w8a16_gemm_m16_streamk.cu", {}, {"w8a16_gemm_m16_streamk"}, {},
        true},
       // One source, two modules: the chunked kernels and the deep ones compile side by
       // side (SKINNY_KERNELS in the source).
@@ -108,14 +100,12 @@ std::string_view kernel_symbol_of(const KernelVariant& variant, std::string_view
 
 std::vector<KernelVariant> module_builds(const KernelVariant& variant) {
   if (!variant.token_split) return {variant};
-  std::vector<KernelVariant> builds(variant.early_release_build ? 3 : 2, variant);
-  for (std::size_t i = 0; i < builds.size(); ++i) {
-    KernelVariant& b = builds[i];
-    b.name += i == 0 ? ".m8" : i == 1 ? ".m16" : ".m16.early_release";
-    b.defines.push_back({"TOKEN_GROUPS", i == 0 ? "1" : "2"});
-    if (i == 2) b.defines.push_back({"STREAMK_EARLY_RELEASE", "1"});
+  std::vector<KernelVariant> builds(2, variant);
+  for (std::uint32_t groups : {1u, 2u}) {
+    KernelVariant& b = builds[groups - 1];
+    b.name += groups == 1 ? ".m8" : ".m16";
+    b.defines.push_back({"TOKEN_GROUPS", std::to_string(groups)});
     b.token_split = false;
-    b.early_release_build = false;
   }
   return builds;
 }

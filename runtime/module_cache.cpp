@@ -178,10 +178,8 @@ KernelHandle ModuleCache::kernel_of(std::span<const KernelVariant> builds, std::
     }
     if (b == 0) {
       handle = KernelHandle{it->second, gpu_.context(), it->first.c_str()};
-    } else if (b == 1) {
-      handle.function_above8 = it->second;
     } else {
-      handle.function_above8_early_release = it->second;
+      handle.function_above8 = it->second;
     }
   }
   return handle;

@@ -18,26 +18,6 @@ constexpr std::uint32_t kRows = 128;
 // shipped kernel's 32-bit words use the first half.
 constexpr std::uint64_t kSlotBytes = 256 * 8 * 8;
 
-// Rings of up to this many stages run the build that releases each slot before its MMAs
-// above 8 tokens: on two CTAs per SM with 3 stages it took 0.98-1.00x the time of the
-// other, on one CTA per SM with 4 stages 1.05-1.09x (docs/performance.md, items 129 and
-// 133).
-constexpr std::uint32_t kEarlyReleaseMaxStages = 3;
-
-// The build that serves m tokens on a ring of `ring_stages`; a handle without the
-// early-release build (not from a ModuleCache) is refused where that build is due.
-KernelHandle build_for(std::string_view fn, const KernelHandle& kernel, std::uint32_t m,
-                       std::uint32_t ring_stages) {
-  const KernelHandle build = guards::build_for_tokens(fn, kernel, m);
-  if (m <= 8 || ring_stages > kEarlyReleaseMaxStages || kernel.function == nullptr) return build;
-  ensure(kernel.function_above8_early_release != nullptr,
-         "{}: m = {} on a ring of {} stages needs the kernel's early-release build, and the "
-         "handle of {} has none (take handles from ModuleCache::kernel or "
-         "KernelService::kernel)",
-         fn, m, ring_stages, kernel.name != nullptr ? kernel.name : "?");
-  return above8_early_release_build(kernel);
-}
-
 }  // namespace
 
 std::uint64_t w8a16_gemm_m16_streamk_workspace_bytes(std::uint32_t n, std::uint32_t ctas) {
@@ -70,7 +50,7 @@ void w8a16_gemm_m16_streamk(const GpuBackend& gpu, KernelHandle kernel, DevicePt
          fn, workspace.bytes, n, grid, needed);
   const StreamTensorMaps maps =
       stream_tensor_maps(gpu, input, weight, m, n, k, a_row_stride, kRows);
-  KernelLaunch launch(gpu, build_for(fn, kernel, m, ring_stages));
+  KernelLaunch launch(gpu, guards::build_for_tokens(fn, kernel, m));
   launch.grid({grid, 1, 1})
       .block({288, 1, 1})  // 8 compute warps and the producer warp
       .shared_bytes(stream_ring_shared_bytes(ring_stages, stage_bytes))

@@ -39,9 +39,6 @@ struct KernelHandle {
   // A token-split entry's build for m in 9..16 (kernel_variants.hpp), which its launcher
   // takes for m > 8; then `function` is the build for m <= 8. nullptr otherwise.
   void* function_above8 = nullptr;
-  // Stream-K's build for m in 9..16 that releases each ring slot before its MMAs, which
-  // its launcher takes on rings of up to 3 stages (kernel_variants.hpp). nullptr otherwise.
-  void* function_above8_early_release = nullptr;
 };
 
 // The handle that runs `h`'s build for m in 9..16: function_above8 as its function (null
@@ -50,13 +47,6 @@ inline KernelHandle above8_build(const KernelHandle& h) {
   KernelHandle above8 = h;
   above8.function = h.function_above8;
   return above8;
-}
-
-// Likewise the early-release build (null when `h` has none).
-inline KernelHandle above8_early_release_build(const KernelHandle& h) {
-  KernelHandle early = h;
-  early.function = h.function_above8_early_release;
-  return early;
 }
 
 struct Dim3 {

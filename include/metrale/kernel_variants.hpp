@@ -33,11 +33,6 @@ struct KernelVariant {
   // launchers launch it (the split-K entry is the strided kernel in a cluster): one
   // compile serves them all. Empty: each entry is the kernel of its own name.
   std::string kernel_symbol{};
-  // A token-split variant also compiled as `<name>.m16.early_release` (TOKEN_GROUPS=2 and
-  // STREAMK_EARLY_RELEASE): stream-K's build that releases each ring slot before its MMAs,
-  // which its launcher runs above 8 tokens on rings of up to 3 stages
-  // (KernelHandle::function_above8_early_release).
-  bool early_release_build = false;
 };
 
 // The kernel symbol in `variant`'s module that `entry` runs.
@@ -47,9 +42,8 @@ std::string_view kernel_symbol_of(const KernelVariant& variant, std::string_view
 std::span<const KernelVariant> kernel_variants();
 
 // The modules `variant` compiles as: itself, or for a token-split variant `<name>.m8`
-// (define TOKEN_GROUPS=1, m <= 8) and `<name>.m16` (TOKEN_GROUPS=2, m in 9..16), then
-// `<name>.m16.early_release` where it has one, in that order, each with the variant's
-// defines.
+// (define TOKEN_GROUPS=1, m <= 8) and `<name>.m16` (TOKEN_GROUPS=2, m in 9..16), in that
+// order, each with the variant's defines.
 std::vector<KernelVariant> module_builds(const KernelVariant& variant);
 
 // module_builds of a variant of kernel_variants(), computed once: what the launch path

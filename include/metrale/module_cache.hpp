@@ -53,8 +53,7 @@ class ModuleCache {
   ModuleCache& operator=(const ModuleCache&) = delete;
 
   // The handle of `entry` in `variant`, compiling and loading its modules on first use
-  // (every build of a token-split variant: function, function_above8 and, for stream-K,
-  // function_above8_early_release).
+  // (both builds of a token-split variant, function and function_above8).
   KernelHandle kernel(const KernelVariant& variant, std::string_view entry);
 
   // Shorthand: the variant that carries `entry`.
@@ -83,7 +82,7 @@ class ModuleCache {
   };
   std::shared_ptr<const Loaded> module_for(const KernelVariant& variant);
   // The handle of `entry` from the modules of one variant (module_builds): the first
-  // gives `function`, a second `function_above8`, a third `function_above8_early_release`.
+  // gives `function`, a second `function_above8`.
   KernelHandle kernel_of(std::span<const KernelVariant> builds, std::string_view entry);
   std::shared_ptr<const Loaded> build(const KernelVariant& variant);
   std::shared_ptr<const Loaded> load(const KernelVariant& variant,

@@ -34,8 +34,7 @@ std::uint64_t w8a16_gemm_m16_streamk_workspace_bytes(std::uint32_t n, std::uint3
 // `ctas`: the persistent grid, e.g. 1 or 2 x the SM count (a CTA per 128 x 128 unit at most:
 // a larger value is cut to the unit count). `stages`: ring stages, 0 = as many as
 // W8A16_GEMM_M16_STREAM_RING_BYTES holds, at most 4; 2..12 where the ring fits in a
-// block's shared memory. Above 8 tokens a ring of up to 3 stages runs the kernel's
-// early-release build (KernelHandle::function_above8_early_release).
+// block's shared memory.
 void w8a16_gemm_m16_streamk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input,
                             DevicePtr weight, DevicePtr block_scale, DevicePtr output,
                             std::uint32_t m, std::uint32_t n, std::uint32_t k,

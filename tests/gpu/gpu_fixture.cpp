@@ -210,17 +210,13 @@ const std::vector<TcEntry>& tc_entries() {
       stream_entry(4, true),
       // Stream-K: one CTA for everything (no tile shared), 7 CTAs (long ranges over
       // several tiles), 2 and 3 per SM, a CTA per unit (every tile shared by all its
-      // units' CTAs), the smallest ring, and as a programmatic dependent launch; two per
-      // SM on 3 stages as the plan runs it, with and without PDL (above 8 tokens the
-      // early-release build, as on 2 stages).
+      // units' CTAs), the smallest ring, and as a programmatic dependent launch.
       streamk_entry(0, 1),
       streamk_entry(0, 7),
       streamk_entry(2),
       streamk_entry(3, 0, false, 2),
       streamk_entry(0, 33 * 64),
       streamk_entry(2, 0, true),
-      streamk_entry(2, 0, false, 3),
-      streamk_entry(2, 0, true, 3),
       // The skinny entry: the plan's 8 warps, 3 warps (a chunk of 384 K, fewer threads
       // than outputs), 16 warps, two blocks per warp on 8, 16 and 1 warps, and as a
       // programmatic dependent launch.

@@ -23,11 +23,8 @@ TEST_CASE("gpu: every variant loads for the device target with its tile constant
     for (const std::string& e : v.entries) {
       const KernelHandle h = g.cache.kernel(v, e);
       CHECK((h.function_above8 != nullptr) == v.token_split);
-      CHECK((h.function_above8_early_release != nullptr) == v.early_release_build);
-      for (const auto& [label, handle] :
-           {std::pair{v.token_split ? e + " m<=8" : e, h},
-            std::pair{e + " m>8", above8_build(h)},
-            std::pair{e + " m>8 early release", above8_early_release_build(h)}}) {
+      for (const auto& [label, handle] : {std::pair{v.token_split ? e + " m<=8" : e, h},
+                                          std::pair{e + " m>8", above8_build(h)}}) {
         if (handle.function == nullptr) continue;
         const KernelAttributes a = g.backend.attributes(handle);
         MESSAGE(fmt::format("{:<32} registers {:>3}  local {:>3} B  static smem {:>6} B", label,

@@ -414,37 +414,6 @@ TEST_CASE("stream-K launcher: persistent grid, ring, workspace split, guards") {
   CHECK(f.gpu.launches().size() == 2);
 }
 
-TEST_CASE("stream-K above 8 tokens: rings of up to 3 stages run the early-release build") {
-  Fixture f;
-  const KernelHandle k = f.cache.kernel("w8a16_gemm_m16_streamk");
-  REQUIRE(k.function_above8_early_release != nullptr);
-  constexpr DevicePtr kWs(0x50000);
-  const StreamKWorkspace ws{kWs, w8a16_gemm_m16_streamk_workspace_bytes(28672, 264)};
-  const auto launched = [&](std::uint32_t m, std::uint32_t stages) {
-    w8a16_gemm_m16_streamk(f.gpu, k, kIn, kW, kS, kOut, m, 28672, 4096, 4096, 28672, ws, 264,
-                           0, {}, stages);
-    return f.gpu.launches().back().function;
-  };
-  CHECK(launched(8, 3) == k.function);
-  CHECK(launched(9, 3) == k.function_above8_early_release);
-  CHECK(launched(16, 2) == k.function_above8_early_release);
-  CHECK(launched(16, 4) == k.function_above8);
-  CHECK(launched(16, 0) == k.function_above8);  // the default ring: 4 stages at 16 tokens
-  KernelHandle two_builds = k;
-  two_builds.function_above8_early_release = nullptr;
-  const std::size_t count = f.gpu.launches().size();
-  CHECK(error_of([&] {
-          w8a16_gemm_m16_streamk(f.gpu, two_builds, kIn, kW, kS, kOut, 12, 28672, 4096, 4096,
-                                 28672, ws, 264, 0, {}, 3);
-        }) == "w8a16_gemm_m16_streamk: m = 12 on a ring of 3 stages needs the kernel's "
-              "early-release build, and the handle of w8a16_gemm_m16_streamk has none (take "
-              "handles from ModuleCache::kernel or KernelService::kernel)");
-  CHECK(f.gpu.launches().size() == count);
-  w8a16_gemm_m16_streamk(f.gpu, two_builds, kIn, kW, kS, kOut, 12, 28672, 4096, 4096, 28672,
-                         ws, 264, 0, {}, 4);
-  CHECK(f.gpu.launches().back().function == k.function_above8);
-}
-
 TEST_CASE("skinny launcher: chunks of K per 16 rows, its two kernels, workspace, guards") {
   Fixture f;
   const KernelHandle one = f.cache.kernel("w8a16_gemm_m16_skinny");

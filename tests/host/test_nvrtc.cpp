@@ -83,28 +83,6 @@ TEST_CASE("a token-split kernel compiles only as one of its two builds") {
   CHECK(module_builds(variant_named("fill_random")).size() == 1);
 }
 
-TEST_CASE("stream-K's third build is its 16-token build with each slot released early") {
-  const KernelVariant& v = variant_named("w8a16_gemm_m16_streamk");
-  REQUIRE(v.token_split);
-  REQUIRE(v.early_release_build);
-  const std::vector<KernelVariant> builds = module_builds(v);
-  REQUIRE(builds.size() == 3);
-  CHECK(builds[1].name == "w8a16_gemm_m16_streamk.m16");
-  CHECK(builds[2].name == "w8a16_gemm_m16_streamk.m16.early_release");
-  std::vector<Define> early = builds[1].defines;
-  early.push_back({"STREAMK_EARLY_RELEASE", "1"});
-  CHECK(builds[2].defines == early);
-  const auto ptx_of = [](const KernelVariant& b) {
-    const CompiledModule m = nvrtc_compile(
-        CompileRequest{b.source, embedded_source(b.source), b.defines, {}, "compute_90"});
-    return std::string(m.image.data());
-  };
-  CHECK(ptx_of(builds[2]) != ptx_of(builds[1]));
-  for (const KernelVariant& b : all_module_builds()) {
-    CHECK(b.name.ends_with(".early_release") == (b.name == builds[2].name));
-  }
-}
-
 TEST_CASE("compute_XY targets give PTX") {
   const KernelVariant v = module_builds(variant_named("w8a16_gemm_m16"))[0];
   const CompiledModule m = nvrtc_compile(

@@ -209,11 +209,11 @@ int cmd_compile(int argc, char** argv) {
   const double wall_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 
-  fmt::print("{:<42} {:<12} {:<9} {:>10} {:>10}\n", "module", "target", "status", "ms", "bytes");
+  fmt::print("{:<32} {:<12} {:<9} {:>10} {:>10}\n", "module", "target", "status", "ms", "bytes");
   int failed = 0;
   int compiled = 0;
   for (const Job* job : list) {
-    fmt::print("{:<42} {:<12} {:<9} {:>10.1f} {:>10}\n", job->variant->name, job->target,
+    fmt::print("{:<32} {:<12} {:<9} {:>10.1f} {:>10}\n", job->variant->name, job->target,
                job->status, job->ms, job->bytes);
     failed += job->error.empty() ? 0 : 1;
     compiled += job->status == "compiled" ? 1 : 0;

@@ -61,29 +61,27 @@ int cmd_info(int argc, char** argv) {
       normalize_target(args.value_or("target", gpu ? gpu->target() : "sm_90"));
   fmt::print("target: {}\n\n", target);
 
-  fmt::print("{:<42} {:>12} {:>12} {:>8}\n", "module", "compile ms", "cubin bytes", "log");
+  fmt::print("{:<32} {:>12} {:>12} {:>8}\n", "module", "compile ms", "cubin bytes", "log");
   for (const KernelVariant& v : all_module_builds()) {
     CompiledModule c = nvrtc_compile(
         CompileRequest{v.source, embedded_source(v.source), v.defines, {}, target});
-    fmt::print("{:<42} {:>12.1f} {:>12} {:>8}\n", v.name, c.compile_ms, c.image.size(),
+    fmt::print("{:<32} {:>12.1f} {:>12} {:>8}\n", v.name, c.compile_ms, c.image.size(),
                c.log.empty() ? "clean" : "WARN");
     if (!c.log.empty()) fmt::print("{}\n", c.log);
   }
 
   if (gpu != nullptr && target == gpu->target()) {
     ModuleCache& cache = service->cache();
-    fmt::print("\n{:<44} {:>10} {:>12} {:>14}\n", "entry", "registers", "local bytes",
+    fmt::print("\n{:<30} {:>10} {:>12} {:>14}\n", "entry", "registers", "local bytes",
                "static smem");
     for (const KernelVariant& v : kernel_variants()) {
       for (const std::string& e : v.entries) {
         const KernelHandle h = cache.kernel(v, e);
-        for (const auto& [label, handle] :
-             {std::pair{v.token_split ? e + " (m<=8)" : e, h},
-              std::pair{e + " (m>8)", above8_build(h)},
-              std::pair{e + " (m>8, early release)", above8_early_release_build(h)}}) {
+        for (const auto& [label, handle] : {std::pair{v.token_split ? e + " (m<=8)" : e, h},
+                                            std::pair{e + " (m>8)", above8_build(h)}}) {
           if (handle.function == nullptr) continue;
           const KernelAttributes a = gpu->attributes(handle);
-          fmt::print("{:<44} {:>10} {:>12} {:>14}\n", label, a.registers, a.local_bytes,
+          fmt::print("{:<30} {:>10} {:>12} {:>14}\n", label, a.registers, a.local_bytes,
                      a.static_shared_bytes);
         }
       }
