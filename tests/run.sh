@@ -24,6 +24,7 @@ fi
 # Each suite's case count (CTest shows a passing test's output nowhere).
 if [[ -f $log ]]; then
   awk '/^[0-9]+\/[0-9]+ Testing: /{name=$3} /^\[doctest\] test cases:/{sub(/^\[doctest\] /, ""); print name ": " $0}' "$log"
+  grep "^cli help:" "$log" || true
 fi
 # Where the GPU tests ran, the figures they report (outputs checked, largest errors,
 # planted defects caught) are worth seeing even when everything passed.
