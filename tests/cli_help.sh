@@ -40,6 +40,10 @@ for script in tests/run.sh tools/main.sh .ci/run; do
 done
 check "tools/device_run.sh --help" "One call on a GPU machine" \
   env PATH="$shims:$PATH" bash tools/device_run.sh --help
+if command -v python3 >/dev/null; then
+  check "tools/bench_table.py --help" "Renders a" python3 tools/bench_table.py --help
+  check "tools/ab_summary.py --help" "usage: ab_summary.py" python3 tools/ab_summary.py --help
+fi
 if [[ -e $shims/called ]]; then
   echo "FAILED: a script's --help ran cmake, ctest, ninja, g++ or apt-get"
   failures=$((failures + 1))
