@@ -48,9 +48,13 @@ build_tree() {  # build_tree SOURCE_DIR BUILD_DIR: configure and build one check
     cmake --build "$2" -j"$(nproc)"
 }
 
-ab_bench() {  # ab_bench METRALE_BINARY BENCH_OPTION...: the bench's rows, no baselines
-  "$1" bench --no-host-cost --no-baselines "${@:2}" 2>&1 |
-    grep -E '^[A-Za-z0-9].*: N=|^ +[0-9]+ +w8a16|WRONG|ERROR'
+ab_bench() {  # ab_bench METRALE_BINARY BENCH_OPTION...: the bench's rows, no baselines;
+              # its errors and a non-zero exit status too, so that a set that times
+              # nothing says why
+  local out rc=0
+  out=$("$1" bench --no-host-cost --no-baselines "${@:2}" 2>&1) || rc=$?
+  grep -E '^[A-Za-z0-9].*: N=|^ +[0-9]+ +w8a16|WRONG|ERROR|error' <<<"$out"
+  ((rc == 0)) || echo "ab: the bench exited $rc"
 }
 export -f build_tree ab_bench  # the steps that run under bash -c call them too
 
