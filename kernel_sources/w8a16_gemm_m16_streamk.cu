@@ -497,9 +497,11 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
   PartialWord early[2 * kTokenGroups][2] = {};
   // STREAMK_EARLY_RELEASE (a tuning point): each thread releases a slot as soon as it has
   // issued its reads of it, before its MMAs, so that the refill overlaps them. On two CTAs
-  // per SM with 3 stages it took 0.98-1.00x the time at 16 tokens, but 1.05-1.09x on one
-  // CTA per SM; chosen at run time for 3 stages, the 16-token build lost 0.4-2 % (median)
-  // on both grids (docs/performance.md, item 129).
+  // per SM with 3 stages it took 0.98-1.00x the time at 16 tokens at 1ebc203, but
+  // 1.05-1.09x on one CTA per SM; chosen at run time for 3 stages, the 16-token build lost
+  // 0.4-2 % (median) on both grids (docs/performance.md, item 129); as a build of its own
+  // for those rings, against the 16-token build as it ships, 1.007x without PDL and 0.995x
+  // with it (median, item 133).
 #if defined(STREAMK_EARLY_RELEASE)
   constexpr bool early_release = true;
 #else
