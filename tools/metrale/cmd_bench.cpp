@@ -33,7 +33,7 @@ constexpr const char* kHelp =
     "                     [--min-bytes MiB] [--no-baselines] [--no-host-cost] [--time-wrong]\n"
     "                     [--json FILE] [--commit SHA] [--device N] [--define NAME=VALUE]...\n"
     "                     [--pattern-ceiling CHUNK,...] [--tma-pattern RxBxS,...]\n"
-    "                     [--pattern-ctas N]\n\n"
+    "                     [--pattern-ctas N] [--tma-claims F,...]\n\n"
     "Times the library's tensor-core entries per shape x m, the way an engine runs them:\n"
     "R copies of the FP8 weights and block scales (R x bytes >= --min-bytes, so L2 never\n"
     "holds the next launch's weights), one launch per copy captured in a CUDA graph, the\n"
@@ -77,7 +77,11 @@ constexpr const char* kHelp =
     "                   nothing consuming it: boxes of R rows x B bytes, tile-major, split\n"
     "                   evenly over a persistent grid, S boxes in flight per CTA (stream-K's\n"
     "                   ring copies 128x128 boxes)\n"
-    "  --pattern-ctas N CTAs per SM of both patterns' grids (default 2)\n";
+    "  --pattern-ctas N CTAs per SM of both patterns' grids (default 2)\n"
+    "  --tma-claims F,...\n"
+    "                   the tensor-copy pattern once per F: 0 splits the units by CTA index\n"
+    "                   (default), F > 0 into F ranges per CTA that the CTAs claim from a\n"
+    "                   counter as they go\n";
 
 std::uint32_t parse_one_u32(const Args& args, const std::string& name, std::uint32_t fallback) {
   const auto v = args.value(name);
@@ -110,7 +114,8 @@ std::string entry_names(std::span<const bench::BenchEntry> entries) {
 int cmd_bench(int argc, char** argv) {
   Args args(argc, argv, 1, {"help", "no-baselines", "no-host-cost", "time-wrong"},
             {"shape", "m", "entry", "replays", "min-bytes", "json", "commit", "device",
-             "define", "pattern-ceiling", "tma-pattern", "pattern-ctas"});
+             "define", "pattern-ceiling", "tma-pattern", "pattern-ctas",
+             "tma-claims"});
   if (args.has("help")) {
     fmt::print(fmt::runtime(kHelp), entry_names(bench::bench_entries()),
                entry_names(bench::tuning_entries()));
@@ -157,6 +162,12 @@ int cmd_bench(int argc, char** argv) {
   }
   const std::uint32_t pattern_ctas = parse_one_u32(args, "pattern-ctas", 2);
   ensure(pattern_ctas >= 1, "--pattern-ctas must be at least 1");
+  const std::vector<std::uint32_t> tma_claims =
+      args.has("tma-claims") ? parse_u32_list(*args.value("tma-claims"), "--tma-claims")
+                             : std::vector<std::uint32_t>{0};
+  for (const std::uint32_t f : tma_claims) {
+    ensure(f <= 64, "--tma-claims: {} ranges per CTA is over 64", f);
+  }
   const int ordinal = static_cast<int>(parse_one_u32(args, "device", 0));
   const std::string json_path = args.value_or("json", "");
   if (!json_path.empty()) {
@@ -228,13 +239,17 @@ int cmd_bench(int argc, char** argv) {
     }
     for (const bench::TmaBox& box : tma_boxes) {
       if (shape.k % box.bytes != 0) continue;
-      const bench::TmaPatternCeiling p = bench::measure_tma_pattern_ceiling(
-          gpu, stream, options.replays, shape.n, shape.k, box, pattern_ctas);
-      fmt::print("tma pattern {} ({}x{}): boxes {}x{} bytes, {} stages, {} CTAs: {:.2f} us "
-                 "(min {:.2f}, max {:.2f}), {:.1f} GB/s, {:.1f} % of the read ceiling\n",
-                 shape.label(), shape.n, shape.k, box.rows, box.bytes, box.stages, p.ctas,
-                 p.timing.median_us, p.timing.min_us, p.timing.max_us, p.gbps,
-                 100.0 * p.gbps / run.ceiling.gbps);
+      for (const std::uint32_t claims : tma_claims) {
+        const bench::TmaPatternCeiling p = bench::measure_tma_pattern_ceiling(
+            gpu, stream, options.replays, shape.n, shape.k, box, pattern_ctas, claims);
+        fmt::print("tma pattern {} ({}x{}): boxes {}x{} bytes, {} stages, {} CTAs, {}: {:.2f} "
+                   "us (min {:.2f}, max {:.2f}), {:.1f} GB/s, {:.1f} % of the read ceiling\n",
+                   shape.label(), shape.n, shape.k, box.rows, box.bytes, box.stages, p.ctas,
+                   claims == 0 ? std::string("split by index")
+                               : fmt::format("{} claimed ranges per CTA", claims),
+                   p.timing.median_us, p.timing.min_us, p.timing.max_us, p.gbps,
+                   100.0 * p.gbps / run.ceiling.gbps);
+      }
     }
   }
 

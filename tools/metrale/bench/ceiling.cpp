@@ -176,7 +176,8 @@ TmaBox parse_tma_box(std::string_view text) {
 TmaPatternCeiling measure_tma_pattern_ceiling(const CudaBackend& gpu, const Stream& stream,
                                               std::uint32_t replays, std::uint32_t n,
                                               std::uint32_t k, TmaBox box,
-                                              std::uint32_t ctas_per_sm) {
+                                              std::uint32_t ctas_per_sm,
+                                              std::uint32_t claims_per_cta) {
   ensure(k % box.bytes == 0, "tma pattern: {} bytes per box row do not divide K={}", box.bytes, k);
   // Every CTA resident at once, as in stream-K: the SM's 228 KiB, 1 KiB per CTA reserved.
   const std::uint64_t ring = 128 + std::uint64_t{box.stages} * box.rows * box.bytes;
@@ -200,6 +201,10 @@ TmaPatternCeiling measure_tma_pattern_ceiling(const CudaBackend& gpu, const Stre
   c.k = k;
   c.box = box;
   c.ctas = static_cast<std::uint32_t>(gpu.info().sm_count) * ctas_per_sm;
+  c.claims_per_cta = claims_per_cta;
+  const DeviceBuffer counters(gpu, 2 * sizeof(std::uint32_t));
+  gpu.fill_bytes(counters.get(), 0, 2 * sizeof(std::uint32_t));
+  gpu.synchronize();
   c.timing = time_graph(stream, static_cast<std::uint32_t>(data.copies), replays,
                         [&](std::uint32_t i) {
     KernelLaunch(gpu, kernel)
@@ -212,6 +217,8 @@ TmaPatternCeiling measure_tma_pattern_ceiling(const CudaBackend& gpu, const Stre
         .arg_u32(box.bytes)
         .arg_u32(element_bytes)
         .arg_u32(box.stages)
+        .arg_u32(claims_per_cta * c.ctas)
+        .arg_ptr(counters.get())
         .arg_ptr(data.buffers.sink.get())
         .arg_bytes(&maps[i], sizeof(maps[i]))
         .launch(stream.handle());

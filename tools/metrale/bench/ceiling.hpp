@@ -61,7 +61,9 @@ PatternCeiling measure_pattern_ceiling(const CudaBackend& gpu, const Stream& str
 
 // The read ceiling of a ring of tensor copies over one layer (see read_pattern_tma.cu):
 // units of box_rows x box_bytes, tile-major, split evenly over `ctas_per_sm` CTAs per SM,
-// each CTA keeping `stages` boxes in flight; stream-K's ring copies 128 x 128 boxes.
+// each CTA keeping `stages` boxes in flight; stream-K's ring copies 128 x 128 boxes. With
+// `claims_per_cta` > 0 the units are split into that many ranges per CTA, claimed by the
+// CTAs as they go instead of handed out by index.
 struct TmaBox {
   std::uint32_t rows = 0, bytes = 0, stages = 0;
 };
@@ -71,7 +73,7 @@ struct TmaBox {
 TmaBox parse_tma_box(std::string_view text);
 
 struct TmaPatternCeiling {
-  std::uint32_t n = 0, k = 0, ctas = 0;
+  std::uint32_t n = 0, k = 0, ctas = 0, claims_per_cta = 0;
   TmaBox box;
   double gbps = 0.0;  // from the median replay
   Timing timing;
@@ -80,7 +82,8 @@ struct TmaPatternCeiling {
 TmaPatternCeiling measure_tma_pattern_ceiling(const CudaBackend& gpu, const Stream& stream,
                                               std::uint32_t replays, std::uint32_t n,
                                               std::uint32_t k, TmaBox box,
-                                              std::uint32_t ctas_per_sm);
+                                              std::uint32_t ctas_per_sm,
+                                              std::uint32_t claims_per_cta);
 
 // GB/s (1e9 bytes per second) for `bytes` read in `us` microseconds.
 inline double gbps(std::uint64_t bytes, double us) {
