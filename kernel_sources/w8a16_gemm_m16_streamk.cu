@@ -102,7 +102,6 @@ struct Ring {
   u32 base, stage_bytes, stages;
   u32 full, empty;  // shared addresses of the barrier arrays (8 bytes each)
   u32 scales;       // shared address of the slots' block scales (4 bytes each)
-  u32 staged;       // shared address of the barrier of the partials staged in the ring
 };
 
 // The producer warp: the unit's 128 x 128 weight box, then its m x 128 activations. On
@@ -248,6 +247,7 @@ constexpr u32 kPartialWords = 2 * kPartialPairs * kComputeThreads;
 #ifndef STREAMK_PAIRS_IN_FLIGHT
 #define STREAMK_PAIRS_IN_FLIGHT 8
 #endif
+constexpr u32 kWordsInFlight = STREAMK_PAIRS_IN_FLIGHT;
 
 // Pair p of this thread's words in CTA cta's slot: a warp's pair p is contiguous (256 or
 // 512 bytes), and a reader thread finds its own fragment's elements at the same place.
@@ -350,7 +350,7 @@ __device__ __forceinline__ void add_partials(u64* partials, u32 first, u32 last,
                                              bool keep, float (&acc)[kTokenGroups][4],
                                              PartialWord (&last_words)[2 * kTokenGroups][2]) {
   constexpr u32 kPairs = 2 * kTokenGroups;
-  constexpr u32 kBatch = STREAMK_PAIRS_IN_FLIGHT / kPairs;
+  constexpr u32 kBatch = kWordsInFlight / kPairs;
   // Whether CTA q's partial is loaded here, in a batch: every one up to `last`, or up to
   // the one before it where its words came earlier.
   const auto batched = [last](u32 q) { return kLastLoaded ? q < last : q <= last; };
@@ -374,98 +374,6 @@ __device__ __forceinline__ void add_partials(u64* partials, u32 first, u32 last,
 #pragma unroll
       for (u32 p = 0; p < kPairs; ++p) {
         if (pair_needed(p, m)) add_pair<kTokenGroups>(partials, q0 + j, p, keep, w[j][p], acc);
-      }
-    }
-  }
-  if constexpr (kLastLoaded) {
-#pragma unroll
-    for (u32 p = 0; p < kPairs; ++p) {
-      if (pair_needed(p, m)) add_pair<kTokenGroups>(partials, last, p, keep, last_words[p], acc);
-    }
-  } else {
-    (void)last_words;
-  }
-}
-
-// The tile's first CTA copies its contributors' partials into its ring, which holds
-// nothing after its last unit, with one bulk copy each, all in flight at once (sm_90),
-// instead of loading them into registers a few partials a batch (2 above 8 tokens, where
-// the build sits at its cap of 96 registers): the end of the launch holds one round trip
-// to L2 for as many partials as the ring holds, not one per batch. Words found zero (not
-// written yet) are polled as before; the order of the additions and the bits are the
-// same. STREAMK_STAGED_PARTIALS=0 (a tuning point) loads them into registers.
-#ifndef STREAMK_STAGED_PARTIALS
-#define STREAMK_STAGED_PARTIALS 1
-#endif
-#if STREAMK_STAGED_PARTIALS && STREAM_TMA
-constexpr bool kStagedPartials = true;
-#else
-constexpr bool kStagedPartials = false;
-#endif
-
-// `count` pieces of `bytes` each, piece j from src + j * stride bytes to dst + j * bytes,
-// their completion counted on `bar`, after a proxy fence that orders them after this
-// CTA's reads of the destination (sm_90; templates, so that the builds without them hold
-// no unused function).
-template <typename Word>
-__device__ __forceinline__ void bulk_copies(u32 dst, const Word* src, u64 stride, u32 count,
-                                            u32 bytes, u32 bar) {
-#if STREAM_TMA
-  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-  barrier_expect(bar, count * bytes);
-  for (u32 j = 0; j < count; ++j) {
-    asm volatile(
-        "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
-        :: "r"(dst + j * bytes), "l"(reinterpret_cast<const unsigned char*>(src) + j * stride),
-           "r"(bytes), "r"(bar) : "memory");
-  }
-#else
-  (void)dst; (void)src; (void)stride; (void)count; (void)bytes; (void)bar;
-#endif
-}
-
-template <typename Word>
-__device__ __forceinline__ void load_shared_pair(u32 addr, Word& a, Word& b) {
-  if constexpr (sizeof(Word) == 8) {
-    asm volatile("ld.shared.v2.u64 {%0, %1}, [%2];" : "=l"(a), "=l"(b) : "r"(addr) : "memory");
-  } else {
-    asm volatile("ld.shared.v2.u32 {%0, %1}, [%2];" : "=r"(a), "=r"(b) : "r"(addr) : "memory");
-  }
-}
-
-// add_partials with the partials of CTAs first..last (or last - 1 where kLastLoaded)
-// staged in the ring: as many at a time as the ring holds, each a contiguous piece of its
-// CTA's slot (pair p of thread x at word 2 (p x 256 + x)).
-template <u32 kTokenGroups, bool kLastLoaded>
-__device__ void add_partials_staged(u64* partials, const Ring& r, u32 first, u32 last, u32 m,
-                                    bool keep, float (&acc)[kTokenGroups][4],
-                                    PartialWord (&last_words)[2 * kTokenGroups][2]) {
-  constexpr u32 kPairs = 2 * kTokenGroups;
-  constexpr u32 kBytes = kPairs * kComputeThreads * 2 * sizeof(PartialWord);
-  const u32 staged_last = kLastLoaded ? last - 1 : last;  // first >= 1: no wrap
-  const u32 per_copy = r.stages * r.stage_bytes / kBytes;
-  u32 parity = 0;
-#pragma unroll 1
-  for (u32 q0 = first; q0 <= staged_last; q0 += per_copy, parity ^= 1) {
-    const u32 count = min(per_copy, staged_last - q0 + 1);
-    // Every compute thread is done with the ring (its last stage, or the partials staged
-    // before) before the copies overwrite it; the copies' proxy is ordered after them.
-    named_barrier_sync(1, kComputeThreads);
-    if (threadIdx.x == 0) {
-      bulk_copies(r.base, partial_pair(partials, q0, 0), kPartialWords * sizeof(PartialWord),
-                  count, kBytes, r.staged);
-    }
-    barrier_wait(r.staged, parity);
-#pragma unroll 1
-    for (u32 j = 0; j < count; ++j) {
-#pragma unroll
-      for (u32 p = 0; p < kPairs; ++p) {
-        if (!pair_needed(p, m)) continue;
-        PartialWord w[2];
-        load_shared_pair(r.base + j * kBytes + (p * kComputeThreads + threadIdx.x) * 2 *
-                                                   static_cast<u32>(sizeof(PartialWord)),
-                         w[0], w[1]);
-        add_pair<kTokenGroups>(partials, q0 + j, p, keep, w, acc);
       }
     }
   }
@@ -676,13 +584,8 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
   if (owns_split_tile) {
 #if !defined(METRALE_DIAG_REDUCE_NO_READ)
     const Contributors c = contributors_of(wk, tile);
-    if constexpr (kStagedPartials) {
-      add_partials_staged<kTokenGroups, kEarly>(partials, r, c.c0 + 1, c.c1, op.m,
-                                                keep_partials(op), acc, early);
-    } else {
-      add_partials<kTokenGroups, kEarly>(partials, c.c0 + 1, c.c1, op.m, keep_partials(op), acc,
-                                         early);
-    }
+    add_partials<kTokenGroups, kEarly>(partials, c.c0 + 1, c.c1, op.m, keep_partials(op), acc,
+                                       early);
 #endif
     store_tile<kTokenGroups>(op, tile, acc);
   }
@@ -706,7 +609,6 @@ w8a16_gemm_m16_streamk(const u16* __restrict__ input, const u8* __restrict__ wei
   __shared__ __align__(8) u64 full[kMaxStages];
   __shared__ __align__(8) u64 empty[kMaxStages];
   __shared__ __align__(16) float scales[kMaxStages];
-  __shared__ __align__(8) u64 staged;
   const Operands op{input, weight, block_scale, output, m, n, k, a_row_stride, c_row_stride};
   Ring r;
   r.base = shared_address(smem);
@@ -715,7 +617,6 @@ w8a16_gemm_m16_streamk(const u16* __restrict__ input, const u8* __restrict__ wei
   r.full = shared_address(full);
   r.empty = shared_address(empty);
   r.scales = shared_address(scales);
-  r.staged = shared_address(&staged);
   Work wk;
   wk.k_blocks = k / kBlockK;
   wk.tiles = (n + kRows - 1) / kRows;
@@ -730,7 +631,6 @@ w8a16_gemm_m16_streamk(const u16* __restrict__ input, const u8* __restrict__ wei
     barrier_init(r.full + 8 * threadIdx.x, kFullCount);
     barrier_init(r.empty + 8 * threadIdx.x, kComputeThreads);
   }
-  if (kStagedPartials && threadIdx.x == 0) barrier_init(r.staged, 1);
   barrier_init_fence();
   if (threadIdx.x >= kComputeThreads) {
     produce(op, wk, r, &w_map, &x_map, prefetch_stages);
