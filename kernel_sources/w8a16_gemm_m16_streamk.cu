@@ -342,32 +342,6 @@ __device__ __forceinline__ void add_pair(u64* partials, u32 q, u32 p, bool keep,
 #endif
 }
 
-// Before the partials are added, the pairs still zero (not written yet) are loaded again
-// together, until none is: a contributor writes its pairs one after another, so once one
-// is seen the others are there too, and add_pair, polling them one at a time, would spend
-// a round trip to L2 on each. STREAMK_POLL_BY_PAIR (a tuning point) leaves it to add_pair.
-#if !defined(STREAMK_POLL_BY_PAIR) && !defined(METRALE_DIAG_REDUCE_NO_WAIT)
-constexpr bool kPollTogether = true;
-#else
-constexpr bool kPollTogether = false;
-#endif
-
-// Loads again, all at once, every pair of CTA q's partial that this thread needs and
-// finds still zero in w; whether there was one.
-template <u32 kPairs>
-__device__ __forceinline__ bool reload_unwritten(u64* partials, u32 q, u32 m,
-                                                 PartialWord (&w)[kPairs][2]) {
-  bool pending = false;
-#pragma unroll
-  for (u32 p = 0; p < kPairs; ++p) {
-    if (pair_needed(p, m) && (w[p][0] == 0 || w[p][1] == 0)) {
-      load_pair(partial_pair(partials, q, p), w[p][0], w[p][1]);
-      pending = true;
-    }
-  }
-  return pending;
-}
-
 // acc += the partials of CTAs first..last, in that order. Where kLastLoaded, `last_words`
 // holds what an earlier load found of the last one's (zero where it was not written yet);
 // else the last one's words are loaded with the others'.
@@ -394,19 +368,6 @@ __device__ __forceinline__ void add_partials(u64* partials, u32 first, u32 last,
           load_pair(partial_pair(partials, q0 + j, p), w[j][p][0], w[j][p][1]);
         }
       }
-    bool pending = kPollTogether;
-    while (pending) {
-      pending = false;
-#pragma unroll
-      for (u32 j = 0; j < kBatch; ++j)
-#pragma unroll
-        for (u32 p = 0; p < kPairs; ++p) {
-          if (batched(q0 + j) && pair_needed(p, m) && (w[j][p][0] == 0 || w[j][p][1] == 0)) {
-            load_pair(partial_pair(partials, q0 + j, p), w[j][p][0], w[j][p][1]);
-            pending = true;
-          }
-        }
-    }
 #pragma unroll
     for (u32 j = 0; j < kBatch; ++j) {
       if (!batched(q0 + j)) break;
@@ -417,8 +378,6 @@ __device__ __forceinline__ void add_partials(u64* partials, u32 first, u32 last,
     }
   }
   if constexpr (kLastLoaded) {
-    while (kPollTogether && reload_unwritten(partials, last, m, last_words)) {
-    }
 #pragma unroll
     for (u32 p = 0; p < kPairs; ++p) {
       if (pair_needed(p, m)) add_pair<kTokenGroups>(partials, last, p, keep, last_words[p], acc);
