@@ -102,7 +102,21 @@ struct Ring {
   u32 base, stage_bytes, stages;
   u32 full, empty;  // shared addresses of the barrier arrays (8 bytes each)
   u32 scales;       // shared address of the slots' block scales (4 bytes each)
+  u32 scanned;      // shared address of the slots' `scanned` barriers (8 bytes each)
+  u32 nan_rows;     // shared address of the slots' NaN row bits (16 bytes each)
 };
+
+// Which weight rows of a stage hold a NaN code (0x7F, 0xFF) is found by the producer
+// warp, which otherwise waits for free slots most of the time (docs/performance.md, item
+// 134), instead of by the compute warps, two integer operations per weight word on their
+// path: they read one word of row bits per unit. STREAMK_NAN_IN_COMPUTE (a tuning point)
+// keeps the check in the compute warps, as the diagnostic COMPUTE_ONLY does (its producer
+// stops after the first stages).
+#if defined(STREAMK_NAN_IN_COMPUTE) || defined(METRALE_DIAG_COMPUTE_ONLY)
+constexpr bool kProducerScansNan = false;
+#else
+constexpr bool kProducerScansNan = true;
+#endif
 
 // The producer warp: the unit's 128 x 128 weight box, then its m x 128 activations. On
 // sm_90 lane 0 issues both as tensor copies; before, the warp's lanes copy 16-byte pieces
@@ -174,6 +188,33 @@ __device__ __forceinline__ void issue_activations(const Operands& op, const Work
   issue_activations_at(op, r, i % r.stages, (wk.begin + i) % wk.k_blocks, x_map);
 }
 
+// The producer warp, once a stage has landed: the bits of its 128 weight rows that hold a
+// NaN code, word j bit L for row 32 j + L, into the slot's nan_rows, then an arrive on the
+// slot's `scanned` barrier. Lane L reads rows L + 32 j, its 16-byte pieces in an order
+// rotated by L, so that the 8 lanes of a quarter-warp read 8 different bank groups.
+__device__ __forceinline__ void scan_nan_rows(const Ring& r, u32 slot) {
+  const u32 lane = threadIdx.x % 32;
+  const u32 base = r.base + slot * r.stage_bytes;
+  u32 rows[4];
+#pragma unroll
+  for (u32 j = 0; j < 4; ++j) {
+    u32 seen = 0;
+#pragma unroll
+    for (u32 c = 0; c < kBlockK / 16; ++c) {
+      const uint4 v = load_shared_16(base + (lane + 32 * j) * kBlockK + 16 * ((c + lane) % 8));
+      seen |= fp8x4_nan_flags(v.x) | fp8x4_nan_flags(v.y) | fp8x4_nan_flags(v.z) |
+              fp8x4_nan_flags(v.w);
+    }
+    rows[j] = __ballot_sync(0xFFFFFFFFu, (seen & 0x80808080u) != 0);
+  }
+  if (lane == 0) {
+    asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};"
+                 :: "r"(r.nan_rows + 16 * slot), "r"(rows[0]), "r"(rows[1]), "r"(rows[2]),
+                    "r"(rows[3]) : "memory");
+    barrier_arrive(r.scanned + 8 * slot);
+  }
+}
+
 // The first stages in the order of issue_first_stages, then each unit's copies as soon
 // as its slot is free.
 __device__ void produce(const Operands& op, const Work& wk, const Ring& r, const TensorMap* w_map,
@@ -194,18 +235,58 @@ __device__ void produce(const Operands& op, const Work& wk, const Ring& r, const
   u32 u = wk.begin + first;
   u32 n0 = u / wk.k_blocks * kRows;
   u32 kb = u % wk.k_blocks;
-  for (; u < wk.end; ++u) {
-    barrier_wait(r.empty + 8 * slot, phase);
-    issue_weights_at(op, wk, r, slot, u, n0, kb, w_map, policy);
+  if constexpr (kProducerScansNan) {
+    // Unit i's stage is scanned once it lands, then its slot refilled with unit i + stages
+    // once it is free: the same slot and phase.
+    for (u32 i = 0; i < count; ++i) {
+      barrier_wait(r.full + 8 * slot, phase);
+      scan_nan_rows(r, slot);
+      if (u < wk.end) {
+        barrier_wait(r.empty + 8 * slot, phase);
+        issue_weights_at(op, wk, r, slot, u, n0, kb, w_map, policy);
 #if !defined(METRALE_DIAG_X_ONCE) || !STREAM_TMA
-    issue_activations_at(op, r, slot, kb, x_map);
+        issue_activations_at(op, r, slot, kb, x_map);
 #endif
-    next_slot(slot, phase, r.stages);
-    if (++kb == wk.k_blocks) {
-      kb = 0;
-      n0 += kRows;
+        ++u;
+        if (++kb == wk.k_blocks) {
+          kb = 0;
+          n0 += kRows;
+        }
+      }
+      next_slot(slot, phase, r.stages);
+    }
+  } else {
+    for (; u < wk.end; ++u) {
+      barrier_wait(r.empty + 8 * slot, phase);
+      issue_weights_at(op, wk, r, slot, u, n0, kb, w_map, policy);
+#if !defined(METRALE_DIAG_X_ONCE) || !STREAM_TMA
+      issue_activations_at(op, r, slot, kb, x_map);
+#endif
+      next_slot(slot, phase, r.stages);
+      if (++kb == wk.k_blocks) {
+        kb = 0;
+        n0 += kRows;
+      }
     }
   }
+}
+
+__device__ __forceinline__ u32 load_shared_u32(u32 addr) {
+  u32 v;
+  asm volatile("ld.shared.u32 %0, [%1];" : "=r"(v) : "r"(addr) : "memory");
+  return v;
+}
+
+// The compute thread of lane group g of `warp`: the producer's NaN row bits of the unit in
+// `slot`, once scanned, into nan_bits as fp8x4_nan_flags leaves them (bit 7) for rows g
+// and g + 8 of the warp's 16.
+__device__ __forceinline__ void take_nan_rows(const Ring& r, u32 slot, u32 phase, u32 warp, u32 g,
+                                              u32 (&nan_bits)[2]) {
+  barrier_wait(r.scanned + 8 * slot, phase);
+  const u32 rows =
+      load_shared_u32(r.nan_rows + 16 * slot + 4 * (warp / 2)) >> (16 * (warp % 2) + g);
+  nan_bits[0] |= (rows & 1u) << 7;
+  nan_bits[1] |= ((rows >> 8) & 1u) << 7;
 }
 
 __device__ __forceinline__ float load_shared_f32(u32 addr) {
@@ -538,11 +619,13 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
     if (early_release) {
       BlockWords<kTokenGroups> words;
       load_block<kTokenGroups>(words, frag, base + warp_w, base + kStageWeightBytes);
+      if (kProducerScansNan) take_nan_rows(r, slot, phase, warp, lane / 4, nan_bits);
       barrier_arrive(r.empty + 8 * slot);
-      mma_block<kTokenGroups>(acc, nan_bits, frag, words, scale, fold);
+      mma_block<kTokenGroups, !kProducerScansNan>(acc, nan_bits, frag, words, scale, fold);
     } else {
-      compute_block<kTokenGroups>(acc, nan_bits, frag, base + warp_w, base + kStageWeightBytes,
-                                  scale, fold);
+      compute_block<kTokenGroups, !kProducerScansNan>(acc, nan_bits, frag, base + warp_w,
+                                                      base + kStageWeightBytes, scale, fold);
+      if (kProducerScansNan) take_nan_rows(r, slot, phase, warp, lane / 4, nan_bits);
       barrier_arrive(r.empty + 8 * slot);
     }
 #endif
@@ -609,6 +692,8 @@ w8a16_gemm_m16_streamk(const u16* __restrict__ input, const u8* __restrict__ wei
   __shared__ __align__(8) u64 full[kMaxStages];
   __shared__ __align__(8) u64 empty[kMaxStages];
   __shared__ __align__(16) float scales[kMaxStages];
+  __shared__ __align__(8) u64 scanned[kMaxStages];
+  __shared__ __align__(16) u32 nan_rows[4 * kMaxStages];
   const Operands op{input, weight, block_scale, output, m, n, k, a_row_stride, c_row_stride};
   Ring r;
   r.base = shared_address(smem);
@@ -617,6 +702,8 @@ w8a16_gemm_m16_streamk(const u16* __restrict__ input, const u8* __restrict__ wei
   r.full = shared_address(full);
   r.empty = shared_address(empty);
   r.scales = shared_address(scales);
+  r.scanned = shared_address(scanned);
+  r.nan_rows = shared_address(nan_rows);
   Work wk;
   wk.k_blocks = k / kBlockK;
   wk.tiles = (n + kRows - 1) / kRows;
@@ -630,6 +717,7 @@ w8a16_gemm_m16_streamk(const u16* __restrict__ input, const u8* __restrict__ wei
   if (threadIdx.x < r.stages) {
     barrier_init(r.full + 8 * threadIdx.x, kFullCount);
     barrier_init(r.empty + 8 * threadIdx.x, kComputeThreads);
+    if (kProducerScansNan) barrier_init(r.scanned + 8 * threadIdx.x, 1);
   }
   barrier_init_fence();
   if (threadIdx.x >= kComputeThreads) {
