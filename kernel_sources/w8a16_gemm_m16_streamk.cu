@@ -28,7 +28,7 @@
 // resident at a time suffice when CTAs start in index order (the hardware's order).
 //
 // Workspace: `partials`, P slots of 16 KiB (256 threads x 8 words of 32 bits use the
-// first 8 KiB), all zero before the launch and left zero after it. Grid: (P, 1, 1)  Block: (288, 1, 1); dynamic shared
+// first 8 KiB), all zero before the launch and left zero after it. Grid: (P, 1, 1)  Block: (320, 1, 1); dynamic shared
 // memory 128 + stages * (16384 + m * 256) bytes. m in 1..16, K a multiple of 128,
 // a_row_stride a multiple of 8; w_map / x_map as in w8a16_gemm_m16_stream.cu with 128-row
 // boxes. Built twice, TOKEN_GROUPS=1 for m <= 8 and 2 for m in 9..16, as
@@ -65,7 +65,7 @@ namespace {
 
 constexpr u32 kRows = 128;  // weight rows of a unit (one scale row)
 constexpr u32 kComputeThreads = kThreads;            // 8 warps of 16 rows
-constexpr u32 kBlockThreads = kComputeThreads + 32;  // and the producer warp
+constexpr u32 kBlockThreads = kComputeThreads + 64;  // the producer and the scanning warp
 #if STREAM_TMA
 constexpr u32 kFullCount = 2;   // the producer's arrive (which sets the bytes) and its
                                 // cp.async arrival for the unit's scale
@@ -106,16 +106,15 @@ struct Ring {
   u32 nan_rows;     // shared address of the slots' NaN row bits (16 bytes each)
 };
 
-// Which weight rows of a stage hold a NaN code (0x7F, 0xFF) is found by the producer
-// warp, which otherwise waits for free slots most of the time (docs/performance.md, item
-// 134), instead of by the compute warps, two integer operations per weight word on their
-// path: they read one word of row bits per unit. STREAMK_NAN_IN_COMPUTE (a tuning point)
-// keeps the check in the compute warps, as the diagnostic COMPUTE_ONLY does (its producer
-// stops after the first stages).
+// Which weight rows of a stage hold a NaN code (0x7F, 0xFF) is found by a tenth warp as
+// the stage lands, instead of by the compute warps, two integer operations per weight word
+// on their path: they read one word of row bits per unit. STREAMK_NAN_IN_COMPUTE (a tuning
+// point) keeps the check in the compute warps, the tenth warp idle, as the diagnostic
+// COMPUTE_ONLY does (its producer stops after the first stages).
 #if defined(STREAMK_NAN_IN_COMPUTE) || defined(METRALE_DIAG_COMPUTE_ONLY)
-constexpr bool kProducerScansNan = false;
+constexpr bool kScanWarp = false;
 #else
-constexpr bool kProducerScansNan = true;
+constexpr bool kScanWarp = true;
 #endif
 
 // The producer warp: the unit's 128 x 128 weight box, then its m x 128 activations. On
@@ -188,7 +187,7 @@ __device__ __forceinline__ void issue_activations(const Operands& op, const Work
   issue_activations_at(op, r, i % r.stages, (wk.begin + i) % wk.k_blocks, x_map);
 }
 
-// The producer warp, once a stage has landed: the bits of its 128 weight rows that hold a
+// The scanning warp, once a stage has landed: the bits of its 128 weight rows that hold a
 // NaN code, word j bit L for row 32 j + L, into the slot's nan_rows, then an arrive on the
 // slot's `scanned` barrier. Lane L reads rows L + 32 j, its 16-byte pieces in an order
 // rotated by L, so that the 8 lanes of a quarter-warp read 8 different bank groups.
@@ -235,39 +234,28 @@ __device__ void produce(const Operands& op, const Work& wk, const Ring& r, const
   u32 u = wk.begin + first;
   u32 n0 = u / wk.k_blocks * kRows;
   u32 kb = u % wk.k_blocks;
-  if constexpr (kProducerScansNan) {
-    // Unit i's stage is scanned once it lands, then its slot refilled with unit i + stages
-    // once it is free: the same slot and phase.
-    for (u32 i = 0; i < count; ++i) {
-      barrier_wait(r.full + 8 * slot, phase);
-      scan_nan_rows(r, slot);
-      if (u < wk.end) {
-        barrier_wait(r.empty + 8 * slot, phase);
-        issue_weights_at(op, wk, r, slot, u, n0, kb, w_map, policy);
+  for (; u < wk.end; ++u) {
+    barrier_wait(r.empty + 8 * slot, phase);
+    issue_weights_at(op, wk, r, slot, u, n0, kb, w_map, policy);
 #if !defined(METRALE_DIAG_X_ONCE) || !STREAM_TMA
-        issue_activations_at(op, r, slot, kb, x_map);
+    issue_activations_at(op, r, slot, kb, x_map);
 #endif
-        ++u;
-        if (++kb == wk.k_blocks) {
-          kb = 0;
-          n0 += kRows;
-        }
-      }
-      next_slot(slot, phase, r.stages);
+    next_slot(slot, phase, r.stages);
+    if (++kb == wk.k_blocks) {
+      kb = 0;
+      n0 += kRows;
     }
-  } else {
-    for (; u < wk.end; ++u) {
-      barrier_wait(r.empty + 8 * slot, phase);
-      issue_weights_at(op, wk, r, slot, u, n0, kb, w_map, policy);
-#if !defined(METRALE_DIAG_X_ONCE) || !STREAM_TMA
-      issue_activations_at(op, r, slot, kb, x_map);
-#endif
-      next_slot(slot, phase, r.stages);
-      if (++kb == wk.k_blocks) {
-        kb = 0;
-        n0 += kRows;
-      }
-    }
+  }
+}
+
+// The scanning warp: every stage of the range, once it lands, through scan_nan_rows.
+__device__ void scan_stages(const Work& wk, const Ring& r) {
+  u32 slot = 0;
+  u32 phase = 0;
+  for (u32 i = wk.begin; i < wk.end; ++i) {
+    barrier_wait(r.full + 8 * slot, phase);
+    scan_nan_rows(r, slot);
+    next_slot(slot, phase, r.stages);
   }
 }
 
@@ -619,13 +607,13 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
     if (early_release) {
       BlockWords<kTokenGroups> words;
       load_block<kTokenGroups>(words, frag, base + warp_w, base + kStageWeightBytes);
-      if (kProducerScansNan) take_nan_rows(r, slot, phase, warp, lane / 4, nan_bits);
+      if (kScanWarp) take_nan_rows(r, slot, phase, warp, lane / 4, nan_bits);
       barrier_arrive(r.empty + 8 * slot);
-      mma_block<kTokenGroups, !kProducerScansNan>(acc, nan_bits, frag, words, scale, fold);
+      mma_block<kTokenGroups, !kScanWarp>(acc, nan_bits, frag, words, scale, fold);
     } else {
-      compute_block<kTokenGroups, !kProducerScansNan>(acc, nan_bits, frag, base + warp_w,
+      compute_block<kTokenGroups, !kScanWarp>(acc, nan_bits, frag, base + warp_w,
                                                       base + kStageWeightBytes, scale, fold);
-      if (kProducerScansNan) take_nan_rows(r, slot, phase, warp, lane / 4, nan_bits);
+      if (kScanWarp) take_nan_rows(r, slot, phase, warp, lane / 4, nan_bits);
       barrier_arrive(r.empty + 8 * slot);
     }
 #endif
@@ -717,10 +705,12 @@ w8a16_gemm_m16_streamk(const u16* __restrict__ input, const u8* __restrict__ wei
   if (threadIdx.x < r.stages) {
     barrier_init(r.full + 8 * threadIdx.x, kFullCount);
     barrier_init(r.empty + 8 * threadIdx.x, kComputeThreads);
-    if (kProducerScansNan) barrier_init(r.scanned + 8 * threadIdx.x, 1);
+    if (kScanWarp) barrier_init(r.scanned + 8 * threadIdx.x, 1);
   }
   barrier_init_fence();
-  if (threadIdx.x >= kComputeThreads) {
+  if (threadIdx.x >= kComputeThreads + 32) {
+    if (kScanWarp) scan_stages(wk, r);
+  } else if (threadIdx.x >= kComputeThreads) {
     produce(op, wk, r, &w_map, &x_map, prefetch_stages);
   } else {
 #if TOKEN_GROUPS == 1 || TOKEN_GROUPS == 2
