@@ -243,12 +243,11 @@ __device__ __forceinline__ void load_block(BlockWords<kTokenGroups>& b,
       for (u32 p = 0; p < 2; ++p) b.x[h][tg][p] = load_shared_16(x_base + 128 * h + f.x[tg][p]);
 }
 
-// The block's partial onto `acc`, from its words in registers; the NaN codes seen into
-// nan_bits where kNanCheck (a caller that checks them elsewhere passes false).
+// The block's partial onto `acc`, from its words in registers.
 // Diagnostic defines (wrong results, for timing what a part costs): METRALE_DIAG_NO_NAN_CHECK
 // skips the NaN codes' check, METRALE_DIAG_NO_DECODE feeds the weight words to the MMAs
 // as they are.
-template <u32 kTokenGroups, bool kNanCheck = true>
+template <u32 kTokenGroups>
 __device__ __forceinline__ void mma_block(float (&acc)[kTokenGroups][4], u32 (&nan_bits)[2],
                                           const FragmentOffsets<kTokenGroups>& f,
                                           const BlockWords<kTokenGroups>& b, float scale,
@@ -258,15 +257,13 @@ __device__ __forceinline__ void mma_block(float (&acc)[kTokenGroups][4], u32 (&n
   float part[kMmaChains][kTokenGroups][4];
   set_zero(part);
 #if !defined(METRALE_DIAG_NO_NAN_CHECK)
-  if constexpr (kNanCheck) {
 #pragma unroll
-    for (u32 half = 0; half < 2; ++half)
+  for (u32 half = 0; half < 2; ++half)
 #pragma unroll
-      for (u32 h = 0; h < 2; ++h) {
-        nan_accumulate(nan_bits[half], b.w[half][h].x, b.w[half][h].y);
-        nan_accumulate(nan_bits[half], b.w[half][h].z, b.w[half][h].w);
-      }
-  }
+    for (u32 h = 0; h < 2; ++h) {
+      nan_accumulate(nan_bits[half], b.w[half][h].x, b.w[half][h].y);
+      nan_accumulate(nan_bits[half], b.w[half][h].z, b.w[half][h].w);
+    }
 #endif
 #pragma unroll
   for (u32 h = 0; h < 2; ++h) {
@@ -311,13 +308,13 @@ __device__ __forceinline__ void mma_block(float (&acc)[kTokenGroups][4], u32 (&n
 }
 
 // One warp's 16 rows x one 128-K block of a stage: the block's partial onto `acc`.
-template <u32 kTokenGroups, bool kNanCheck = true>
+template <u32 kTokenGroups>
 __device__ __forceinline__ void compute_block(float (&acc)[kTokenGroups][4], u32 (&nan_bits)[2],
                                               const FragmentOffsets<kTokenGroups>& f, u32 w_base,
                                               u32 x_base, float scale, bool fold) {
   BlockWords<kTokenGroups> b;
   load_block<kTokenGroups>(b, f, w_base, x_base);
-  mma_block<kTokenGroups, kNanCheck>(acc, nan_bits, f, b, scale, fold);
+  mma_block<kTokenGroups>(acc, nan_bits, f, b, scale, fold);
 }
 
 }  // namespace

@@ -28,7 +28,7 @@
 // resident at a time suffice when CTAs start in index order (the hardware's order).
 //
 // Workspace: `partials`, P slots of 16 KiB (256 threads x 8 words of 32 bits use the
-// first 8 KiB), all zero before the launch and left zero after it. Grid: (P, 1, 1)  Block: (320, 1, 1); dynamic shared
+// first 8 KiB), all zero before the launch and left zero after it. Grid: (P, 1, 1)  Block: (288, 1, 1); dynamic shared
 // memory 128 + stages * (16384 + m * 256) bytes. m in 1..16, K a multiple of 128,
 // a_row_stride a multiple of 8; w_map / x_map as in w8a16_gemm_m16_stream.cu with 128-row
 // boxes. Built twice, TOKEN_GROUPS=1 for m <= 8 and 2 for m in 9..16, as
@@ -65,7 +65,7 @@ namespace {
 
 constexpr u32 kRows = 128;  // weight rows of a unit (one scale row)
 constexpr u32 kComputeThreads = kThreads;            // 8 warps of 16 rows
-constexpr u32 kBlockThreads = kComputeThreads + 64;  // the producer and the scanning warp
+constexpr u32 kBlockThreads = kComputeThreads + 32;  // and the producer warp
 #if STREAM_TMA
 constexpr u32 kFullCount = 2;   // the producer's arrive (which sets the bytes) and its
                                 // cp.async arrival for the unit's scale
@@ -102,20 +102,7 @@ struct Ring {
   u32 base, stage_bytes, stages;
   u32 full, empty;  // shared addresses of the barrier arrays (8 bytes each)
   u32 scales;       // shared address of the slots' block scales (4 bytes each)
-  u32 scanned;      // shared address of the slots' `scanned` barriers (8 bytes each)
-  u32 nan_rows;     // shared address of the slots' NaN row bits (16 bytes each)
 };
-
-// Which weight rows of a stage hold a NaN code (0x7F, 0xFF) is found by a tenth warp as
-// the stage lands, instead of by the compute warps, two integer operations per weight word
-// on their path: they read one word of row bits per unit. STREAMK_NAN_IN_COMPUTE (a tuning
-// point) keeps the check in the compute warps, the tenth warp idle, as the diagnostic
-// COMPUTE_ONLY does (its producer stops after the first stages).
-#if defined(STREAMK_NAN_IN_COMPUTE) || defined(METRALE_DIAG_COMPUTE_ONLY)
-constexpr bool kScanWarp = false;
-#else
-constexpr bool kScanWarp = true;
-#endif
 
 // The producer warp: the unit's 128 x 128 weight box, then its m x 128 activations. On
 // sm_90 lane 0 issues both as tensor copies; before, the warp's lanes copy 16-byte pieces
@@ -187,33 +174,6 @@ __device__ __forceinline__ void issue_activations(const Operands& op, const Work
   issue_activations_at(op, r, i % r.stages, (wk.begin + i) % wk.k_blocks, x_map);
 }
 
-// The scanning warp, once a stage has landed: the bits of its 128 weight rows that hold a
-// NaN code, word j bit L for row 32 j + L, into the slot's nan_rows, then an arrive on the
-// slot's `scanned` barrier. Lane L reads rows L + 32 j, its 16-byte pieces in an order
-// rotated by L, so that the 8 lanes of a quarter-warp read 8 different bank groups.
-__device__ __forceinline__ void scan_nan_rows(const Ring& r, u32 slot) {
-  const u32 lane = threadIdx.x % 32;
-  const u32 base = r.base + slot * r.stage_bytes;
-  u32 rows[4];
-#pragma unroll
-  for (u32 j = 0; j < 4; ++j) {
-    u32 seen = 0;
-#pragma unroll
-    for (u32 c = 0; c < kBlockK / 16; ++c) {
-      const uint4 v = load_shared_16(base + (lane + 32 * j) * kBlockK + 16 * ((c + lane) % 8));
-      seen |= fp8x4_nan_flags(v.x) | fp8x4_nan_flags(v.y) | fp8x4_nan_flags(v.z) |
-              fp8x4_nan_flags(v.w);
-    }
-    rows[j] = __ballot_sync(0xFFFFFFFFu, (seen & 0x80808080u) != 0);
-  }
-  if (lane == 0) {
-    asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};"
-                 :: "r"(r.nan_rows + 16 * slot), "r"(rows[0]), "r"(rows[1]), "r"(rows[2]),
-                    "r"(rows[3]) : "memory");
-    barrier_arrive(r.scanned + 8 * slot);
-  }
-}
-
 // The first stages in the order of issue_first_stages, then each unit's copies as soon
 // as its slot is free.
 __device__ void produce(const Operands& op, const Work& wk, const Ring& r, const TensorMap* w_map,
@@ -246,35 +206,6 @@ __device__ void produce(const Operands& op, const Work& wk, const Ring& r, const
       n0 += kRows;
     }
   }
-}
-
-// The scanning warp: every stage of the range, once it lands, through scan_nan_rows.
-__device__ void scan_stages(const Work& wk, const Ring& r) {
-  u32 slot = 0;
-  u32 phase = 0;
-  for (u32 i = wk.begin; i < wk.end; ++i) {
-    barrier_wait(r.full + 8 * slot, phase);
-    scan_nan_rows(r, slot);
-    next_slot(slot, phase, r.stages);
-  }
-}
-
-__device__ __forceinline__ u32 load_shared_u32(u32 addr) {
-  u32 v;
-  asm volatile("ld.shared.u32 %0, [%1];" : "=r"(v) : "r"(addr) : "memory");
-  return v;
-}
-
-// The compute thread of lane group g of `warp`: the producer's NaN row bits of the unit in
-// `slot`, once scanned, into nan_bits as fp8x4_nan_flags leaves them (bit 7) for rows g
-// and g + 8 of the warp's 16.
-__device__ __forceinline__ void take_nan_rows(const Ring& r, u32 slot, u32 phase, u32 warp, u32 g,
-                                              u32 (&nan_bits)[2]) {
-  barrier_wait(r.scanned + 8 * slot, phase);
-  const u32 rows =
-      load_shared_u32(r.nan_rows + 16 * slot + 4 * (warp / 2)) >> (16 * (warp % 2) + g);
-  nan_bits[0] |= (rows & 1u) << 7;
-  nan_bits[1] |= ((rows >> 8) & 1u) << 7;
 }
 
 __device__ __forceinline__ float load_shared_f32(u32 addr) {
@@ -607,13 +538,11 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
     if (early_release) {
       BlockWords<kTokenGroups> words;
       load_block<kTokenGroups>(words, frag, base + warp_w, base + kStageWeightBytes);
-      if (kScanWarp) take_nan_rows(r, slot, phase, warp, lane / 4, nan_bits);
       barrier_arrive(r.empty + 8 * slot);
-      mma_block<kTokenGroups, !kScanWarp>(acc, nan_bits, frag, words, scale, fold);
+      mma_block<kTokenGroups>(acc, nan_bits, frag, words, scale, fold);
     } else {
-      compute_block<kTokenGroups, !kScanWarp>(acc, nan_bits, frag, base + warp_w,
-                                                      base + kStageWeightBytes, scale, fold);
-      if (kScanWarp) take_nan_rows(r, slot, phase, warp, lane / 4, nan_bits);
+      compute_block<kTokenGroups>(acc, nan_bits, frag, base + warp_w, base + kStageWeightBytes,
+                                  scale, fold);
       barrier_arrive(r.empty + 8 * slot);
     }
 #endif
@@ -680,8 +609,6 @@ w8a16_gemm_m16_streamk(const u16* __restrict__ input, const u8* __restrict__ wei
   __shared__ __align__(8) u64 full[kMaxStages];
   __shared__ __align__(8) u64 empty[kMaxStages];
   __shared__ __align__(16) float scales[kMaxStages];
-  __shared__ __align__(8) u64 scanned[kMaxStages];
-  __shared__ __align__(16) u32 nan_rows[4 * kMaxStages];
   const Operands op{input, weight, block_scale, output, m, n, k, a_row_stride, c_row_stride};
   Ring r;
   r.base = shared_address(smem);
@@ -690,8 +617,6 @@ w8a16_gemm_m16_streamk(const u16* __restrict__ input, const u8* __restrict__ wei
   r.full = shared_address(full);
   r.empty = shared_address(empty);
   r.scales = shared_address(scales);
-  r.scanned = shared_address(scanned);
-  r.nan_rows = shared_address(nan_rows);
   Work wk;
   wk.k_blocks = k / kBlockK;
   wk.tiles = (n + kRows - 1) / kRows;
@@ -705,12 +630,9 @@ w8a16_gemm_m16_streamk(const u16* __restrict__ input, const u8* __restrict__ wei
   if (threadIdx.x < r.stages) {
     barrier_init(r.full + 8 * threadIdx.x, kFullCount);
     barrier_init(r.empty + 8 * threadIdx.x, kComputeThreads);
-    if (kScanWarp) barrier_init(r.scanned + 8 * threadIdx.x, 1);
   }
   barrier_init_fence();
-  if (threadIdx.x >= kComputeThreads + 32) {
-    if (kScanWarp) scan_stages(wk, r);
-  } else if (threadIdx.x >= kComputeThreads) {
+  if (threadIdx.x >= kComputeThreads) {
     produce(op, wk, r, &w_map, &x_map, prefetch_stages);
   } else {
 #if TOKEN_GROUPS == 1 || TOKEN_GROUPS == 2

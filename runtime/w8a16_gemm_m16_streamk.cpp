@@ -52,7 +52,7 @@ void w8a16_gemm_m16_streamk(const GpuBackend& gpu, KernelHandle kernel, DevicePt
       stream_tensor_maps(gpu, input, weight, m, n, k, a_row_stride, kRows);
   KernelLaunch launch(gpu, guards::build_for_tokens(fn, kernel, m));
   launch.grid({grid, 1, 1})
-      .block({320, 1, 1})  // 8 compute warps, the producer and the scanning warp
+      .block({288, 1, 1})  // 8 compute warps and the producer warp
       .shared_bytes(stream_ring_shared_bytes(ring_stages, stage_bytes))
       .programmatic_dependent(options.programmatic_dependent);
   push_operands(launch, input, weight, block_scale, output, m, n, k)

@@ -8,7 +8,7 @@
 // wait on anything: the launch needs two of its CTAs resident at a time, started in index
 // order as the hardware starts them, not the whole grid.
 //
-// Grid: (ctas, 1, 1)  Block: (320, 1, 1); dynamic shared memory 128 + stages * (16384 +
+// Grid: (ctas, 1, 1)  Block: (288, 1, 1); dynamic shared memory 128 + stages * (16384 +
 // m * 256) bytes. Same operands and guards as w8a16_gemm_m16_strided, plus the workspace.
 #pragma once
 

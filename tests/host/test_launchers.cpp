@@ -374,7 +374,7 @@ TEST_CASE("stream-K launcher: persistent grid, ring, workspace split, guards") {
   REQUIRE(l.size() == 2);
   CHECK(l[0].config.grid.x == 264);
   CHECK(l[0].config.grid.y == 1);
-  CHECK(l[0].config.block.x == 320);
+  CHECK(l[0].config.block.x == 288);
   CHECK(l[0].config.cluster.x == 0);
   CHECK_FALSE(l[0].config.programmatic_dependent);
   CHECK(l[0].config.shared_bytes == 128 + 4 * (16384 + 16 * 256));
