@@ -106,7 +106,7 @@ TEST_CASE("gpu: fp8x4_nan_flags says whether a word holds a NaN code, for every 
 TEST_CASE("gpu: a NaN weight makes its output column NaN, in every entry and the reference") {
   // Columns in either half of a 16-row group, in different 32-row words of a 128-row tile
   // and in the last, partial tile, with both NaN codes at the first, the last and middle K;
-  // m = 3 and 9 for both builds of every kernel.
+  // m = 3 and 9, so that the kernels built twice run both builds.
   const std::uint32_t n = 4096 + 32, k = 7168;
   const std::uint32_t nan_cols[] = {0, 45, 1234, n - 1};
   const std::uint32_t nan_ks[] = {3001, 0, 128 * 17 + 5, k - 1};
