@@ -345,12 +345,12 @@ __device__ __forceinline__ void add_pair(u64* partials, u32 q, u32 p, bool keep,
 // acc += the partials of CTAs first..last, in that order. Where kLastLoaded, `last_words`
 // holds what an earlier load found of the last one's (zero where it was not written yet);
 // else the last one's words are loaded with the others'.
-template <u32 kTokenGroups, bool kLastLoaded, u32 kPairsInFlight = kWordsInFlight>
+template <u32 kTokenGroups, bool kLastLoaded>
 __device__ __forceinline__ void add_partials(u64* partials, u32 first, u32 last, u32 m,
                                              bool keep, float (&acc)[kTokenGroups][4],
                                              PartialWord (&last_words)[2 * kTokenGroups][2]) {
   constexpr u32 kPairs = 2 * kTokenGroups;
-  constexpr u32 kBatch = kPairsInFlight / kPairs;
+  constexpr u32 kBatch = kWordsInFlight / kPairs;
   // Whether CTA q's partial is loaded here, in a batch: every one up to `last`, or up to
   // the one before it where its words came earlier.
   const auto batched = [last](u32 q) { return kLastLoaded ? q < last : q <= last; };
@@ -434,40 +434,6 @@ __device__ __forceinline__ Contributors contributors_of(const Work& wk, u32 tile
           owner_of(static_cast<u64>(tile) * wk.k_blocks + wk.k_blocks - 1, units, gridDim.x)};
 }
 
-// STREAMK_PARTIAL_COPY (a tuning point, sm_90, the 16-token build): once the producer has
-// issued its last unit, it copies the last contributor's partial of the tile this CTA adds
-// up into shared memory with one bulk copy; the compute warps, done with their units a
-// ring's depth later, take its words from there instead of from L2 (zero words are
-// polled as before; the same additions in the same order).
-#if defined(STREAMK_PARTIAL_COPY) && STREAM_TMA && TOKEN_GROUPS == 2
-constexpr bool kPartialCopy = true;
-constexpr u32 kPartialCopyBytes = kPartialPairs * kComputeThreads * 2 * sizeof(PartialWord);
-
-// Whether this CTA adds up a split tile (its range ends inside a tile that starts in it),
-// and which.
-__device__ __forceinline__ bool adds_up_tile(const Work& wk, u32& tile) {
-  tile = (wk.end - 1) / wk.k_blocks;
-  return wk.end % wk.k_blocks != 0 && tile * wk.k_blocks >= wk.begin;
-}
-#else
-constexpr bool kPartialCopy = false;
-#endif
-
-template <bool kEnabled>
-__device__ __forceinline__ void copy_last_partial(u64* partials, const Work& wk, u32 dst, u32 bar) {
-#if defined(STREAMK_PARTIAL_COPY) && STREAM_TMA && TOKEN_GROUPS == 2
-  u32 tile;
-  if (!kEnabled || threadIdx.x % 32 != 0 || !adds_up_tile(wk, tile)) return;
-  barrier_expect(bar, kPartialCopyBytes);
-  asm volatile(
-      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
-      :: "r"(dst), "l"(partial_pair(partials, contributors_of(wk, tile).c1, 0) - 2 * threadIdx.x),
-         "r"(kPartialCopyBytes), "r"(bar) : "memory");
-#else
-  (void)partials; (void)wk; (void)dst; (void)bar;
-#endif
-}
-
 // How the compute warps wait for a stage. STREAMK_CONSUMER_SPIN (a tuning point) polls
 // with mbarrier.test_wait, which never suspends the warp; STREAMK_CONSUMER_WAIT_HINT=N
 // passes try_wait a suspend-time hint of N ns (docs/performance.md, item 130).
@@ -493,7 +459,7 @@ __device__ __forceinline__ void wait_for_stage(u32 bar, u32 parity) {
 
 template <u32 kTokenGroups>
 __device__ __forceinline__ void consume(const Operands& op, const Work& wk, const Ring& r,
-                                        u64* partials, u32 copied, u32 copied_bar) {
+                                        u64* partials) {
   const u32 warp = threadIdx.x / 32;
   const u32 lane = threadIdx.x % 32;
   const u32 count = wk.end - wk.begin;
@@ -618,27 +584,8 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
   if (owns_split_tile) {
 #if !defined(METRALE_DIAG_REDUCE_NO_READ)
     const Contributors c = contributors_of(wk, tile);
-    if constexpr (kPartialCopy) {
-      if (c.c1 > c.c0 + 1) {
-        add_partials<kTokenGroups, false, 2 * kTokenGroups>(partials, c.c0 + 1, c.c1 - 1, op.m,
-                                                            keep_partials(op), acc, early);
-      }
-      barrier_wait(copied_bar, 0);
-#pragma unroll
-      for (u32 p = 0; p < 2 * kTokenGroups; ++p) {
-        if (!pair_needed(p, op.m)) continue;
-        PartialWord w[2];
-        asm volatile("ld.shared.v2.u32 {%0, %1}, [%2];"
-                     : "=r"(w[0]), "=r"(w[1])
-                     : "r"(copied + 8 * (p * kComputeThreads + threadIdx.x)) : "memory");
-        add_pair<kTokenGroups>(partials, c.c1, p, keep_partials(op), w, acc);
-      }
-    } else {
-      (void)copied;
-      (void)copied_bar;
-      add_partials<kTokenGroups, kEarly>(partials, c.c0 + 1, c.c1, op.m, keep_partials(op),
-                                         acc, early);
-    }
+    add_partials<kTokenGroups, kEarly>(partials, c.c0 + 1, c.c1, op.m, keep_partials(op), acc,
+                                       early);
 #endif
     store_tile<kTokenGroups>(op, tile, acc);
   }
@@ -662,12 +609,6 @@ w8a16_gemm_m16_streamk(const u16* __restrict__ input, const u8* __restrict__ wei
   __shared__ __align__(8) u64 full[kMaxStages];
   __shared__ __align__(8) u64 empty[kMaxStages];
   __shared__ __align__(16) float scales[kMaxStages];
-  __shared__ __align__(8) u64 copied_bar[1];
-#if defined(STREAMK_PARTIAL_COPY) && STREAM_TMA && TOKEN_GROUPS == 2
-  __shared__ __align__(16) u32 copied[kPartialCopyBytes / 4];
-#else
-  u32* const copied = nullptr;
-#endif
   const Operands op{input, weight, block_scale, output, m, n, k, a_row_stride, c_row_stride};
   Ring r;
   r.base = shared_address(smem);
@@ -690,15 +631,12 @@ w8a16_gemm_m16_streamk(const u16* __restrict__ input, const u8* __restrict__ wei
     barrier_init(r.full + 8 * threadIdx.x, kFullCount);
     barrier_init(r.empty + 8 * threadIdx.x, kComputeThreads);
   }
-  if (kPartialCopy && threadIdx.x == 0) barrier_init(shared_address(copied_bar), 1);
   barrier_init_fence();
   if (threadIdx.x >= kComputeThreads) {
     produce(op, wk, r, &w_map, &x_map, prefetch_stages);
-    copy_last_partial<kPartialCopy>(partials, wk, shared_address(copied), shared_address(copied_bar));
   } else {
 #if TOKEN_GROUPS == 1 || TOKEN_GROUPS == 2
-    consume<TOKEN_GROUPS>(op, wk, r, partials, shared_address(copied),
-                          shared_address(copied_bar));
+    consume<TOKEN_GROUPS>(op, wk, r, partials);
 #else
 #error "build with TOKEN_GROUPS=1 (m <= 8) or TOKEN_GROUPS=2 (m in 9..16)"
 #endif
