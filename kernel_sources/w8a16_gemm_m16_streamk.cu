@@ -342,6 +342,31 @@ __device__ __forceinline__ void add_pair(u64* partials, u32 q, u32 p, bool keep,
 #endif
 }
 
+// The words of CTA q's partial as they are now (zero where not written yet), loaded while
+// the tile's first CTA still runs its units: the last contributor's range goes on past
+// the tile, so its partial is written long before the tile's first CTA reaches the tile's
+// end, and the end of the launch then holds no load for it (docs/performance.md, item 128).
+template <u32 kTokenGroups>
+__device__ __forceinline__ void load_partial(u64* partials, u32 q, u32 m,
+                                             PartialWord (&w)[2 * kTokenGroups][2]) {
+#pragma unroll
+  for (u32 p = 0; p < 2 * kTokenGroups; ++p) {
+    if (pair_needed(p, m)) load_pair(partial_pair(partials, q, p), w[p][0], w[p][1]);
+  }
+}
+
+// acc += CTA q's partial, whose words are in w (loaded earlier, or zero): each pair this
+// thread moves (add_pair).
+template <u32 kTokenGroups>
+__device__ __forceinline__ void add_partial(u64* partials, u32 q, u32 m, bool keep,
+                                            PartialWord (&w)[2 * kTokenGroups][2],
+                                            float (&acc)[kTokenGroups][4]) {
+#pragma unroll
+  for (u32 p = 0; p < 2 * kTokenGroups; ++p) {
+    if (pair_needed(p, m)) add_pair<kTokenGroups>(partials, q, p, keep, w[p], acc);
+  }
+}
+
 // acc += the partials of CTAs first..last, in that order. Where kLastLoaded, `last_words`
 // holds what an earlier load found of the last one's (zero where it was not written yet);
 // else the last one's words are loaded with the others'.
@@ -358,45 +383,25 @@ __device__ __forceinline__ void add_partials(u64* partials, u32 first, u32 last,
   for (u32 q0 = first; batched(q0); q0 += kBatch) {
     PartialWord w[kBatch][kPairs][2];
 #pragma unroll
-    for (u32 j = 0; j < kBatch; ++j)
+    for (u32 j = 0; j < kBatch; ++j) {
+      // A batch's words past `last` are never read; zeroed where kLastLoaded, as in the
+      // 8-token build that item 128 measured.
+      if (kLastLoaded) {
 #pragma unroll
-      for (u32 p = 0; p < kPairs; ++p) {
-        // Never read where not loaded; zeroed in the 8-token build, whose compiled code
-        // is then the one item 128 measured and tested.
-        if (kLastLoaded) w[j][p][0] = w[j][p][1] = 0;
-        if (batched(q0 + j) && pair_needed(p, m)) {
-          load_pair(partial_pair(partials, q0 + j, p), w[j][p][0], w[j][p][1]);
-        }
+        for (u32 p = 0; p < kPairs; ++p) w[j][p][0] = w[j][p][1] = 0;
       }
+      if (batched(q0 + j)) load_partial<kTokenGroups>(partials, q0 + j, m, w[j]);
+    }
 #pragma unroll
     for (u32 j = 0; j < kBatch; ++j) {
       if (!batched(q0 + j)) break;
-#pragma unroll
-      for (u32 p = 0; p < kPairs; ++p) {
-        if (pair_needed(p, m)) add_pair<kTokenGroups>(partials, q0 + j, p, keep, w[j][p], acc);
-      }
+      add_partial<kTokenGroups>(partials, q0 + j, m, keep, w[j], acc);
     }
   }
   if constexpr (kLastLoaded) {
-#pragma unroll
-    for (u32 p = 0; p < kPairs; ++p) {
-      if (pair_needed(p, m)) add_pair<kTokenGroups>(partials, last, p, keep, last_words[p], acc);
-    }
+    add_partial<kTokenGroups>(partials, last, m, keep, last_words, acc);
   } else {
     (void)last_words;
-  }
-}
-
-// The words of CTA q's partial as they are now (zero where not written yet), loaded while
-// the tile's first CTA still runs its units: the last contributor's range goes on past
-// the tile, so its partial is written long before the tile's first CTA reaches the tile's
-// end, and the end of the launch then holds no load for it (docs/performance.md, item 128).
-template <u32 kTokenGroups>
-__device__ __forceinline__ void load_partial(u64* partials, u32 q, u32 m,
-                                             PartialWord (&w)[2 * kTokenGroups][2]) {
-#pragma unroll
-  for (u32 p = 0; p < 2 * kTokenGroups; ++p) {
-    if (pair_needed(p, m)) load_pair(partial_pair(partials, q, p), w[p][0], w[p][1]);
   }
 }
 
