@@ -113,12 +113,6 @@ __device__ __forceinline__ void named_barrier_sync(u32 id, u32 threads) {
   asm volatile("bar.sync %0, %1;" :: "r"(id), "r"(threads) : "memory");
 }
 
-// Marks the calling warp's arrival at hardware barrier `id` without waiting: a producer's
-// side of a handoff whose consumers bar.sync on the same id and count.
-__device__ __forceinline__ void named_barrier_arrive(u32 id, u32 threads) {
-  asm volatile("bar.arrive %0, %1;" :: "r"(id), "r"(threads) : "memory");
-}
-
 #if STREAM_TMA
 constexpr u32 kBarrierCount = 1;  // the producer's arrive, which also sets the bytes
 

@@ -64,24 +64,8 @@
 namespace {
 
 constexpr u32 kRows = 128;  // weight rows of a unit (one scale row)
-// STREAMK_TEAMS (a tuning point, 1 or 2): teams of 8 compute warps. With two, team t runs
-// the units i of the CTA's range with i % 2 == t, each on its own slots (the ring's stages
-// are even), and at each tile's end team 1 hands its sums to team 0 through shared memory:
-// twice the compute warps on one ring, for one CTA per SM.
-#ifndef STREAMK_TEAMS
-#define STREAMK_TEAMS 1
-#endif
-constexpr u32 kTeams = STREAMK_TEAMS;
-static_assert(kTeams == 1 || kTeams == 2, "STREAMK_TEAMS is 1 or 2");
-constexpr u32 kTeamThreads = kThreads;                 // 8 warps of 16 rows
-constexpr u32 kComputeThreads = kTeams * kTeamThreads;  // every team
-// The producer warps: one, or with two teams one per team (each fills its team's slots;
-// STREAMK_TEAM_PRODUCERS=1, a tuning point, leaves one to fill them all in unit order).
-#ifndef STREAMK_TEAM_PRODUCERS
-#define STREAMK_TEAM_PRODUCERS 2
-#endif
-constexpr u32 kProducers = kTeams == 2 && STREAMK_TEAM_PRODUCERS == 2 ? 2 : 1;
-constexpr u32 kBlockThreads = kComputeThreads + 32 * kTeams;  // and the producer warps
+constexpr u32 kComputeThreads = kThreads;            // 8 warps of 16 rows
+constexpr u32 kBlockThreads = kComputeThreads + 32;  // and the producer warp
 #if STREAM_TMA
 constexpr u32 kFullCount = 2;   // the producer's arrive (which sets the bytes) and its
                                 // cp.async arrival for the unit's scale
@@ -192,44 +176,34 @@ __device__ __forceinline__ void issue_activations(const Operands& op, const Work
 
 // The first stages in the order of issue_first_stages, then each unit's copies as soon
 // as its slot is free.
-// With two producers, producer t fills the units i of the range with i % 2 == t (its
-// team's slots, the stages being even).
 __device__ void produce(const Operands& op, const Work& wk, const Ring& r, const TensorMap* w_map,
-                        const TensorMap* x_map, u32 prefetch_stages, u32 producer) {
+                        const TensorMap* x_map, u32 prefetch_stages) {
   const u64 policy = l2_evict_first_policy();
   const u32 count = wk.end - wk.begin;
   const u32 first = count < r.stages ? count : r.stages;
-  const auto mine = [producer](u32 i) { return kProducers == 1 || i % 2 == producer; };
   issue_first_stages(
-      first, prefetch_stages,
-      [&](u32 i) {
-        if (mine(i)) issue_weights(op, wk, r, i, w_map, policy);
-      },
-      [&](u32 i) {
-        if (mine(i)) issue_activations(op, wk, r, i, x_map);
-      });
+      first, prefetch_stages, [&](u32 i) { issue_weights(op, wk, r, i, w_map, policy); },
+      [&](u32 i) { issue_activations(op, wk, r, i, x_map); });
 #if defined(METRALE_DIAG_COMPUTE_ONLY)
   return;  // the compute warps run on the first stages' data over and over
 #endif
   // The slot, its phase and the unit's place as counters, as in consume. first == stages
   // whenever the loop runs: unit `first` refills slot 0, phase 0.
-  u32 slot = kProducers == 1 ? 0 : producer;
+  u32 slot = 0;
   u32 phase = 0;
-  u32 u = wk.begin + first + (kProducers == 1 ? 0 : producer);
+  u32 u = wk.begin + first;
   u32 n0 = u / wk.k_blocks * kRows;
   u32 kb = u % wk.k_blocks;
-  for (; u < wk.end; u += kProducers) {
+  for (; u < wk.end; ++u) {
     barrier_wait(r.empty + 8 * slot, phase);
     issue_weights_at(op, wk, r, slot, u, n0, kb, w_map, policy);
 #if !defined(METRALE_DIAG_X_ONCE) || !STREAM_TMA
     issue_activations_at(op, r, slot, kb, x_map);
 #endif
-    for (u32 step = 0; step < kProducers; ++step) {
-      next_slot(slot, phase, r.stages);
-      if (++kb == wk.k_blocks) {
-        kb = 0;
-        n0 += kRows;
-      }
+    next_slot(slot, phase, r.stages);
+    if (++kb == wk.k_blocks) {
+      kb = 0;
+      n0 += kRows;
     }
   }
 }
@@ -268,7 +242,7 @@ __device__ __forceinline__ float value_of(PartialWord w) { return __uint_as_floa
 #endif
 constexpr u32 kPartialPairs = 2 * kMaxTokens / 8;  // a thread's word pairs at TOKEN_GROUPS=2
 // One CTA's slot, in words (the workspace holds 16 KiB per CTA, w8a16_gemm_m16_streamk.hpp).
-constexpr u32 kPartialWords = 2 * kPartialPairs * kTeamThreads;
+constexpr u32 kPartialWords = 2 * kPartialPairs * kComputeThreads;
 // Pairs of words a thread loads before it adds (STREAMK_PAIRS_IN_FLIGHT, a tuning point).
 #ifndef STREAMK_PAIRS_IN_FLIGHT
 #define STREAMK_PAIRS_IN_FLIGHT 8
@@ -279,7 +253,7 @@ constexpr u32 kWordsInFlight = STREAMK_PAIRS_IN_FLIGHT;
 // 512 bytes), and a reader thread finds its own fragment's elements at the same place.
 __device__ __forceinline__ PartialWord* partial_pair(u64* partials, u32 cta, u32 p) {
   return reinterpret_cast<PartialWord*>(partials) + static_cast<u64>(cta) * kPartialWords +
-         2 * (p * kTeamThreads + threadIdx.x);
+         2 * (p * kComputeThreads + threadIdx.x);
 }
 
 // On layers of 64 MiB and more the partials' stores and clears keep their lines in L2
@@ -465,55 +439,6 @@ __device__ __forceinline__ Contributors contributors_of(const Work& wk, u32 tile
           owner_of(static_cast<u64>(tile) * wk.k_blocks + wk.k_blocks - 1, units, gridDim.x)};
 }
 
-// Team 1's sums of a tile, handed to team 0 at the tile's end (STREAMK_TEAMS=2), which
-// adds them to its own in that order, so the bits do not depend on timing. Word w of
-// thread t sits at handoff[w * kTeamThreads + t]. Named barrier 1 says the words are
-// written, 2 that team 0 has read them (not after the range's last tile, which nothing
-// follows; nor awaited before the first).
-template <u32 kTokenGroups>
-__device__ __forceinline__ void hand_over(u32 handoff, u32 team, bool first, bool last,
-                                          float (&acc)[kTokenGroups][4], u32 (&nan_bits)[2]) {
-  constexpr u32 kHandoffWritten = 1;
-  constexpr u32 kHandoffRead = 2;
-  const u32 at = handoff + 4 * (threadIdx.x % kTeamThreads);
-  constexpr u32 kWordStride = 4 * kTeamThreads;
-  if (team == 1) {
-    if (!first) named_barrier_sync(kHandoffRead, kComputeThreads);
-#pragma unroll
-    for (u32 tg = 0; tg < kTokenGroups; ++tg)
-#pragma unroll
-      for (u32 e = 0; e < 4; ++e) {
-        asm volatile("st.shared.f32 [%0], %1;" :: "r"(at + (4 * tg + e) * kWordStride),
-                     "f"(acc[tg][e]) : "memory");
-      }
-#pragma unroll
-    for (u32 h = 0; h < 2; ++h) {
-      asm volatile("st.shared.u32 [%0], %1;" :: "r"(at + (4 * kTokenGroups + h) * kWordStride),
-                   "r"(nan_bits[h]) : "memory");
-    }
-    named_barrier_arrive(kHandoffWritten, kComputeThreads);
-    return;
-  }
-  named_barrier_sync(kHandoffWritten, kComputeThreads);
-#pragma unroll
-  for (u32 tg = 0; tg < kTokenGroups; ++tg)
-#pragma unroll
-    for (u32 e = 0; e < 4; ++e) {
-      float v;
-      asm volatile("ld.shared.f32 %0, [%1];" : "=f"(v) : "r"(at + (4 * tg + e) * kWordStride)
-                   : "memory");
-      acc[tg][e] += v;
-    }
-#pragma unroll
-  for (u32 h = 0; h < 2; ++h) {
-    u32 v;
-    asm volatile("ld.shared.u32 %0, [%1];" : "=r"(v) : "r"(at + (4 * kTokenGroups + h) * kWordStride)
-                 : "memory");
-    nan_bits[h] |= v;
-  }
-  if (!last) named_barrier_arrive(kHandoffRead, kComputeThreads);
-}
-
 // How the compute warps wait for a stage. STREAMK_CONSUMER_SPIN (a tuning point) polls
 // with mbarrier.test_wait, which never suspends the warp; STREAMK_CONSUMER_WAIT_HINT=N
 // passes try_wait a suspend-time hint of N ns (docs/performance.md, item 130).
@@ -539,10 +464,8 @@ __device__ __forceinline__ void wait_for_stage(u32 bar, u32 parity) {
 
 template <u32 kTokenGroups>
 __device__ __forceinline__ void consume(const Operands& op, const Work& wk, const Ring& r,
-                                        u64* partials, u32 handoff) {
-  // The team (STREAMK_TEAMS) and the warp's 16 rows within it.
-  const u32 team = kTeams == 1 ? 0 : threadIdx.x / kTeamThreads;
-  const u32 warp = kTeams == 1 ? threadIdx.x / 32 : threadIdx.x / 32 % kWarps;
+                                        u64* partials) {
+  const u32 warp = threadIdx.x / 32;
   const u32 lane = threadIdx.x % 32;
   const u32 count = wk.end - wk.begin;
   const FragmentOffsets<kTokenGroups> frag = fragment_offsets<kTokenGroups>(op.m, lane / 4, lane % 4,
@@ -593,80 +516,66 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
   // value, about 20 instructions a unit (docs/performance.md, item 109).
   u32 slot = 0;
   u32 phase = 0;
-  bool first_end = true;  // no tile's end reached yet (the teams' handoff)
   for (u32 i = 0; i < count; ++i) {
     const u32 base = r.base + slot * r.stage_bytes;
 #if !defined(METRALE_DIAG_NO_REDUCE)
-    if (kEarly && i == early_at && team == 0) {
+    if (kEarly && i == early_at) {
       load_partial<kTokenGroups>(partials, contributors_of(wk, own_tile).c1, op.m, early);
     }
 #endif
-    if (kTeams == 1 || i % 2 == team) {
 #if defined(METRALE_DIAG_COMPUTE_ONLY)
-      if (i < r.stages) barrier_wait(r.full + 8 * slot, 0);
+    if (i < r.stages) barrier_wait(r.full + 8 * slot, 0);
 #else
-      wait_for_stage(r.full + 8 * slot, phase);
+    wait_for_stage(r.full + 8 * slot, phase);
 #endif
-      const float scale = load_shared_f32(r.scales + 4 * slot);
+    const float scale = load_shared_f32(r.scales + 4 * slot);
 #if defined(METRALE_DEFECT_DROP_KBLOCK)
-      const bool fold = kb != wk.k_blocks - 1 || wk.k_blocks == 1;
+    const bool fold = kb != wk.k_blocks - 1 || wk.k_blocks == 1;
 #else
-      const bool fold = true;
+    const bool fold = true;
 #endif
-      // Every compute thread releases its own reads of the slot (the scale included): the
-      // producer's refill is ordered after each of them, not only after lane 0's.
+    // Every compute thread releases its own reads of the slot (the scale included): the
+    // producer's refill is ordered after each of them, not only after lane 0's.
 #if defined(METRALE_DIAG_RING_ONLY)
-      (void)frag; (void)warp_w; (void)base; (void)scale; (void)fold; (void)early_release;
+    (void)frag; (void)warp_w; (void)base; (void)scale; (void)fold; (void)early_release;
+    barrier_arrive(r.empty + 8 * slot);
+#else
+    if (early_release) {
+      BlockWords<kTokenGroups> words;
+      load_block<kTokenGroups>(words, frag, base + warp_w, base + kStageWeightBytes);
       barrier_arrive(r.empty + 8 * slot);
-#else
-      if (early_release) {
-        BlockWords<kTokenGroups> words;
-        load_block<kTokenGroups>(words, frag, base + warp_w, base + kStageWeightBytes);
-        barrier_arrive(r.empty + 8 * slot);
-        mma_block<kTokenGroups>(acc, nan_bits, frag, words, scale, fold);
-      } else {
-        compute_block<kTokenGroups>(acc, nan_bits, frag, base + warp_w,
-                                    base + kStageWeightBytes, scale, fold);
-        barrier_arrive(r.empty + 8 * slot);
-      }
-#endif
+      mma_block<kTokenGroups>(acc, nan_bits, frag, words, scale, fold);
+    } else {
+      compute_block<kTokenGroups>(acc, nan_bits, frag, base + warp_w, base + kStageWeightBytes,
+                                  scale, fold);
+      barrier_arrive(r.empty + 8 * slot);
     }
-    if (kb == wk.k_blocks - 1 || i == count - 1) {
-      if constexpr (kTeams == 2) {
-#if !defined(METRALE_DIAG_NO_HANDOFF)  // (wrong results: what the teams' handoff costs)
-        hand_over<kTokenGroups>(handoff, team, first_end, i == count - 1, acc, nan_bits);
 #endif
-        first_end = false;
-      } else {
-        (void)handoff;
-        (void)first_end;
-      }
-      if (team == 0) {  // team 0 holds the tile's sums now
-        poison_nan_columns<kTokenGroups>(acc, nan_bits);
-        const bool whole = kb_first == 0 && kb == wk.k_blocks - 1;
+    if (kb == wk.k_blocks - 1 || i == count - 1) {
+      poison_nan_columns<kTokenGroups>(acc, nan_bits);
+      const bool whole = kb_first == 0 && kb == wk.k_blocks - 1;
 #if defined(METRALE_DEFECT_SKIP_LAST_TILE)
-        const bool skip = tile * kRows + kRows >= op.n;
+      const bool skip = tile * kRows + kRows >= op.n;
 #else
-        const bool skip = false;
+      const bool skip = false;
 #endif
 #if defined(METRALE_DIAG_NO_REDUCE)
-        (void)whole;
-        if (!skip) store_tile<kTokenGroups>(op, tile, acc);  // split tiles come out wrong
+      (void)whole;
+      if (!skip) store_tile<kTokenGroups>(op, tile, acc);  // split tiles come out wrong
 #else
-        if (!skip) {
-          if (whole) {
-            store_tile<kTokenGroups>(op, tile, acc);
-          } else if (kb_first != 0) {
-            write_partial<kTokenGroups>(partials, op.m, keep_partials(op), acc);
-          } else {
-            // This CTA runs the tile's first units, at the end of its range: it keeps them
-            // in its registers and adds the others' partials after the loop.
-            owns_split_tile = true;
-            break;
-          }
+      if (!skip) {
+        if (whole) {
+          store_tile<kTokenGroups>(op, tile, acc);
+        } else if (kb_first != 0) {
+          write_partial<kTokenGroups>(partials, op.m, keep_partials(op), acc);
+        } else {
+          // This CTA runs the tile's first units, at the end of its range: it keeps them
+          // in its registers and adds the others' partials after the loop.
+          owns_split_tile = true;
+          break;
         }
-#endif
       }
+#endif
       set_zero(acc);
       nan_bits[0] = nan_bits[1] = 0;
       kb_first = 0;
@@ -689,23 +598,12 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
 
 }  // namespace
 
-// STREAMK_MIN_CTAS (a tuning point): the launch bounds' CTAs per SM, which cap the registers;
-// one CTA of two teams per SM.
+// STREAMK_MIN_CTAS (a tuning point): the launch bounds' CTAs per SM, which cap the registers.
 #ifndef STREAMK_MIN_CTAS
-#if STREAMK_TEAMS == 2
-#define STREAMK_MIN_CTAS 1
-#else
 #define STREAMK_MIN_CTAS 2
 #endif
-#endif
-// The two-team build is an entry of its own (w8a16_gemm_m16_streamk_t2): its block differs.
-#if STREAMK_TEAMS == 2
-#define STREAMK_KERNEL w8a16_gemm_m16_streamk_t2
-#else
-#define STREAMK_KERNEL w8a16_gemm_m16_streamk
-#endif
 extern "C" __global__ void __launch_bounds__(kBlockThreads, STREAMK_MIN_CTAS)
-STREAMK_KERNEL(const u16* __restrict__ input, const u8* __restrict__ weight,
+w8a16_gemm_m16_streamk(const u16* __restrict__ input, const u8* __restrict__ weight,
                        const float* __restrict__ block_scale, u16* __restrict__ output, u32 m,
                        u32 n, u32 k, u32 a_row_stride, u32 c_row_stride,
                        u64* __restrict__ partials, u32 prefetch_stages,
@@ -716,20 +614,11 @@ STREAMK_KERNEL(const u16* __restrict__ input, const u8* __restrict__ weight,
   __shared__ __align__(8) u64 full[kMaxStages];
   __shared__ __align__(8) u64 empty[kMaxStages];
   __shared__ __align__(16) float scales[kMaxStages];
-#if STREAMK_TEAMS == 2
-  __shared__ __align__(16) float handoff[(4 * TOKEN_GROUPS + 2) * kTeamThreads];
-  const u32 handoff_at = shared_address(handoff);
-#else
-  const u32 handoff_at = 0;
-#endif
   const Operands op{input, weight, block_scale, output, m, n, k, a_row_stride, c_row_stride};
   Ring r;
   r.base = shared_address(smem);
   r.stage_bytes = kStageWeightBytes + m * kTokenBytes;
   r.stages = ring_stage_count(r.stage_bytes);
-  // Two teams take the slots in turn: an even count keeps each slot one team's, so that no
-  // team waits on a phase of a slot that the other has not consumed yet.
-  if (kTeams == 2) r.stages &= ~1u;
   r.full = shared_address(full);
   r.empty = shared_address(empty);
   r.scales = shared_address(scales);
@@ -745,17 +634,14 @@ STREAMK_KERNEL(const u16* __restrict__ input, const u8* __restrict__ weight,
   if (wk.begin == wk.end) return;
   if (threadIdx.x < r.stages) {
     barrier_init(r.full + 8 * threadIdx.x, kFullCount);
-    barrier_init(r.empty + 8 * threadIdx.x, kTeamThreads);
+    barrier_init(r.empty + 8 * threadIdx.x, kComputeThreads);
   }
   barrier_init_fence();
   if (threadIdx.x >= kComputeThreads) {
-    const u32 producer = (threadIdx.x - kComputeThreads) / 32;
-    if (kTeams == 1 || producer < kProducers) {
-      produce(op, wk, r, &w_map, &x_map, prefetch_stages, producer);
-    }
+    produce(op, wk, r, &w_map, &x_map, prefetch_stages);
   } else {
 #if TOKEN_GROUPS == 1 || TOKEN_GROUPS == 2
-    consume<TOKEN_GROUPS>(op, wk, r, partials, handoff_at);
+    consume<TOKEN_GROUPS>(op, wk, r, partials);
 #else
 #error "build with TOKEN_GROUPS=1 (m <= 8) or TOKEN_GROUPS=2 (m in 9..16)"
 #endif

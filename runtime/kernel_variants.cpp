@@ -36,14 +36,6 @@ std::span<const KernelVariant> kernel_variants() {
        true},
       {"w8a16_gemm_m16_streamk", "w8a16_gemm_m16_streamk.cu", {}, {"w8a16_gemm_m16_streamk"}, {},
        true},
-      // Stream-K with two teams of compute warps on one ring (STREAMK_TEAMS=2), a
-      // producer warp each: 576 threads a CTA, one CTA per SM.
-      {"w8a16_gemm_m16_streamk_t2",
-       "w8a16_gemm_m16_streamk.cu",
-       {{"STREAMK_TEAMS", "2"}},
-       {"w8a16_gemm_m16_streamk_t2"},
-       {},
-       true},
       // One source, two modules: the chunked kernels and the deep ones compile side by
       // side (SKINNY_KERNELS in the source).
       {"w8a16_gemm_m16_skinny",

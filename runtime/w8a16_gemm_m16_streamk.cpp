@@ -1,7 +1,6 @@
 #include "metrale/w8a16_gemm_m16_streamk.hpp"
 
 #include <algorithm>
-#include <string_view>
 
 #include "launch_guards.hpp"
 #include "launch_operands.hpp"
@@ -18,15 +17,6 @@ constexpr std::uint32_t kRows = 128;
 // tokens, sized for 64-bit words (the kernel's tuning point STREAMK_PARTIAL_WORDS64); the
 // shipped kernel's 32-bit words use the first half.
 constexpr std::uint64_t kSlotBytes = 256 * 8 * 8;
-
-// The block of the kernel behind `kernel`: 8 compute warps and the producer warp, or two
-// teams of 8 and a producer warp each for the module built with STREAMK_TEAMS=2
-// (w8a16_gemm_m16_streamk_t2).
-std::uint32_t block_threads(const KernelHandle& kernel) {
-  const bool teams = kernel.name != nullptr &&
-                     std::string_view(kernel.name) == "w8a16_gemm_m16_streamk_t2";
-  return teams ? 576 : 288;
-}
 
 }  // namespace
 
@@ -62,7 +52,7 @@ void w8a16_gemm_m16_streamk(const GpuBackend& gpu, KernelHandle kernel, DevicePt
       stream_tensor_maps(gpu, input, weight, m, n, k, a_row_stride, kRows);
   KernelLaunch launch(gpu, guards::build_for_tokens(fn, kernel, m));
   launch.grid({grid, 1, 1})
-      .block({block_threads(kernel), 1, 1})
+      .block({288, 1, 1})  // 8 compute warps and the producer warp
       .shared_bytes(stream_ring_shared_bytes(ring_stages, stage_bytes))
       .programmatic_dependent(options.programmatic_dependent);
   push_operands(launch, input, weight, block_scale, output, m, n, k)

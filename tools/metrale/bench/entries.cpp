@@ -166,18 +166,6 @@ constexpr std::array kTuning = {
                &streamk<1, false, 10>},
     BenchEntry{"w8a16_gemm_m16_streamk.c1.s12", "w8a16_gemm_m16_streamk", 1, nullptr,
                &streamk<1, false, 12>},
-    // Two teams of compute warps on one ring, one CTA per SM (STREAMK_TEAMS=2; its ring
-    // takes an even number of stages: .s3 runs 2).
-    BenchEntry{"w8a16_gemm_m16_streamk_t2.c1", "w8a16_gemm_m16_streamk_t2", 1, nullptr,
-               &streamk<1>},
-    BenchEntry{"w8a16_gemm_m16_streamk_t2.c1.s6", "w8a16_gemm_m16_streamk_t2", 1, nullptr,
-               &streamk<1, false, 6>},
-    BenchEntry{"w8a16_gemm_m16_streamk_t2.c1.s8", "w8a16_gemm_m16_streamk_t2", 1, nullptr,
-               &streamk<1, false, 8>},
-    BenchEntry{"w8a16_gemm_m16_streamk_t2.c1+pdl", "w8a16_gemm_m16_streamk_t2", 1, nullptr,
-               &streamk<1, true>},
-    BenchEntry{"w8a16_gemm_m16_streamk_t2.c1.s6+pdl", "w8a16_gemm_m16_streamk_t2", 1, nullptr,
-               &streamk<1, true, 6>},
     // One CTA per SM with a smaller or larger ring, as programmatic dependent launches.
     BenchEntry{"w8a16_gemm_m16_streamk.c1.s3+pdl", "w8a16_gemm_m16_streamk", 1, nullptr,
                &streamk<1, true, 3>},
