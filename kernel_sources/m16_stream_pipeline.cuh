@@ -243,58 +243,66 @@ __device__ __forceinline__ void load_block(BlockWords<kTokenGroups>& b,
       for (u32 p = 0; p < 2; ++p) b.x[h][tg][p] = load_shared_16(x_base + 128 * h + f.x[tg][p]);
 }
 
-// The block's partial onto `acc`, from its words in registers.
+// The NaN codes of a block's weight words onto nan_bits (per row half g / g+8).
 // Diagnostic defines (wrong results, for timing what a part costs): METRALE_DIAG_NO_NAN_CHECK
 // skips the NaN codes' check, METRALE_DIAG_NO_DECODE feeds the weight words to the MMAs
 // as they are.
-template <u32 kTokenGroups>
-__device__ __forceinline__ void mma_block(float (&acc)[kTokenGroups][4], u32 (&nan_bits)[2],
-                                          const FragmentOffsets<kTokenGroups>& f,
-                                          const BlockWords<kTokenGroups>& b, float scale,
-                                          bool fold) {
-  // kMmaChains independent accumulators (one per K half when 2) shorten the chain of
-  // dependent MMAs a unit waits on; they are added before the scale.
-  float part[kMmaChains][kTokenGroups][4];
-  set_zero(part);
+__device__ __forceinline__ void nan_block(u32 (&nan_bits)[2], const uint4 (&w)[2][2]) {
 #if !defined(METRALE_DIAG_NO_NAN_CHECK)
 #pragma unroll
   for (u32 half = 0; half < 2; ++half)
 #pragma unroll
     for (u32 h = 0; h < 2; ++h) {
-      nan_accumulate(nan_bits[half], b.w[half][h].x, b.w[half][h].y);
-      nan_accumulate(nan_bits[half], b.w[half][h].z, b.w[half][h].w);
+      nan_accumulate(nan_bits[half], w[half][h].x, w[half][h].y);
+      nan_accumulate(nan_bits[half], w[half][h].z, w[half][h].w);
     }
-#endif
-#pragma unroll
-  for (u32 h = 0; h < 2; ++h) {
-    // K half h is this register for even g and the other one for odd g (see above).
-    const uint4 lo = b.w[0][h], lo_other = b.w[0][h ^ 1];
-    const uint4 hi = b.w[1][h], hi_other = b.w[1][h ^ 1];
-    const u32 lo_words[4] = {lo.x, lo.y, lo.z, lo.w};
-    const u32 lo_others[4] = {lo_other.x, lo_other.y, lo_other.z, lo_other.w};
-    const u32 hi_words[4] = {hi.x, hi.y, hi.z, hi.w};
-    const u32 hi_others[4] = {hi_other.x, hi_other.y, hi_other.z, hi_other.w};
-#pragma unroll
-    for (u32 q = 0; q < 4; ++q) {
-      u32 a[4];
-      // row g: slots 0,1 | 2,3, then row g+8
-#if defined(METRALE_DIAG_NO_DECODE)
-      a[0] = lo_words[q]; a[2] = lo_others[q]; a[1] = hi_words[q]; a[3] = hi_others[q];
 #else
-      fp8x4_e4m3_to_bf16x2_pick(lo_words[q], lo_others[q], f.sel_lo, f.sel_hi, a[0], a[2]);
-      fp8x4_e4m3_to_bf16x2_pick(hi_words[q], hi_others[q], f.sel_lo, f.sel_hi, a[1], a[3]);
+  (void)nan_bits;
+  (void)w;
+#endif
+}
+
+// K half h of a block onto `part`: its weight words decoded (w, in load order) and its
+// MMAs against the activations of that half (x: [token group][first / second 8 k]).
+template <u32 kTokenGroups>
+__device__ __forceinline__ void mma_half(float (&part)[kTokenGroups][4],
+                                         const FragmentOffsets<kTokenGroups>& f,
+                                         const uint4 (&w)[2][2], const uint4 (&x)[kTokenGroups][2],
+                                         u32 h) {
+  // K half h is this register for even g and the other one for odd g (see above).
+  const uint4 lo = w[0][h], lo_other = w[0][h ^ 1];
+  const uint4 hi = w[1][h], hi_other = w[1][h ^ 1];
+  const u32 lo_words[4] = {lo.x, lo.y, lo.z, lo.w};
+  const u32 lo_others[4] = {lo_other.x, lo_other.y, lo_other.z, lo_other.w};
+  const u32 hi_words[4] = {hi.x, hi.y, hi.z, hi.w};
+  const u32 hi_others[4] = {hi_other.x, hi_other.y, hi_other.z, hi_other.w};
+#pragma unroll
+  for (u32 q = 0; q < 4; ++q) {
+    u32 a[4];
+    // row g: slots 0,1 | 2,3, then row g+8
+#if defined(METRALE_DIAG_NO_DECODE)
+    (void)f;
+    a[0] = lo_words[q]; a[2] = lo_others[q]; a[1] = hi_words[q]; a[3] = hi_others[q];
+#else
+    fp8x4_e4m3_to_bf16x2_pick(lo_words[q], lo_others[q], f.sel_lo, f.sel_hi, a[0], a[2]);
+    fp8x4_e4m3_to_bf16x2_pick(hi_words[q], hi_others[q], f.sel_lo, f.sel_hi, a[1], a[3]);
 #endif
 #pragma unroll
-      for (u32 tg = 0; tg < kTokenGroups; ++tg) {
-        const uint4 xs = b.x[h][tg][q / 2];
-        u32 bfrag[2];
-        bfrag[0] = (q % 2 == 0) ? xs.x : xs.z;
-        bfrag[1] = (q % 2 == 0) ? xs.y : xs.w;
-        mma_m16n8k16_bf16(part[h % kMmaChains][tg], a, bfrag);
-      }
+    for (u32 tg = 0; tg < kTokenGroups; ++tg) {
+      const uint4 xs = x[tg][q / 2];
+      u32 bfrag[2];
+      bfrag[0] = (q % 2 == 0) ? xs.x : xs.z;
+      bfrag[1] = (q % 2 == 0) ? xs.y : xs.w;
+      mma_m16n8k16_bf16(part[tg], a, bfrag);
     }
   }
-  if (!fold) return;
+}
+
+// acc += scale * the block's partial (its kMmaChains chains added first).
+template <u32 kTokenGroups>
+__device__ __forceinline__ void fold_block(float (&acc)[kTokenGroups][4],
+                                           const float (&part)[kMmaChains][kTokenGroups][4],
+                                           float scale) {
 #pragma unroll
   for (u32 tg = 0; tg < kTokenGroups; ++tg)
 #pragma unroll
@@ -305,6 +313,22 @@ __device__ __forceinline__ void mma_block(float (&acc)[kTokenGroups][4], u32 (&n
       acc[tg][e] = bf16_to_f32(f32_to_bf16_rn(acc[tg][e]));
 #endif
     }
+}
+
+// The block's partial onto `acc`, from its words in registers.
+template <u32 kTokenGroups>
+__device__ __forceinline__ void mma_block(float (&acc)[kTokenGroups][4], u32 (&nan_bits)[2],
+                                          const FragmentOffsets<kTokenGroups>& f,
+                                          const BlockWords<kTokenGroups>& b, float scale,
+                                          bool fold) {
+  // kMmaChains independent accumulators (one per K half when 2) shorten the chain of
+  // dependent MMAs a unit waits on; they are added before the scale.
+  float part[kMmaChains][kTokenGroups][4];
+  set_zero(part);
+  nan_block(nan_bits, b.w);
+#pragma unroll
+  for (u32 h = 0; h < 2; ++h) mma_half<kTokenGroups>(part[h % kMmaChains], f, b.w, b.x[h], h);
+  if (fold) fold_block<kTokenGroups>(acc, part, scale);
 }
 
 // One warp's 16 rows x one 128-K block of a stage: the block's partial onto `acc`.

@@ -439,6 +439,34 @@ __device__ __forceinline__ Contributors contributors_of(const Work& wk, u32 tile
           owner_of(static_cast<u64>(tile) * wk.k_blocks + wk.k_blocks - 1, units, gridDim.x)};
 }
 
+// compute_block with each K half's activations loaded just before its MMAs, so that a
+// block holds half of them in registers at a time (STREAMK_X_BY_HALF, a tuning point).
+template <u32 kTokenGroups>
+__device__ __forceinline__ void compute_block_by_half(float (&acc)[kTokenGroups][4],
+                                                      u32 (&nan_bits)[2],
+                                                      const FragmentOffsets<kTokenGroups>& f,
+                                                      u32 w_base, u32 x_base, float scale,
+                                                      bool fold) {
+  uint4 w[2][2];
+#pragma unroll
+  for (u32 half = 0; half < 2; ++half)
+#pragma unroll
+    for (u32 h = 0; h < 2; ++h) w[half][h] = load_shared_16(w_base + f.w[half][h]);
+  float part[kMmaChains][kTokenGroups][4];
+  set_zero(part);
+  nan_block(nan_bits, w);
+#pragma unroll
+  for (u32 h = 0; h < 2; ++h) {
+    uint4 x[kTokenGroups][2];
+#pragma unroll
+    for (u32 tg = 0; tg < kTokenGroups; ++tg)
+#pragma unroll
+      for (u32 p = 0; p < 2; ++p) x[tg][p] = load_shared_16(x_base + 128 * h + f.x[tg][p]);
+    mma_half<kTokenGroups>(part[h % kMmaChains], f, w, x, h);
+  }
+  if (fold) fold_block<kTokenGroups>(acc, part, scale);
+}
+
 // How the compute warps wait for a stage. STREAMK_CONSUMER_SPIN (a tuning point) polls
 // with mbarrier.test_wait, which never suspends the warp; STREAMK_CONSUMER_WAIT_HINT=N
 // passes try_wait a suspend-time hint of N ns (docs/performance.md, item 130).
@@ -546,8 +574,13 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
       barrier_arrive(r.empty + 8 * slot);
       mma_block<kTokenGroups>(acc, nan_bits, frag, words, scale, fold);
     } else {
+#if defined(STREAMK_X_BY_HALF)
+      compute_block_by_half<kTokenGroups>(acc, nan_bits, frag, base + warp_w,
+                                          base + kStageWeightBytes, scale, fold);
+#else
       compute_block<kTokenGroups>(acc, nan_bits, frag, base + warp_w, base + kStageWeightBytes,
                                   scale, fold);
+#endif
       barrier_arrive(r.empty + 8 * slot);
     }
 #endif
