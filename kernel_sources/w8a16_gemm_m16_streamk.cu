@@ -54,6 +54,7 @@
 // partial below 8 tokens too, STREAMK_PARTIAL_EVICT_NORMAL drops the partials' L2 hint,
 // STREAMK_PARTIAL_WORDS64 writes 64-bit flagged words and STREAMK_PAIRS_IN_FLIGHT sets the
 // pairs loaded before adding (docs/performance.md, items 65, 69, 70 and 71);
+// STREAMK_X_BY_HALF (when a block's activations are loaded, item 143),
 // STREAMK_LATE_PARTIAL and STREAMK_EARLY_PARTIAL_ALL (where c1's words are loaded),
 // STREAMK_EARLY_RELEASE (when a slot is released) and STREAMK_CONSUMER_SPIN /
 // STREAMK_CONSUMER_WAIT_HINT (how a stage is waited for) are described where they act
@@ -440,7 +441,15 @@ __device__ __forceinline__ Contributors contributors_of(const Work& wk, u32 tile
 }
 
 // compute_block with each K half's activations loaded just before its MMAs, so that a
-// block holds half of them in registers at a time (STREAMK_X_BY_HALF, a tuning point).
+// block holds half of them in registers at a time: the 16-token build's form (84
+// registers instead of 96, 0.5-2 % off its time; docs/performance.md, item 143).
+// STREAMK_X_BY_HALF=0 / 1 (a tuning point) chooses for both builds.
+#if defined(STREAMK_X_BY_HALF)
+constexpr bool kXByHalf = STREAMK_X_BY_HALF;
+#else
+constexpr bool kXByHalf = TOKEN_GROUPS == 2;
+#endif
+
 template <u32 kTokenGroups>
 __device__ __forceinline__ void compute_block_by_half(float (&acc)[kTokenGroups][4],
                                                       u32 (&nan_bits)[2],
@@ -513,9 +522,9 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
   bool owns_split_tile = false;
   // The split tile this CTA adds up, if any (its range ends inside a tile that starts in
   // it): unit `early_at` of the range starts it, and there the last contributor's words
-  // are loaded (load_partial). Up to 8 tokens: the 16-token build holds 96 registers, its
-  // cap, and would spill, so it loads every partial after the loop (add_partials with
-  // kLastLoaded false). STREAMK_LATE_PARTIAL (a tuning point) does so in both builds,
+  // are loaded (load_partial). Up to 8 tokens: the 16-token build, which spilled with the
+  // early words at 96 registers (before item 143), loads every partial after the loop
+  // (add_partials with kLastLoaded false). STREAMK_LATE_PARTIAL (a tuning point) does so in both builds,
   // STREAMK_EARLY_PARTIAL_ALL loads the last one early in both.
 #if defined(STREAMK_LATE_PARTIAL)
   constexpr bool kEarly = false;
@@ -574,13 +583,13 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
       barrier_arrive(r.empty + 8 * slot);
       mma_block<kTokenGroups>(acc, nan_bits, frag, words, scale, fold);
     } else {
-#if defined(STREAMK_X_BY_HALF)
-      compute_block_by_half<kTokenGroups>(acc, nan_bits, frag, base + warp_w,
-                                          base + kStageWeightBytes, scale, fold);
-#else
-      compute_block<kTokenGroups>(acc, nan_bits, frag, base + warp_w, base + kStageWeightBytes,
-                                  scale, fold);
-#endif
+      if constexpr (kXByHalf) {
+        compute_block_by_half<kTokenGroups>(acc, nan_bits, frag, base + warp_w,
+                                            base + kStageWeightBytes, scale, fold);
+      } else {
+        compute_block<kTokenGroups>(acc, nan_bits, frag, base + warp_w,
+                                    base + kStageWeightBytes, scale, fold);
+      }
       barrier_arrive(r.empty + 8 * slot);
     }
 #endif
