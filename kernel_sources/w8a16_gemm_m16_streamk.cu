@@ -524,8 +524,8 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
   // it): unit `early_at` of the range starts it, and there the last contributor's words
   // are loaded (load_partial). Up to 8 tokens: the 16-token build, which spilled with the
   // early words at 96 registers (before item 143), loads every partial after the loop
-  // (add_partials with kLastLoaded false). STREAMK_LATE_PARTIAL (a tuning point) does so in both builds,
-  // STREAMK_EARLY_PARTIAL_ALL loads the last one early in both.
+  // (add_partials with kLastLoaded false). STREAMK_LATE_PARTIAL (a tuning point) does so
+  // in both builds, STREAMK_EARLY_PARTIAL_ALL loads the last one early in both.
 #if defined(STREAMK_LATE_PARTIAL)
   constexpr bool kEarly = false;
 #elif defined(STREAMK_EARLY_PARTIAL_ALL)
