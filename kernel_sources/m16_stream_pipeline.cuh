@@ -228,19 +228,32 @@ struct BlockWords {
 };
 
 template <u32 kTokenGroups>
-__device__ __forceinline__ void load_block(BlockWords<kTokenGroups>& b,
-                                           const FragmentOffsets<kTokenGroups>& f, u32 w_base,
-                                           u32 x_base) {
+__device__ __forceinline__ void load_weights(uint4 (&w)[2][2],
+                                             const FragmentOffsets<kTokenGroups>& f, u32 w_base) {
 #pragma unroll
   for (u32 half = 0; half < 2; ++half)
 #pragma unroll
-    for (u32 h = 0; h < 2; ++h) b.w[half][h] = load_shared_16(w_base + f.w[half][h]);
+    for (u32 h = 0; h < 2; ++h) w[half][h] = load_shared_16(w_base + f.w[half][h]);
+}
+
+// The activations of K half h.
+template <u32 kTokenGroups>
+__device__ __forceinline__ void load_activations(uint4 (&x)[kTokenGroups][2],
+                                                 const FragmentOffsets<kTokenGroups>& f,
+                                                 u32 x_base, u32 h) {
 #pragma unroll
-  for (u32 h = 0; h < 2; ++h)
+  for (u32 tg = 0; tg < kTokenGroups; ++tg)
 #pragma unroll
-    for (u32 tg = 0; tg < kTokenGroups; ++tg)
+    for (u32 p = 0; p < 2; ++p) x[tg][p] = load_shared_16(x_base + 128 * h + f.x[tg][p]);
+}
+
+template <u32 kTokenGroups>
+__device__ __forceinline__ void load_block(BlockWords<kTokenGroups>& b,
+                                           const FragmentOffsets<kTokenGroups>& f, u32 w_base,
+                                           u32 x_base) {
+  load_weights<kTokenGroups>(b.w, f, w_base);
 #pragma unroll
-      for (u32 p = 0; p < 2; ++p) b.x[h][tg][p] = load_shared_16(x_base + 128 * h + f.x[tg][p]);
+  for (u32 h = 0; h < 2; ++h) load_activations<kTokenGroups>(b.x[h], f, x_base, h);
 }
 
 // The NaN codes of a block's weight words onto nan_bits (per row half g / g+8).
@@ -339,6 +352,29 @@ __device__ __forceinline__ void compute_block(float (&acc)[kTokenGroups][4], u32
   BlockWords<kTokenGroups> b;
   load_block<kTokenGroups>(b, f, w_base, x_base);
   mma_block<kTokenGroups>(acc, nan_bits, f, b, scale, fold);
+}
+
+// compute_block with each K half's activations loaded just before its MMAs: a block holds
+// half of them in registers at a time (stream-K's 16-token build, docs/performance.md,
+// item 143).
+template <u32 kTokenGroups>
+__device__ __forceinline__ void compute_block_by_half(float (&acc)[kTokenGroups][4],
+                                                      u32 (&nan_bits)[2],
+                                                      const FragmentOffsets<kTokenGroups>& f,
+                                                      u32 w_base, u32 x_base, float scale,
+                                                      bool fold) {
+  uint4 w[2][2];
+  load_weights<kTokenGroups>(w, f, w_base);
+  float part[kMmaChains][kTokenGroups][4];
+  set_zero(part);
+  nan_block(nan_bits, w);
+#pragma unroll
+  for (u32 h = 0; h < 2; ++h) {
+    uint4 x[kTokenGroups][2];
+    load_activations<kTokenGroups>(x, f, x_base, h);
+    mma_half<kTokenGroups>(part[h % kMmaChains], f, w, x, h);
+  }
+  if (fold) fold_block<kTokenGroups>(acc, part, scale);
 }
 
 }  // namespace

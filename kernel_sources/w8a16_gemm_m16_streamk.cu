@@ -440,41 +440,15 @@ __device__ __forceinline__ Contributors contributors_of(const Work& wk, u32 tile
           owner_of(static_cast<u64>(tile) * wk.k_blocks + wk.k_blocks - 1, units, gridDim.x)};
 }
 
-// compute_block with each K half's activations loaded just before its MMAs, so that a
-// block holds half of them in registers at a time: the 16-token build's form (84
-// registers instead of 96, 0.5-2 % off its time; docs/performance.md, item 143).
-// STREAMK_X_BY_HALF=0 / 1 (a tuning point) chooses for both builds.
+// The 16-token build loads each K half's activations just before its MMAs
+// (compute_block_by_half: 84 registers instead of 96, 0.974-0.999x the time at 16 tokens;
+// docs/performance.md, item 143); the 8-token build gains nothing from it and keeps
+// compute_block. STREAMK_X_BY_HALF=0 / 1 (a tuning point) chooses for both builds.
 #if defined(STREAMK_X_BY_HALF)
 constexpr bool kXByHalf = STREAMK_X_BY_HALF;
 #else
 constexpr bool kXByHalf = TOKEN_GROUPS == 2;
 #endif
-
-template <u32 kTokenGroups>
-__device__ __forceinline__ void compute_block_by_half(float (&acc)[kTokenGroups][4],
-                                                      u32 (&nan_bits)[2],
-                                                      const FragmentOffsets<kTokenGroups>& f,
-                                                      u32 w_base, u32 x_base, float scale,
-                                                      bool fold) {
-  uint4 w[2][2];
-#pragma unroll
-  for (u32 half = 0; half < 2; ++half)
-#pragma unroll
-    for (u32 h = 0; h < 2; ++h) w[half][h] = load_shared_16(w_base + f.w[half][h]);
-  float part[kMmaChains][kTokenGroups][4];
-  set_zero(part);
-  nan_block(nan_bits, w);
-#pragma unroll
-  for (u32 h = 0; h < 2; ++h) {
-    uint4 x[kTokenGroups][2];
-#pragma unroll
-    for (u32 tg = 0; tg < kTokenGroups; ++tg)
-#pragma unroll
-      for (u32 p = 0; p < 2; ++p) x[tg][p] = load_shared_16(x_base + 128 * h + f.x[tg][p]);
-    mma_half<kTokenGroups>(part[h % kMmaChains], f, w, x, h);
-  }
-  if (fold) fold_block<kTokenGroups>(acc, part, scale);
-}
 
 // How the compute warps wait for a stage. STREAMK_CONSUMER_SPIN (a tuning point) polls
 // with mbarrier.test_wait, which never suspends the warp; STREAMK_CONSUMER_WAIT_HINT=N
@@ -522,10 +496,11 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
   bool owns_split_tile = false;
   // The split tile this CTA adds up, if any (its range ends inside a tile that starts in
   // it): unit `early_at` of the range starts it, and there the last contributor's words
-  // are loaded (load_partial). Up to 8 tokens: the 16-token build, which spilled with the
-  // early words at 96 registers (before item 143), loads every partial after the loop
-  // (add_partials with kLastLoaded false). STREAMK_LATE_PARTIAL (a tuning point) does so
-  // in both builds, STREAMK_EARLY_PARTIAL_ALL loads the last one early in both.
+  // are loaded (load_partial). Up to 8 tokens: the 16-token build loads every partial
+  // after the loop (add_partials with kLastLoaded false); with the early words it spilled
+  // at 96 registers (item 128), and since item 143 fits them but takes 1.03x the time.
+  // STREAMK_LATE_PARTIAL (a tuning point) does so in both builds,
+  // STREAMK_EARLY_PARTIAL_ALL loads the last one early in both.
 #if defined(STREAMK_LATE_PARTIAL)
   constexpr bool kEarly = false;
 #elif defined(STREAMK_EARLY_PARTIAL_ALL)
