@@ -328,20 +328,32 @@ __device__ __forceinline__ void fold_block(float (&acc)[kTokenGroups][4],
     }
 }
 
+// The block's partial onto `acc`, from its weight words w and the activations of each K
+// half h, which activations(h) gives (already in registers, or loaded then).
+template <u32 kTokenGroups, typename Activations>
+__device__ __forceinline__ void mma_halves(float (&acc)[kTokenGroups][4], u32 (&nan_bits)[2],
+                                           const FragmentOffsets<kTokenGroups>& f,
+                                           const uint4 (&w)[2][2], Activations activations,
+                                           float scale, bool fold) {
+  // kMmaChains independent accumulators (one per K half when 2) shorten the chain of
+  // dependent MMAs a unit waits on; they are added before the scale.
+  float part[kMmaChains][kTokenGroups][4];
+  set_zero(part);
+  nan_block(nan_bits, w);
+#pragma unroll
+  for (u32 h = 0; h < 2; ++h) mma_half<kTokenGroups>(part[h % kMmaChains], f, w, activations(h), h);
+  if (fold) fold_block<kTokenGroups>(acc, part, scale);
+}
+
 // The block's partial onto `acc`, from its words in registers.
 template <u32 kTokenGroups>
 __device__ __forceinline__ void mma_block(float (&acc)[kTokenGroups][4], u32 (&nan_bits)[2],
                                           const FragmentOffsets<kTokenGroups>& f,
                                           const BlockWords<kTokenGroups>& b, float scale,
                                           bool fold) {
-  // kMmaChains independent accumulators (one per K half when 2) shorten the chain of
-  // dependent MMAs a unit waits on; they are added before the scale.
-  float part[kMmaChains][kTokenGroups][4];
-  set_zero(part);
-  nan_block(nan_bits, b.w);
-#pragma unroll
-  for (u32 h = 0; h < 2; ++h) mma_half<kTokenGroups>(part[h % kMmaChains], f, b.w, b.x[h], h);
-  if (fold) fold_block<kTokenGroups>(acc, part, scale);
+  mma_halves<kTokenGroups>(
+      acc, nan_bits, f, b.w,
+      [&](u32 h) -> const uint4(&)[kTokenGroups][2] { return b.x[h]; }, scale, fold);
 }
 
 // One warp's 16 rows x one 128-K block of a stage: the block's partial onto `acc`.
@@ -365,16 +377,14 @@ __device__ __forceinline__ void compute_block_by_half(float (&acc)[kTokenGroups]
                                                       bool fold) {
   uint4 w[2][2];
   load_weights<kTokenGroups>(w, f, w_base);
-  float part[kMmaChains][kTokenGroups][4];
-  set_zero(part);
-  nan_block(nan_bits, w);
-#pragma unroll
-  for (u32 h = 0; h < 2; ++h) {
-    uint4 x[kTokenGroups][2];
-    load_activations<kTokenGroups>(x, f, x_base, h);
-    mma_half<kTokenGroups>(part[h % kMmaChains], f, w, x, h);
-  }
-  if (fold) fold_block<kTokenGroups>(acc, part, scale);
+  uint4 x[2][kTokenGroups][2];
+  mma_halves<kTokenGroups>(
+      acc, nan_bits, f, w,
+      [&](u32 h) -> const uint4(&)[kTokenGroups][2] {
+        load_activations<kTokenGroups>(x[h], f, x_base, h);
+        return x[h];
+      },
+      scale, fold);
 }
 
 }  // namespace
