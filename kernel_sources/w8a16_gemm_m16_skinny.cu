@@ -296,18 +296,7 @@ __device__ __forceinline__ void stream_at_once(float (&acc)[1][kTokenGroups][4],
 #pragma unroll
     for (u32 j = 0; j < kWarpBlocks; ++j) {
       const u32 b = first + j * stride;
-#if defined(METRALE_DIAG_X_BLOCK_ZERO)
-      // Diagnostic (wrong results): every warp reads block 0's activations, which L1 and
-      // L2 hold once: what the activations' traffic costs after the wait.
-      if (j == 0 || b < k_blocks) load_activations(blk[j], op, 0, g, t);
-#elif defined(METRALE_DIAG_X_PAIR_SHARED)
-      // Diagnostic (wrong results): warps 2i and 2i + 1 read the same block's activations
-      // at once, as a CTA on two row groups of the same K blocks would: whether L1 merges
-      // their misses.
-      if (j == 0 || b < k_blocks) load_activations(blk[j], op, b & ~1u, g, t);
-#else
       if (j == 0 || b < k_blocks) load_activations(blk[j], op, b, g, t);
-#endif
     }
 #pragma unroll
     for (u32 j = 0; j < kWarpBlocks; ++j) {
