@@ -205,17 +205,8 @@ __device__ __forceinline__ FragmentOffsets<kTokenGroups> fragment_offsets(u32 m,
 #pragma unroll
   for (u32 tg = 0; tg < kTokenGroups; ++tg) {
     const u32 token = 8 * tg + g < m ? 8 * tg + g : m - 1;
-#if defined(METRALE_DIAG_X_BROADCAST)
-    // Diagnostic (wrong results): every lane reads token 0's first 32 bytes, one shared
-    // transaction a load: the same instructions without the activations' bank traffic.
-    (void)token;
-    (void)t;
-    f.x[tg][0] = 0;
-    f.x[tg][1] = 16;
-#else
     f.x[tg][0] = token * token_pitch + 32 * t;
     f.x[tg][1] = token * token_pitch + 32 * t + 16;
-#endif
   }
   f.sel_lo = odd ? 0xD5C4u : 0x9180u;
   f.sel_hi = odd ? 0xF7E6u : 0xB3A2u;
