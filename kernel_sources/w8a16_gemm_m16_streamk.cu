@@ -175,24 +175,6 @@ __device__ __forceinline__ void issue_activations(const Operands& op, const Work
   issue_activations_at(op, r, i % r.stages, (wk.begin + i) % wk.k_blocks, x_map);
 }
 
-// STREAMK_L2_AHEAD=D (a tuning point): the producer also asks L2 for the weights of the
-// unit D past each one it copies (a bulk tensor prefetch, no shared memory), so that DRAM
-// streams ahead of the ring while the compute warps hold it.
-#if defined(STREAMK_L2_AHEAD) && STREAM_TMA
-constexpr u32 kL2Ahead = STREAMK_L2_AHEAD;
-#else
-constexpr u32 kL2Ahead = 0;
-#endif
-
-__device__ __forceinline__ void prefetch_weights_l2(const TensorMap* map, u32 x, u32 y) {
-#if STREAM_TMA
-  asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global.tile [%0, {%1, %2}];"
-               :: "l"(reinterpret_cast<u64>(map)), "r"(x), "r"(y) : "memory");
-#else
-  (void)map; (void)x; (void)y;
-#endif
-}
-
 // The first stages in the order of issue_first_stages, then each unit's copies as soon
 // as its slot is free.
 __device__ void produce(const Operands& op, const Work& wk, const Ring& r, const TensorMap* w_map,
@@ -213,33 +195,12 @@ __device__ void produce(const Operands& op, const Work& wk, const Ring& r, const
   u32 u = wk.begin + first;
   u32 n0 = u / wk.k_blocks * kRows;
   u32 kb = u % wk.k_blocks;
-  // The unit kL2Ahead past the next one copied, and its place.
-  u32 ahead = u;
-  u32 ahead_n0 = n0;
-  u32 ahead_kb = kb;
-  const bool prefetcher = kL2Ahead != 0 && threadIdx.x % 32 == 0;
-  for (u32 j = 0; prefetcher && j < kL2Ahead; ++j) {
-    if (ahead < wk.end) prefetch_weights_l2(w_map, ahead_kb * kBlockK, ahead_n0);
-    ++ahead;
-    if (++ahead_kb == wk.k_blocks) {
-      ahead_kb = 0;
-      ahead_n0 += kRows;
-    }
-  }
   for (; u < wk.end; ++u) {
     barrier_wait(r.empty + 8 * slot, phase);
     issue_weights_at(op, wk, r, slot, u, n0, kb, w_map, policy);
 #if !defined(METRALE_DIAG_X_ONCE) || !STREAM_TMA
     issue_activations_at(op, r, slot, kb, x_map);
 #endif
-    if (prefetcher) {
-      if (ahead < wk.end) prefetch_weights_l2(w_map, ahead_kb * kBlockK, ahead_n0);
-      ++ahead;
-      if (++ahead_kb == wk.k_blocks) {
-        ahead_kb = 0;
-        ahead_n0 += kRows;
-      }
-    }
     next_slot(slot, phase, r.stages);
     if (++kb == wk.k_blocks) {
       kb = 0;
