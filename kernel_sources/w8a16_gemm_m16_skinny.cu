@@ -347,9 +347,14 @@ __device__ __forceinline__ void stream_deep_staged(float (&acc)[1][kTokenGroups]
   u32 dyn_bytes;
   asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(dyn_bytes));
   const u32 area = (warps * kTokens * kRedStride * 4 + 127) / 128 * 128;
-  const u32 capacity = dyn_bytes > area ? (dyn_bytes - area) / 2048 / warps : 0;
+  // At one token the staged blocks' activations (256 bytes each) follow the weights, so
+  // that the blocks after the first wait on one round trip to L2 between them, not one each.
+  const bool stage_x = kTokenGroups == 1 && op.m == 1;
+  const u32 block_bytes = 2048 + (stage_x ? 256 : 0);
+  const u32 capacity = dyn_bytes > area ? (dyn_bytes - area) / block_bytes / warps : 0;
   const u32 staged = count > 1 ? min(count - 1, capacity) : 0;
   const u32 base = shared_address(dyn) + area + warp * capacity * 2048 + 16 * lane;
+  const u32 x_base = shared_address(dyn) + area + warps * capacity * 2048 + warp * capacity * 256;
   for (u32 j = 0; j < staged; ++j) {
     const u32 b = first + (j + 1) * stride;
 #pragma unroll
@@ -365,9 +370,48 @@ __device__ __forceinline__ void stream_deep_staged(float (&acc)[1][kTokenGroups]
   asm volatile("cp.async.commit_group;" ::: "memory");
   wait_for_preceding_grid();
   asm volatile("cp.async.wait_group 0;" ::: "memory");
+  if (stage_x) {
+    for (u32 p = lane; p < staged * 16; p += 32) {
+      const u32 b = first + (p / 16 + 1) * stride;
+      copy_16_zfill(x_base + 16 * p, op.input + b * kBlockK + 8 * (p % 16), true);
+    }
+    asm volatile("cp.async.commit_group;" ::: "memory");
+  }
 #pragma unroll 1
   for (u32 j = 0; j < count; ++j) {
     const u32 b = first + j * stride;
+    if constexpr (kTokenGroups == 1) {
+      if (stage_x && j > 0 && j <= staged) {
+        if (j == 1) {
+          asm volatile("cp.async.wait_group 0;" ::: "memory");
+          __syncwarp();
+        }
+#pragma unroll
+        for (u32 half = 0; half < 2; ++half)
+#pragma unroll
+          for (u32 h = 0; h < 2; ++h) {
+            const u32 at = base + ((j - 1) * 4 + 2 * half + h) * 512;
+            uint4& v = blk.w[0][half][h];
+            asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
+                         : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(at));
+          }
+        blk.scale = op.block_scale[static_cast<u64>(row0 / kBlockK) * (op.k / kBlockK) + b];
+#pragma unroll
+        for (u32 h = 0; h < 2; ++h)
+#pragma unroll
+          for (u32 q = 0; q < 2; ++q) {
+            uint4& v = blk.x[h][0][q];
+            v = make_uint4(0, 0, 0, 0);
+            if (g == 0) {
+              const u32 at = x_base + (j - 1) * 256 + 128 * h + 32 * t + 16 * q;
+              asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
+                           : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(at));
+            }
+          }
+        block_mma<1, kNanFlags>(acc, nan_bits, blk);
+        continue;
+      }
+    }
     if (j > 0) {
       if (j <= staged) {
 #pragma unroll
