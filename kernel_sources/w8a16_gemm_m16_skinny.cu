@@ -323,121 +323,6 @@ __device__ __forceinline__ void stream_at_once(float (&acc)[1][kTokenGroups][4],
 #define SKINNY_DEEP_L2_FILL 1
 #endif
 
-#if defined(SKINNY_DEEP_SMEM_PREFETCH)
-// Probe (a tuning define): a warp's blocks after its first are copied into the dynamic
-// shared memory past the reduction buffer before the wait for the preceding grid, as many
-// as fit (the launch's shared bytes set how many); the rest load after it as above. Lane
-// l's 16 bytes q (row half q / 2, K half q % 2) of staged block j lie at
-// ((warp * capacity + j) * 4 + q) * 512 + 16 l.
-__device__ __forceinline__ void copy_16_zfill(u32 dst, const void* src, bool valid) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
-               :: "r"(dst), "l"(src), "r"(valid ? 16u : 0u) : "memory");
-}
-
-template <bool kNanFlags>
-__device__ __forceinline__ void stream_deep_staged(float (&acc)[1][kTokenGroups][4],
-                                                   u32 (&nan_bits)[1][2],
-                                                   WarpBlock<1>& blk, const Operands& op,
-                                                   u32 row0, u32 first, u32 count, u32 stride,
-                                                   u64 policy, u32 g, u32 t) {
-  extern __shared__ float dyn[];
-  const u32 warps = blockDim.x / 32;
-  const u32 warp = threadIdx.x / 32;
-  const u32 lane = threadIdx.x % 32;
-  u32 dyn_bytes;
-  asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(dyn_bytes));
-  const u32 area = (warps * kTokens * kRedStride * 4 + 127) / 128 * 128;
-  // At one token the staged blocks' activations (256 bytes each) follow the weights, so
-  // that the blocks after the first wait on one round trip to L2 between them, not one each.
-  const bool stage_x = kTokenGroups == 1 && op.m == 1;
-  const u32 block_bytes = 2048 + (stage_x ? 256 : 0);
-  const u32 capacity = dyn_bytes > area ? (dyn_bytes - area) / block_bytes / warps : 0;
-  const u32 staged = count > 1 ? min(count - 1, capacity) : 0;
-  const u32 base = shared_address(dyn) + area + warp * capacity * 2048 + 16 * lane;
-  const u32 x_base = shared_address(dyn) + area + warps * capacity * 2048 + warp * capacity * 256;
-  for (u32 j = 0; j < staged; ++j) {
-    const u32 b = first + (j + 1) * stride;
-#pragma unroll
-    for (u32 half = 0; half < 2; ++half)
-#pragma unroll
-      for (u32 h = 0; h < 2; ++h) {
-        const u32 row = row0 + g + 8 * half;
-        const u8* p = op.weight + static_cast<u64>(row < op.n ? row : 0) * op.k + b * kBlockK +
-                      64 * h + 16 * t;
-        copy_16_zfill(base + (j * 4 + 2 * half + h) * 512, p, row < op.n);
-      }
-  }
-  asm volatile("cp.async.commit_group;" ::: "memory");
-  wait_for_preceding_grid();
-  asm volatile("cp.async.wait_group 0;" ::: "memory");
-  if (stage_x) {
-    for (u32 p = lane; p < staged * 16; p += 32) {
-      const u32 b = first + (p / 16 + 1) * stride;
-      copy_16_zfill(x_base + 16 * p, op.input + b * kBlockK + 8 * (p % 16), true);
-    }
-    asm volatile("cp.async.commit_group;" ::: "memory");
-  }
-#pragma unroll 1
-  for (u32 j = 0; j < count; ++j) {
-    const u32 b = first + j * stride;
-    if constexpr (kTokenGroups == 1) {
-      if (stage_x && j > 0 && j <= staged) {
-        if (j == 1) {
-          asm volatile("cp.async.wait_group 0;" ::: "memory");
-          __syncwarp();
-        }
-#pragma unroll
-        for (u32 half = 0; half < 2; ++half)
-#pragma unroll
-          for (u32 h = 0; h < 2; ++h) {
-            const u32 at = base + ((j - 1) * 4 + 2 * half + h) * 512;
-            uint4& v = blk.w[0][half][h];
-            asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
-                         : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(at));
-          }
-        blk.scale = op.block_scale[static_cast<u64>(row0 / kBlockK) * (op.k / kBlockK) + b];
-#pragma unroll
-        for (u32 h = 0; h < 2; ++h)
-#pragma unroll
-          for (u32 q = 0; q < 2; ++q) {
-            uint4& v = blk.x[h][0][q];
-            v = make_uint4(0, 0, 0, 0);
-            if (g == 0) {
-              const u32 at = x_base + (j - 1) * 256 + 128 * h + 32 * t + 16 * q;
-              asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
-                           : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(at));
-            }
-          }
-        block_mma<1, kNanFlags>(acc, nan_bits, blk);
-        continue;
-      }
-    }
-    if (j > 0) {
-      if (j <= staged) {
-#pragma unroll
-        for (u32 half = 0; half < 2; ++half)
-#pragma unroll
-          for (u32 h = 0; h < 2; ++h) {
-            const u32 at = base + ((j - 1) * 4 + 2 * half + h) * 512;
-            uint4& v = blk.w[0][half][h];
-            asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
-                         : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(at));
-          }
-        blk.scale = op.block_scale[static_cast<u64>(row0 / kBlockK) * (op.k / kBlockK) + b];
-      } else {
-        load_weights<1, true>(blk, op, row0, b, policy, g, t);
-      }
-    }
-    if constexpr (SKINNY_DEEP_X_BY_HALF) {
-      block_mma_x_by_half<1, kNanFlags>(acc, nan_bits, blk, op, b, g, t);
-    } else {
-      load_activations(blk, op, b, g, t);
-      block_mma<1, kNanFlags>(acc, nan_bits, blk);
-    }
-  }
-}
-#endif
-
 template <u32 kRowGroups, bool kNanFlags>
 __device__ __forceinline__ void stream_deep(float (&acc)[kRowGroups][kTokenGroups][4],
                                             u32 (&nan_bits)[kRowGroups][2],
@@ -456,13 +341,6 @@ __device__ __forceinline__ void stream_deep(float (&acc)[kRowGroups][kTokenGroup
       load_weights<kRowGroups, kDeepFill256>(buf[s], op, row0, first + s * stride, policy, g, t);
     }
   }
-#if defined(SKINNY_DEEP_SMEM_PREFETCH)
-  if constexpr (kRowGroups == 1 && kDeepBuffers == 1) {
-    stream_deep_staged<kNanFlags>(acc, nan_bits, buf[0], op, row0, first, count, stride, policy,
-                                  g, t);
-    return;
-  }
-#endif
   wait_for_preceding_grid();
 #pragma unroll 1
   for (u32 j0 = 0; j0 < count; j0 += kDeepBuffers) {

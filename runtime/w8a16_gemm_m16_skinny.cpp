@@ -225,8 +225,7 @@ void launch_skinny(std::string_view fn, const GpuBackend& gpu, KernelHandle kern
       .block({32 * warps, 1, 1})
       .shared_bytes(std::max(warps * tokens * kRedStride * 4 +
                                  (cluster ? (chunks - 1) * kHandedBytes : 0),
-                             std::max(capping_shared_bytes(gpu, options.max_ctas_per_sm),
-                                      options.min_shared_bytes)))
+                             capping_shared_bytes(gpu, options.max_ctas_per_sm)))
       .programmatic_dependent(options.programmatic_dependent);
   if (cluster) launch.cluster({chunks, 1, 1});
   push_operands(launch, input, weight, block_scale, output, m, n, k)

@@ -42,9 +42,6 @@ struct M16LaunchOptions {
   // the launches take turns on every SM instead (docs/performance.md, item 94). The plan
   // sets it (M16Plan::max_ctas_per_sm).
   std::uint32_t max_ctas_per_sm = 0;
-  // The skinny and deep skinny entries: at least this much dynamic shared memory per CTA
-  // (a tuning point; SKINNY_DEEP_SMEM_PREFETCH stages the deep kernel's weights there).
-  std::uint32_t min_shared_bytes = 0;
 };
 
 void w8a16_gemm_m16_splitk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input,
@@ -114,9 +111,6 @@ struct M16Plan {
   bool chunk_cluster = false;
   // The skinny entries: launch with M16LaunchOptions::max_ctas_per_sm (a PDL plan only).
   std::uint32_t max_ctas_per_sm = 0;
-  // The skinny and deep skinny entries: at least this much dynamic shared memory per CTA
-  // (a tuning point; SKINNY_DEEP_SMEM_PREFETCH stages the deep kernel's weights there).
-  std::uint32_t min_shared_bytes = 0;
 };
 //
 // With `launch.programmatic_dependent` the plan is for callers that launch with

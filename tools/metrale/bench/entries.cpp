@@ -123,20 +123,6 @@ void skinny_deep_one_chunk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr
                              M16LaunchOptions{kPdl});
 }
 
-// The deep skinny kernel on kWarps warps, one chunk, each CTA asking for half of an sm_90
-// SM's shared memory less its reserve (".smem"): two CTAs fit, of this launch or the next.
-template <std::uint32_t kWarps, bool kPdl = false>
-void skinny_deep_half_smem(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input,
-                           DevicePtr weight, DevicePtr block_scale, DevicePtr output,
-                           std::uint32_t m, std::uint32_t n, std::uint32_t k,
-                           const EntryResources& resources, StreamHandle s) {
-  M16LaunchOptions options{kPdl};
-  options.min_shared_bytes = 228 * 1024 / 2 - 1024;
-  w8a16_gemm_m16_skinny_deep(gpu, kernel, input, weight, block_scale, output, m, n, k, k, n,
-                             resources.workspace, kWarps,
-                             w8a16_gemm_m16_skinny_deep_one_chunk_blocks(k, kWarps), s, options);
-}
-
 // Tuning points, timed only when --entry names them: ".rR" fixes the streaming entry's
 // tile rows, ".sS" the ring stages, ".cC" the CTAs per SM of stream-K; "/W" the skinny
 // entry's warps per CTA.
@@ -193,14 +179,6 @@ constexpr std::array kTuning = {
                &streamk<2, true, 5>},
     BenchEntry{"w8a16_gemm_m16_streamk.s6+pdl", "w8a16_gemm_m16_streamk", 1, nullptr,
                &streamk<2, true, 6>},
-    BenchEntry{"w8a16_gemm_m16_skinny_deep/16.smem+pdl", "w8a16_gemm_m16_skinny_deep", 1,
-               nullptr, &skinny_deep_half_smem<16, true>},
-    BenchEntry{"w8a16_gemm_m16_skinny_deep/8.smem+pdl", "w8a16_gemm_m16_skinny_deep", 1,
-               nullptr, &skinny_deep_half_smem<8, true>},
-    BenchEntry{"w8a16_gemm_m16_skinny_deep/4.smem+pdl", "w8a16_gemm_m16_skinny_deep", 1,
-               nullptr, &skinny_deep_half_smem<4, true>},
-    BenchEntry{"w8a16_gemm_m16_skinny_deep/8.smem", "w8a16_gemm_m16_skinny_deep", 1,
-               nullptr, &skinny_deep_half_smem<8, false>},
     // The skinny entry on 2, 4 and 16 warps per CTA, one or two blocks per warp.
     BenchEntry{"w8a16_gemm_m16_skinny/16", "w8a16_gemm_m16_skinny", 1, nullptr, &skinny<16>},
     BenchEntry{"w8a16_gemm_m16_skinny2/16", "w8a16_gemm_m16_skinny2", 1, nullptr, &skinny<16>},
