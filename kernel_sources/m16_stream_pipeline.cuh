@@ -356,33 +356,25 @@ __device__ __forceinline__ void mma_block(float (&acc)[kTokenGroups][4], u32 (&n
       [&](u32 h) -> const uint4(&)[kTokenGroups][2] { return b.x[h]; }, scale, fold);
 }
 
-// One warp's 16 rows x one 128-K block of a stage: the block's partial onto `acc`.
-template <u32 kTokenGroups>
+// One warp's 16 rows x one 128-K block of a stage: the block's partial onto `acc`. With
+// kXByHalf each K half's activations are loaded just before its MMAs, so a block holds
+// half of them in registers at a time (stream-K's 16-token build: 84 registers instead
+// of 96, docs/performance.md, item 143).
+template <u32 kTokenGroups, bool kXByHalf = false>
 __device__ __forceinline__ void compute_block(float (&acc)[kTokenGroups][4], u32 (&nan_bits)[2],
                                               const FragmentOffsets<kTokenGroups>& f, u32 w_base,
                                               u32 x_base, float scale, bool fold) {
   BlockWords<kTokenGroups> b;
-  load_block<kTokenGroups>(b, f, w_base, x_base);
-  mma_block<kTokenGroups>(acc, nan_bits, f, b, scale, fold);
-}
-
-// compute_block with each K half's activations loaded just before its MMAs: a block holds
-// half of them in registers at a time (stream-K's 16-token build, docs/performance.md,
-// item 143).
-template <u32 kTokenGroups>
-__device__ __forceinline__ void compute_block_by_half(float (&acc)[kTokenGroups][4],
-                                                      u32 (&nan_bits)[2],
-                                                      const FragmentOffsets<kTokenGroups>& f,
-                                                      u32 w_base, u32 x_base, float scale,
-                                                      bool fold) {
-  uint4 w[2][2];
-  load_weights<kTokenGroups>(w, f, w_base);
-  uint4 x[2][kTokenGroups][2];
+  load_weights<kTokenGroups>(b.w, f, w_base);
+  if constexpr (!kXByHalf) {
+#pragma unroll
+    for (u32 h = 0; h < 2; ++h) load_activations<kTokenGroups>(b.x[h], f, x_base, h);
+  }
   mma_halves<kTokenGroups>(
-      acc, nan_bits, f, w,
+      acc, nan_bits, f, b.w,
       [&](u32 h) -> const uint4(&)[kTokenGroups][2] {
-        load_activations<kTokenGroups>(x[h], f, x_base, h);
-        return x[h];
+        if constexpr (kXByHalf) load_activations<kTokenGroups>(b.x[h], f, x_base, h);
+        return b.x[h];
       },
       scale, fold);
 }

@@ -441,9 +441,9 @@ __device__ __forceinline__ Contributors contributors_of(const Work& wk, u32 tile
 }
 
 // The 16-token build loads each K half's activations just before its MMAs
-// (compute_block_by_half: 84 registers instead of 96, 0.974-0.999x the time at 16 tokens;
-// docs/performance.md, item 143); the 8-token build gains nothing from it and keeps
-// compute_block. STREAMK_X_BY_HALF=0 / 1 (a tuning point) chooses for both builds.
+// (compute_block's kXByHalf: 84 registers instead of 96, 0.974-0.999x the time at 16
+// tokens; docs/performance.md, item 143); the 8-token build gains nothing from it.
+// STREAMK_X_BY_HALF=0 / 1 (a tuning point) chooses for both builds.
 #if defined(STREAMK_X_BY_HALF)
 constexpr bool kXByHalf = STREAMK_X_BY_HALF;
 #else
@@ -558,13 +558,8 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
       barrier_arrive(r.empty + 8 * slot);
       mma_block<kTokenGroups>(acc, nan_bits, frag, words, scale, fold);
     } else {
-      if constexpr (kXByHalf) {
-        compute_block_by_half<kTokenGroups>(acc, nan_bits, frag, base + warp_w,
+      compute_block<kTokenGroups, kXByHalf>(acc, nan_bits, frag, base + warp_w,
                                             base + kStageWeightBytes, scale, fold);
-      } else {
-        compute_block<kTokenGroups>(acc, nan_bits, frag, base + warp_w,
-                                    base + kStageWeightBytes, scale, fold);
-      }
       barrier_arrive(r.empty + 8 * slot);
     }
 #endif
