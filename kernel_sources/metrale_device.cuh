@@ -344,6 +344,13 @@ __device__ __forceinline__ float load_cluster_f32(const float* local, u32 rank) 
 #endif
 }
 
+// The SM this thread runs on (for diagnostics).
+__device__ __forceinline__ u32 sm_id() {
+  u32 id;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(id));
+  return id;
+}
+
 // Programmatic dependent launch (sm_90): lets the next kernel of the stream launch, and
 // waits until the preceding one has finished and its writes are visible. Both return at
 // once for a kernel launched without the attribute, and compile to nothing before sm_90.

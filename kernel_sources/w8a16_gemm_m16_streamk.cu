@@ -47,7 +47,10 @@
 // METRALE_DIAG_COMPUTE_ONLY fills the ring once and runs every unit's decode and MMAs on
 // those stages again (wrong results: what the compute warps alone take, against the ring
 // alone of METRALE_DIAG_RING_ONLY); METRALE_DIAG_X_ONCE copies activations with the
-// first stages only (sm_90; wrong results: what the activations' copies cost the ring).
+// first stages only (sm_90; wrong results: what the activations' copies cost the ring);
+// METRALE_DIAG_TIMELINE (right results) has compute thread 0 of each CTA write a timeline
+// record (Timeline below) to the workspace's unused second half, which bench --timeline
+// reads after the entry's last launch.
 // `prefetch_stages`: weight stages issued ahead of the wait for the preceding grid, the
 // others with their activations (produce). STREAMK_MIN_CTAS (a tuning point) sets the
 // launch bounds' CTAs per SM (2), STREAMK_PARTIAL_ALL_PAIRS moves every word pair of a
@@ -473,6 +476,44 @@ __device__ __forceinline__ void wait_for_stage(u32 bar, u32 parity) {
 #endif
 }
 
+// METRALE_DIAG_TIMELINE: one record of 8 words per CTA at word gridDim.x * 1024 + 8 * c
+// of the workspace (past the first gridDim.x * 8 KiB, which the 32-bit partial words
+// fill): [0] tag 0x544C in the top 16 bits, the grid size in bits 24-47, the CTA in
+// bits 0-23; [1] the SM id, the CTA's units in bits 32-62, bit 63 set where it adds up a
+// split tile; then %globaltimer (ns) at [2] entry, [3] the wait for the preceding grid
+// done, [4] the first stage landed, [5] the last stage landed, [6] the loop's end, [7] the
+// tile's reduction and store done (the loop's end where there is none).
+#if defined(METRALE_DIAG_TIMELINE)
+#if defined(STREAMK_PARTIAL_WORDS64)
+#error "METRALE_DIAG_TIMELINE needs the 32-bit partial words (the workspace's second half)"
+#endif
+struct Timeline {
+  u64* at;  // this CTA's record; null on threads that do not write one
+  __device__ __forceinline__ void mark(u32 field) const {
+    if (at == nullptr) return;
+    u64 t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    at[field] = t;
+  }
+  __device__ __forceinline__ void put(u32 field, u64 v) const {
+    if (at != nullptr) at[field] = v;
+  }
+  __device__ __forceinline__ void put_work(u32 units, bool adds_up) const {
+    put(1, (static_cast<u64>(adds_up) << 63) | (static_cast<u64>(units) << 32) | sm_id());
+  }
+};
+__device__ __forceinline__ Timeline timeline_of(u64* partials) {
+  if (threadIdx.x != 0) return {nullptr};
+  return {partials + static_cast<u64>(gridDim.x) * 1024 + 8 * static_cast<u64>(blockIdx.x)};
+}
+#else
+struct Timeline {
+  __device__ __forceinline__ void mark(u32) const {}
+  __device__ __forceinline__ void put_work(u32, bool) const {}
+};
+__device__ __forceinline__ Timeline timeline_of(u64*) { return {}; }
+#endif
+
 template <u32 kTokenGroups>
 __device__ __forceinline__ void consume(const Operands& op, const Work& wk, const Ring& r,
                                         u64* partials) {
@@ -490,6 +531,8 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
   // Outputs and the workspace are written only after the preceding grid has finished
   // (a programmatic dependent launch); the first stage cannot land before it anyway.
   wait_for_preceding_grid();
+  const Timeline timeline = timeline_of(partials);
+  timeline.mark(3);
   u32 tile = wk.first_tile;
   u32 kb = wk.begin % wk.k_blocks;
   u32 kb_first = kb;
@@ -540,6 +583,8 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
 #else
     wait_for_stage(r.full + 8 * slot, phase);
 #endif
+    if (i == 0) timeline.mark(4);
+    if (i == count - 1) timeline.mark(5);
     const float scale = load_shared_f32(r.scales + 4 * slot);
 #if defined(METRALE_DEFECT_DROP_KBLOCK)
     const bool fold = kb != wk.k_blocks - 1 || wk.k_blocks == 1;
@@ -598,6 +643,8 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
     }
     next_slot(slot, phase, r.stages);
   }
+  timeline.mark(6);
+  timeline.put_work(count, owns_split_tile);
   if (owns_split_tile) {
 #if !defined(METRALE_DIAG_REDUCE_NO_READ)
     const Contributors c = contributors_of(wk, tile);
@@ -606,6 +653,7 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
 #endif
     store_tile<kTokenGroups>(op, tile, acc);
   }
+  timeline.mark(7);
 }
 
 }  // namespace
@@ -621,6 +669,13 @@ w8a16_gemm_m16_streamk(const u16* __restrict__ input, const u8* __restrict__ wei
                        u64* __restrict__ partials, u32 prefetch_stages,
                        const __grid_constant__ TensorMap w_map,
                        const __grid_constant__ TensorMap x_map) {
+#if defined(METRALE_DIAG_TIMELINE)
+  {
+    const Timeline t = timeline_of(partials);
+    t.mark(2);
+    t.put(0, (u64{0x544C} << 48) | (static_cast<u64>(gridDim.x) << 24) | blockIdx.x);
+  }
+#endif
   extern __shared__ __align__(16) unsigned char dynamic_smem[];
   unsigned char* smem = ring_start(dynamic_smem);
   __shared__ __align__(8) u64 full[kMaxStages];

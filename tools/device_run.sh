@@ -3,7 +3,8 @@
 # sanitizers and the benchmark, each step's log written to $OUT (default ./device-out).
 #
 #   tools/device_run.sh [STEP...]     steps: build tests ci info sass startup sanitize bench
-#                                     profile ringdiag ktime ab abtree probe compilescale compilecontention hostcost multigpu
+#                                     profile ringdiag ktime ab abtree probe timeline compilescale
+#                                     compilecontention hostcost multigpu
 #                                     (default: build tests info sass)
 #   BENCH_ARGS="--shape 4096x4096 --m 16" tools/device_run.sh build bench
 #     (for a record add --commit with the SHA written out where the call is made: the
@@ -18,8 +19,8 @@
 #     as an ignored path: `git archive COMMIT | tar -x -C ab-base`)
 #   SANITIZE_CASES='-tc=*bit-identical*' tools/device_run.sh build sanitize   (default: the
 #     determinism case and the cluster handoff's comparison)
-#   Other knobs, each step's own: PROBE_ARGS, RINGDIAG_ARGS, RINGDIAG_DEFINES, KTIME_ARGS,
-#   KTIME_COUNT, KTIME_KERNELS, COMPILE_JOBS, COMPILE_VARIANTS; BUILD (build-device), OUT.
+#   Other knobs, each step's own: PROBE_ARGS, TIMELINE_ARGS, RINGDIAG_ARGS, RINGDIAG_DEFINES,
+#   KTIME_ARGS, KTIME_COUNT, KTIME_KERNELS, COMPILE_JOBS, COMPILE_VARIANTS; BUILD (build-device), OUT.
 set -uo pipefail
 if [[ ${1:-} == -h || ${1:-} == --help ]]; then
   sed -n '2,/^set -uo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
@@ -183,6 +184,19 @@ for s in "${steps[@]}"; do
         for set in \"\${sets[@]}\"; do
           i=\$((i + 1)); echo \"--- probe \$i: \$set\"
           $BUILD/tools/metrale bench --no-host-cost --json $OUT/probe-\$i.json \$set
+        done" ;;
+    timeline)  # stream-K's per-CTA timeline (bench --timeline) on TIMELINE_ARGS, ';' between
+               # argument sets, each its own bench run ($OUT/timeline-N.txt, summarised by
+               # tools/timeline_summary.py); add --define METRALE_DIAG_RING_ONLY=1 --time-wrong
+               # to a set for the ring alone
+      export TIMELINE_DEFAULT="--shape 28672x4096 --shape 7168x18432 --m 1,16 --entry w8a16_gemm_m16_streamk.c1,w8a16_gemm_m16_streamk.s3"
+      step timeline bash -c "
+        IFS=';' read -ra sets <<< \"\${TIMELINE_ARGS:-\$TIMELINE_DEFAULT}\"
+        i=0
+        for set in \"\${sets[@]}\"; do
+          i=\$((i + 1)); echo \"--- timeline \$i: \$set\"
+          ab_bench $BUILD/tools/metrale --timeline $OUT/timeline-\$i.txt \$set
+          python3 tools/timeline_summary.py $OUT/timeline-\$i.txt
         done" ;;
     hostcost)  # the launcher's host cost alone, on a free core and pinned to one
       step hostcost bash -c "for pin in '' 'taskset -c 3'; do echo \"--- \${pin:-not pinned}\"

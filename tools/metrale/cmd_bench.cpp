@@ -2,6 +2,7 @@
 // baselines, measured the way an engine runs decode (rotated weight copies in a
 // replayed CUDA graph), each result checked against the scalar oracle before it is
 // timed. See kHelp for the method and the options.
+#include <algorithm>
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
@@ -33,7 +34,7 @@ constexpr const char* kHelp =
     "                     [--min-bytes MiB] [--no-baselines] [--no-host-cost] [--time-wrong]\n"
     "                     [--json FILE] [--commit SHA] [--device N] [--define NAME=VALUE]...\n"
     "                     [--pattern-ceiling CHUNK,...] [--tma-pattern RxBxS,...]\n"
-    "                     [--pattern-ctas N] [--tma-claims F,...]\n\n"
+    "                     [--pattern-ctas N] [--tma-claims F,...] [--timeline FILE]\n\n"
     "Times the library's tensor-core entries per shape x m, the way an engine runs them:\n"
     "R copies of the FP8 weights and block scales (R x bytes >= --min-bytes, so L2 never\n"
     "holds the next launch's weights), one launch per copy captured in a CUDA graph, the\n"
@@ -81,7 +82,10 @@ constexpr const char* kHelp =
     "  --tma-claims F,...\n"
     "                   the tensor-copy pattern once per F: 0 splits the units by CTA index\n"
     "                   (default), F > 0 into F ranges per CTA that the CTAs claim from a\n"
-    "                   counter as they go\n";
+    "                   counter as they go\n"
+    "  --timeline FILE  build the timed entries with METRALE_DIAG_TIMELINE and write\n"
+    "                   stream-K's per-CTA timeline of each entry's last launch to FILE,\n"
+    "                   one line per CTA (tools/timeline_summary.py reads it)\n";
 
 std::uint32_t parse_one_u32(const Args& args, const std::string& name, std::uint32_t fallback) {
   const auto v = args.value(name);
@@ -115,7 +119,7 @@ int cmd_bench(int argc, char** argv) {
   Args args(argc, argv, 1, {"help", "no-baselines", "no-host-cost", "time-wrong"},
             {"shape", "m", "entry", "replays", "min-bytes", "json", "commit", "device",
              "define", "pattern-ceiling", "tma-pattern", "pattern-ctas",
-             "tma-claims"});
+             "tma-claims", "timeline"});
   if (args.has("help")) {
     fmt::print(fmt::runtime(kHelp), entry_names(bench::bench_entries()),
                entry_names(bench::tuning_entries()));
@@ -143,6 +147,16 @@ int cmd_bench(int argc, char** argv) {
   options.baselines = !args.has("no-baselines");
   options.time_wrong = args.has("time-wrong");
   options.defines = parse_defines(args);
+  options.timeline = args.value_or("timeline", "");
+  // The records sit in the workspace, which the other entries need zero: only the runner
+  // that reads them out after each entry may have the kernel write them.
+  constexpr std::string_view kTimelineDefine = "METRALE_DIAG_TIMELINE";
+  const bool timeline_defined =
+      std::any_of(options.defines.begin(), options.defines.end(),
+                  [&](const Define& d) { return d.name == kTimelineDefine; });
+  ensure(!timeline_defined, "--define {}: use --timeline FILE, which reads the records out",
+         kTimelineDefine);
+  if (!options.timeline.empty()) options.defines.push_back({std::string(kTimelineDefine), "1"});
   const std::vector<std::uint32_t> pattern_chunks =
       args.has("pattern-ceiling") ? parse_u32_list(*args.value("pattern-ceiling"), "--pattern-ceiling")
                                   : std::vector<std::uint32_t>{};
@@ -170,6 +184,11 @@ int cmd_bench(int argc, char** argv) {
   }
   const int ordinal = static_cast<int>(parse_one_u32(args, "device", 0));
   const std::string json_path = args.value_or("json", "");
+  if (!options.timeline.empty()) {
+    const std::filesystem::path dir = std::filesystem::path(options.timeline).parent_path();
+    ensure(dir.empty() || std::filesystem::is_directory(dir),
+           "--timeline {}: directory {} does not exist", options.timeline, dir.string());
+  }
   if (!json_path.empty()) {
     // Fail before a long run rather than after it.
     const std::filesystem::path dir = std::filesystem::path(json_path).parent_path();

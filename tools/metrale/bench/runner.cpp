@@ -105,6 +105,7 @@ Runner::Runner(const CudaBackend& gpu, ModuleCache& cache, const Stream& stream,
   gpu.fill_bytes(workspace_.get(), 0, workspace_bytes);
   gpu.synchronize();
   resources_.workspace = {workspace_.get(), workspace_bytes};
+  if (!options_.timeline.empty()) timeline_ = std::make_unique<TimelineWriter>(options_.timeline);
   if (!options_.baselines) return;
   prep_ = std::make_unique<BenchModule>(gpu, "baseline_prep.cu");
   // A missing or broken cuBLAS is reported per baseline; the library is still measured.
@@ -273,6 +274,11 @@ EntryResult Runner::run_entry(const ShapeData& d, const BenchEntry& entry, std::
     r.timing = time_graph(stream_, d.copies, options_.replays, [&](std::uint32_t c) {
       launch_entry(entry, kernel, d, c, m);
     });
+    if (timeline_) {
+      stream_.synchronize();
+      timeline_->take(gpu_, workspace_.get(), resources_.workspace.bytes, resources_.sm_count,
+                      d.shape.label(), m, entry.name);
+    }
   } catch (const Error& e) {
     r.status = Status::error;
     r.detail = e.what();

@@ -12,6 +12,7 @@
 #include "metrale/bench/entries.hpp"
 #include "metrale/bench/graph_timer.hpp"
 #include "metrale/bench/results.hpp"
+#include "metrale/bench/timeline.hpp"
 #include "metrale/cuda_backend.hpp"
 #include "metrale/module_cache.hpp"
 
@@ -27,6 +28,8 @@ struct RunOptions {
   // Time an entry even when its check fails (still reported WRONG): for diagnostic
   // defines that leave out part of the work on purpose.
   bool time_wrong = false;
+  // Where to write stream-K's per-CTA timeline records (METRALE_DIAG_TIMELINE), or empty.
+  std::string timeline;
 };
 
 class Runner {
@@ -70,6 +73,7 @@ class Runner {
   std::string cublas_error_;  // why the baselines could not be set up, if they could not
   DeviceBuffer workspace_;     // lent to the entries through resources_
   EntryResources resources_;
+  std::unique_ptr<TimelineWriter> timeline_;
 };
 
 }  // namespace metrale::bench

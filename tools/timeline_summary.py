@@ -1,0 +1,60 @@
+#!/usr/bin/env python3
+"""Summarises the per-CTA timeline that `metrale bench --timeline FILE` writes (stream-K
+built with METRALE_DIAG_TIMELINE, w8a16_gemm_m16_streamk.cu): per layer, m and entry,
+where a launch's time goes between its first CTA's start and its last CTA's end.
+
+  python3 tools/timeline_summary.py FILE
+
+Columns (us, from the launch's earliest CTA start; p50 / max over its CTAs):
+  span      the last CTA's end
+  start     CTA starts (max: how late the last CTA began)
+  ramp      a CTA's first stage landed, from its own start
+  landed    its last stage landed
+  loop      its loop's end (all units computed)
+  reduce    end - loop end, over the CTAs that add up a split tile
+  after     the last CTA's end less the latest last-landed stage (the launch's tail
+            once every byte is in)
+  last CTA  the CTA that ends last: its index, units and whether it adds up a tile
+"""
+import statistics
+import sys
+
+
+def main():
+    if len(sys.argv) != 2 or sys.argv[1] in ("-h", "--help"):
+        print(__doc__.strip())
+        return 0 if len(sys.argv) == 2 else 2
+    groups = {}
+    with open(sys.argv[1]) as f:
+        for line in f:
+            if line.startswith("#") or not line.strip():
+                continue
+            v = line.split()
+            key = (v[0], int(v[1]), v[2])
+            cta, sm, units, adds = int(v[3]), int(v[4]), int(v[5]), int(v[6])
+            t = [int(x) / 1000.0 for x in v[7:13]]
+            groups.setdefault(key, []).append((cta, sm, units, adds, t))
+    print("| layer | m | entry | CTAs | span | start p50/max | ramp p50/max | landed p50/max |"
+          " loop p50/max | reduce p50/max | after | last CTA |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for (layer, m, entry), rows in groups.items():
+        start = [r[4][0] for r in rows]
+        ramp = [r[4][2] - r[4][0] for r in rows]
+        landed = [r[4][3] for r in rows]
+        loop = [r[4][4] for r in rows]
+        end = [r[4][5] for r in rows]
+        reduce = [r[4][5] - r[4][4] for r in rows if r[3]] or [0.0]
+        last = max(rows, key=lambda r: r[4][5])
+        med = statistics.median
+
+        def pm(xs):
+            return f"{med(xs):.2f} / {max(xs):.2f}"
+        print(f"| {layer} | {m} | {entry} | {len(rows)} | {max(end):.2f} | {pm(start)} | "
+              f"{pm(ramp)} | {pm(landed)} | {pm(loop)} | {pm(reduce)} | "
+              f"{max(end) - max(landed):.2f} | {last[0]} ({last[2]} units"
+              f"{', adds up' if last[3] else ''}) |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
