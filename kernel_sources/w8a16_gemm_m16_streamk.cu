@@ -91,13 +91,42 @@ struct Work {
 };
 
 // The CTA that runs unit u: the largest c with floor(c*U/P) <= u.
-__device__ __forceinline__ u32 owner_of(u64 u, u64 units, u64 ctas) {
+__device__ __forceinline__ u32 even_owner_of(u64 u, u64 units, u64 ctas) {
   return static_cast<u32>(((u + 1) * ctas - 1) / units);
 }
 
-__device__ __forceinline__ u32 range_begin(u64 c, u64 units, u64 ctas) {
+__device__ __forceinline__ u32 even_range_begin(u64 c, u64 units, u64 ctas) {
   return static_cast<u32>(c * units / ctas);
 }
+
+#if defined(STREAMK_LEAD_PERMILLE)
+// STREAMK_LEAD_PERMILLE=d (a probe): the first half of the grid, the CTAs that reach their
+// SMs first, takes units [0, UA) with UA = U (1000 + d) / 2000, the second half the rest,
+// each half split evenly as above.
+__device__ __forceinline__ u64 lead_units(u64 units) {
+  return units * (1000 + STREAMK_LEAD_PERMILLE) / 2000;
+}
+
+__device__ __forceinline__ u32 owner_of(u64 u, u64 units, u64 ctas) {
+  const u64 lead = ctas / 2, ua = lead_units(units);
+  return u < ua ? even_owner_of(u, ua, lead)
+                : static_cast<u32>(lead) + even_owner_of(u - ua, units - ua, ctas - lead);
+}
+
+__device__ __forceinline__ u32 range_begin(u64 c, u64 units, u64 ctas) {
+  const u64 lead = ctas / 2, ua = lead_units(units);
+  return c <= lead ? even_range_begin(c, ua, lead)
+                   : static_cast<u32>(ua) + even_range_begin(c - lead, units - ua, ctas - lead);
+}
+#else
+__device__ __forceinline__ u32 owner_of(u64 u, u64 units, u64 ctas) {
+  return even_owner_of(u, units, ctas);
+}
+
+__device__ __forceinline__ u32 range_begin(u64 c, u64 units, u64 ctas) {
+  return even_range_begin(c, units, ctas);
+}
+#endif
 
 // The ring: slot s of `stages` at ring + s * stage_bytes, filled when full[s] completes,
 // free again when empty[s] (one arrive per compute thread) does. Unit begin + i goes to
