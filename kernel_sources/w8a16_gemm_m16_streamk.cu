@@ -214,8 +214,27 @@ __device__ void produce(const Operands& op, const Work& wk, const Ring& r, const
   const u64 policy = l2_evict_first_policy();
   const u32 count = wk.end - wk.begin;
   const u32 first = count < r.stages ? count : r.stages;
+#if defined(STREAMK_RAMP_NS)
+  // STREAMK_RAMP_NS=d (a probe): first stage i's weights are issued d * i ns after the
+  // first's, so that the grid's first stages are not served among all of its ring's bytes.
+  u64 ramp_t0;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ramp_t0));
+  const auto ramp = [&](u32 i) {
+    if (threadIdx.x % 32 != 0) return;
+    u64 t;
+    do {
+      asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    } while (t < ramp_t0 + u64{i} * STREAMK_RAMP_NS);
+  };
+#else
+  const auto ramp = [](u32) {};
+#endif
   issue_first_stages(
-      first, prefetch_stages, [&](u32 i) { issue_weights(op, wk, r, i, w_map, policy); },
+      first, prefetch_stages,
+      [&](u32 i) {
+        ramp(i);
+        issue_weights(op, wk, r, i, w_map, policy);
+      },
       [&](u32 i) { issue_activations(op, wk, r, i, x_map); });
 #if defined(METRALE_DIAG_COMPUTE_ONLY)
   return;  // the compute warps run on the first stages' data over and over
