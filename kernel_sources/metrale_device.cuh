@@ -351,6 +351,20 @@ __device__ __forceinline__ u32 sm_id() {
   return id;
 }
 
+// The device's SM ids (at least its SM count; what a grid of one CTA per SM fills).
+__device__ __forceinline__ u32 sm_id_count() {
+  u32 n;
+  asm volatile("mov.u32 %0, %%nsmid;" : "=r"(n));
+  return n;
+}
+
+// %globaltimer, in ns.
+__device__ __forceinline__ u64 global_time_ns() {
+  u64 t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
 // Programmatic dependent launch (sm_90): lets the next kernel of the stream launch, and
 // waits until the preceding one has finished and its writes are visible. Both return at
 // once for a kernel launched without the attribute, and compile to nothing before sm_90.

@@ -59,6 +59,7 @@
 // pairs loaded before adding (docs/performance.md, items 65, 69, 70 and 71);
 // STREAMK_X_BY_HALF (when a block's activations are loaded, item 143),
 // STREAMK_LATE_PARTIAL and STREAMK_EARLY_PARTIAL_ALL (where c1's words are loaded),
+// STREAMK_RAMP_NS (how far apart the first stages' weights are issued under PDL),
 // STREAMK_EARLY_RELEASE (when a slot is released) and STREAMK_CONSUMER_SPIN /
 // STREAMK_CONSUMER_WAIT_HINT (how a stage is waited for) are described where they act
 // (items 128-130). As a programmatic dependent launch it streams its first weights before
@@ -207,6 +208,11 @@ __device__ __forceinline__ void issue_activations(const Operands& op, const Work
   issue_activations_at(op, r, i % r.stages, (wk.begin + i) % wk.k_blocks, x_map);
 }
 
+// ns between the first stages' weight copies where they are spaced (produce); 0: none.
+#ifndef STREAMK_RAMP_NS
+#define STREAMK_RAMP_NS 0
+#endif
+
 // The first stages in the order of issue_first_stages, then each unit's copies as soon
 // as its slot is free.
 __device__ void produce(const Operands& op, const Work& wk, const Ring& r, const TensorMap* w_map,
@@ -214,17 +220,17 @@ __device__ void produce(const Operands& op, const Work& wk, const Ring& r, const
   const u64 policy = l2_evict_first_policy();
   const u32 count = wk.end - wk.begin;
   const u32 first = count < r.stages ? count : r.stages;
-#if defined(STREAMK_RAMP_NS)
-  // STREAMK_RAMP_NS=d (a probe): first stage i's weights are issued d * i ns after the
-  // first's, so that the grid's first stages are not served among all of its ring's bytes.
-  u64 ramp_t0;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ramp_t0));
+  // STREAMK_RAMP_NS=d (a tuning point, off by default): a programmatic dependent launch of
+  // more CTAs than SMs issues first stage i's weights d * i ns after the first's. At d = 700
+  // with PDL on two CTAs per SM and 3 stages 0.988-0.991x the time (median), without PDL no
+  // change, on one CTA per SM 1.003-1.008x (docs/performance.md, item 151).
+#if STREAMK_RAMP_NS > 0
+  const u64 ramp_t0 = global_time_ns();
+  const bool ramped = prefetch_stages > 0 && gridDim.x > sm_id_count();
   const auto ramp = [&](u32 i) {
-    if (threadIdx.x % 32 != 0) return;
-    u64 t;
-    do {
-      asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    } while (t < ramp_t0 + u64{i} * STREAMK_RAMP_NS);
+    if (!ramped || threadIdx.x % 32 != 0) return;
+    while (global_time_ns() < ramp_t0 + u64{i} * STREAMK_RAMP_NS) {
+    }
   };
 #else
   const auto ramp = [](u32) {};
