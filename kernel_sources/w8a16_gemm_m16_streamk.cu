@@ -544,10 +544,7 @@ __device__ __forceinline__ void wait_for_stage(u32 bar, u32 parity) {
 struct Timeline {
   u64* at;  // this CTA's record; null on threads that do not write one
   __device__ __forceinline__ void mark(u32 field) const {
-    if (at == nullptr) return;
-    u64 t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    at[field] = t;
+    if (at != nullptr) at[field] = global_time_ns();
   }
   __device__ __forceinline__ void put(u32 field, u64 v) const {
     if (at != nullptr) at[field] = v;
