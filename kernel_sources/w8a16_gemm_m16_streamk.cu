@@ -210,7 +210,7 @@ __device__ __forceinline__ void issue_activations(const Operands& op, const Work
 
 // ns between the first stages' weight copies where they are spaced (produce); 0: none.
 #ifndef STREAMK_RAMP_NS
-#define STREAMK_RAMP_NS 0
+#define STREAMK_RAMP_NS 700
 #endif
 
 // The first stages in the order of issue_first_stages, then each unit's copies as soon
@@ -220,10 +220,10 @@ __device__ void produce(const Operands& op, const Work& wk, const Ring& r, const
   const u64 policy = l2_evict_first_policy();
   const u32 count = wk.end - wk.begin;
   const u32 first = count < r.stages ? count : r.stages;
-  // STREAMK_RAMP_NS=d (a tuning point, off by default): a programmatic dependent launch of
-  // more CTAs than SMs issues first stage i's weights d * i ns after the first's. At d = 700
-  // with PDL on two CTAs per SM and 3 stages 0.988-0.991x the time (median), without PDL no
-  // change, on one CTA per SM 1.003-1.008x (docs/performance.md, item 151).
+  // STREAMK_RAMP_NS=d (a tuning point, 0 = off): a programmatic dependent launch of more
+  // CTAs than SMs issues first stage i's weights d * i ns after the first's. At d = 700 with
+  // PDL on two CTAs per SM and 3 stages 0.988-0.991x the time (median), without PDL no
+  // change, on one CTA per SM 1.003-1.008x (docs/performance.md, items 151 and 152).
 #if STREAMK_RAMP_NS > 0
   const u64 ramp_t0 = global_time_ns();
   const bool ramped = prefetch_stages > 0 && gridDim.x > sm_id_count();
