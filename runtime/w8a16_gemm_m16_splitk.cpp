@@ -59,12 +59,16 @@ constexpr std::uint64_t kLargeLayerBytes = 64 * kMiB;
 // With PDL two per SM hide more of the launch, and one per SM paid only on fewer units
 // and tiles: 0.928-0.999x (median 0.961) up to 56 units per SM on at most one tile per
 // two SMs, 0.994-1.039x elsewhere (DeepSeek-V3 down 1.004-1.015x, Llama-3-8B gate_up
-// 1.00-1.01x).
+// 1.00-1.01x). Since two per SM space their first stages (item 152), one per SM leads only
+// on fewer tiles still (item 153, m = 1, 4, 8, each form twice, eight layers of 64-112 MiB
+// with up to 56 units per SM): 0.952-0.996x the 3-stage form's time on 32-48 tiles,
+// 1.007-1.025x on 56 and 64 (DeepSeek-V3 o, 7168 x 12288, 8192 x 12288), but for 8192 x
+// 8192 (64 tiles, 31 units per SM: 0.994-0.996x).
 M16Plan large_layer_streamk(std::uint32_t m, std::uint32_t n, std::uint32_t k,
                             std::uint64_t sms, bool pdl) {
   const std::uint64_t tiles = div_ceil(n, 128);
   const std::uint64_t units = tiles * (k / 128);
-  const bool one_per_sm = m <= 8 && (pdl ? units <= 56 * sms && 2 * tiles <= sms
+  const bool one_per_sm = m <= 8 && (pdl ? units <= 56 * sms && 8 * tiles <= 3 * sms
                                          : units <= 64 * sms && tiles < 2 * sms);
   if (one_per_sm) return {"w8a16_gemm_m16_streamk", 1, static_cast<std::uint32_t>(sms)};
   const auto ctas = static_cast<std::uint32_t>(2 * sms);
