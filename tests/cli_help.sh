@@ -43,6 +43,8 @@ check "tools/device_run.sh --help" "One call on a GPU machine" \
 if command -v python3 >/dev/null; then
   check "tools/bench_table.py --help" "Renders a" python3 tools/bench_table.py --help
   check "tools/ab_summary.py --help" "usage: ab_summary.py" python3 tools/ab_summary.py --help
+  check "tools/timeline_summary.py --help" "Summarises the per-CTA timeline" \
+    python3 tools/timeline_summary.py --help
 fi
 if [[ -e $shims/called ]]; then
   echo "FAILED: a script's --help ran cmake, ctest, ninja, g++ or apt-get"

@@ -3,7 +3,7 @@
 built with METRALE_DIAG_TIMELINE, w8a16_gemm_m16_streamk.cu): per layer, m and entry,
 where a launch's time goes between its first CTA's start and its last CTA's end.
 
-  python3 tools/timeline_summary.py FILE
+  python3 tools/timeline_summary.py [--per-sm] FILE
 
 Columns (us, from the launch's earliest CTA start; p50 / max over its CTAs):
   span      the last CTA's end
@@ -15,17 +15,45 @@ Columns (us, from the launch's earliest CTA start; p50 / max over its CTAs):
   after     the last CTA's end less the latest last-landed stage (the launch's tail
             once every byte is in)
   last CTA  the CTA that ends last: its index, units and whether it adds up a tile
+
+With --per-sm, instead: per layer, m and entry, the SMs grouped by the units their CTAs
+ran together, with each group's SM count and its SMs' ends (the latest CTA end on the
+SM; mean and max, us), and how many SMs ran CTAs c and c + CTAs / 2 together.
 """
 import statistics
 import sys
 
 
+def per_sm(groups):
+    print("| layer | m | entry | SMs with c and c + CTAs / 2 | units per SM: SMs, end mean / max |")
+    print("|---|---|---|---|---|")
+    for (layer, m, entry), rows in groups.items():
+        sms = {}
+        for cta, sm, units, _, t in rows:
+            s = sms.setdefault(sm, [[], 0, 0.0])
+            s[0].append(cta)
+            s[1] += units
+            s[2] = max(s[2], t[5])
+        half = len(rows) // 2
+        paired = sum(1 for ctas, _, _ in sms.values()
+                     if len(ctas) == 2 and abs(ctas[0] - ctas[1]) == half)
+        by_units = {}
+        for _, units, end in sms.values():
+            by_units.setdefault(units, []).append(end)
+        cells = "; ".join(f"{u}: {len(e)}, {statistics.mean(e):.2f} / {max(e):.2f}"
+                          for u, e in sorted(by_units.items()))
+        print(f"| {layer} | {m} | {entry} | {paired} of {len(sms)} | {cells} |")
+
+
 def main():
-    if len(sys.argv) != 2 or sys.argv[1] in ("-h", "--help"):
+    args = sys.argv[1:]
+    by_sm = "--per-sm" in args
+    args = [a for a in args if a != "--per-sm"]
+    if len(args) != 1 or args[0] in ("-h", "--help"):
         print(__doc__.strip())
-        return 0 if len(sys.argv) == 2 else 2
+        return 0 if args in (["-h"], ["--help"]) else 2
     groups = {}
-    with open(sys.argv[1]) as f:
+    with open(args[0]) as f:
         for line in f:
             if line.startswith("#") or not line.strip():
                 continue
@@ -34,6 +62,9 @@ def main():
             cta, sm, units, adds = int(v[3]), int(v[4]), int(v[5]), int(v[6])
             t = [int(x) / 1000.0 for x in v[7:13]]
             groups.setdefault(key, []).append((cta, sm, units, adds, t))
+    if by_sm:
+        per_sm(groups)
+        return 0
     print("| layer | m | entry | CTAs | span | start p50/max | ramp p50/max | landed p50/max |"
           " loop p50/max | reduce p50/max | after | last CTA |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
