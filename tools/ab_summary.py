@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Summarises the output of `tools/device_run.sh ab`: each define set against the base.
 
-    tools/ab_summary.py AB_OUTPUT [--base SET] [--match TEXT]
+    tools/ab_summary.py AB_OUTPUT [--base SET] [--match TEXT] [--per-entry]
 
 The `ab` step runs the benchmark once per define set of AB_DEFINES and prints, per set,
 a `--- defines: SET` line and the benchmark's rows. Sets that repeat (e.g. '-;X=1;-;X=1')
@@ -9,7 +9,10 @@ are averaged. For every other set against the base ('-' unless --base names one)
 prints, per layer, m and launch kind (with or without PDL), the fastest entry of each
 side and their ratio, then the ratio over all rows both sides timed (min, median, max)
 and the spread between repeated runs of the base. --match keeps only the entries whose
-name contains TEXT. Ratios below 1 mean the set ran faster than the base.
+name contains TEXT. --per-entry adds, per entry name, its ratio over the rows both sides
+timed (min, median, max), overall and per m: one form of the kernel against itself, where
+the fastest entry per row would mix forms. Ratios below 1 mean the set ran faster than
+the base.
 """
 
 import argparse
@@ -46,11 +49,27 @@ def averaged(runs, name, match):
     return {k: statistics.mean(r[k] for r in chosen) for k in keys}, chosen
 
 
+def print_per_entry(base, test, keys):
+    """Per entry name: the set's time over the base's, overall and per m."""
+    def summary(rs):
+        return (f"min {min(rs):.3f}, median {statistics.median(rs):.3f}, "
+                f"max {max(rs):.3f} ({len(rs)} rows)")
+    by_entry = defaultdict(list)
+    for k in keys:
+        by_entry[k[2]].append(k)
+    for entry, ks in sorted(by_entry.items()):
+        print(f"  {entry}: {summary([test[k] / base[k] for k in ks])}")
+        for m in sorted({k[1] for k in ks}):
+            print(f"    m={m:2d}: {summary([test[k] / base[k] for k in ks if k[1] == m])}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("ab_output", help="the ab step's output (e.g. $OUT/ab.log)")
     parser.add_argument("--base", default="-", help="the base define set (default '-')")
     parser.add_argument("--match", default="", help="only entries whose name contains TEXT")
+    parser.add_argument("--per-entry", action="store_true",
+                        help="also each entry's ratio, overall and per m")
     args = parser.parse_args()
 
     runs = parse(args.ab_output)
@@ -77,6 +96,8 @@ def main():
         if ratios:
             print(f"  every row: min {min(ratios):.3f}, median {statistics.median(ratios):.3f}, "
                   f"max {max(ratios):.3f}")
+        if args.per_entry:
+            print_per_entry(base, test, keys)
     if len(base_runs) > 1:
         keys = set.intersection(*(set(r) for r in base_runs))
         spread = [abs(base_runs[0][k] - base_runs[1][k]) / base_runs[0][k] for k in keys]
