@@ -20,7 +20,8 @@
 #   SANITIZE_CASES='-tc=*bit-identical*' tools/device_run.sh build sanitize   (default: the
 #     determinism case and the cluster handoff's comparison)
 #   Other knobs, each step's own: PROBE_ARGS, TIMELINE_ARGS, RINGDIAG_ARGS, RINGDIAG_DEFINES,
-#   KTIME_ARGS, KTIME_COUNT, KTIME_KERNELS, COMPILE_JOBS, COMPILE_VARIANTS; BUILD (build-device), OUT.
+#   KTIME_ARGS, KTIME_COUNT, KTIME_KERNELS, COMPILE_JOBS, COMPILE_VARIANTS, AB_TIMEOUT (s a
+#   bench run of ab, abtree and timeline may take, 300); BUILD (build-device), OUT.
 set -uo pipefail
 if [[ ${1:-} == -h || ${1:-} == --help ]]; then
   sed -n '2,/^set -uo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
@@ -51,10 +52,11 @@ build_tree() {  # build_tree SOURCE_DIR BUILD_DIR: configure and build one check
 
 ab_bench() {  # ab_bench METRALE_BINARY BENCH_OPTION...: the bench's rows, no baselines;
               # its errors and a non-zero exit status too, so that a set that times
-              # nothing says why
+              # nothing says why; AB_TIMEOUT (s, default 300) stops a set that hangs
   local out rc=0
-  out=$("$1" bench --no-host-cost --no-baselines "${@:2}" 2>&1) || rc=$?
+  out=$(timeout "${AB_TIMEOUT:-300}" "$1" bench --no-host-cost --no-baselines "${@:2}" 2>&1) || rc=$?
   grep -E '^[A-Za-z0-9].*: N=|^ +[0-9]+ +w8a16|WRONG|ERROR|error' <<<"$out"
+  ((rc == 124)) && echo "ab: the bench ran past ${AB_TIMEOUT:-300} s and was stopped"
   ((rc == 0)) || echo "ab: the bench exited $rc"
 }
 export -f build_tree ab_bench  # the steps that run under bash -c call them too
