@@ -129,35 +129,6 @@ __device__ __forceinline__ u32 range_begin(u64 c, u64 units, u64 ctas) {
 }
 #endif
 
-// STREAMK_TAIL_UNITS=t (a probe, 0 = off): the last t units of a CTA's range form its
-// tail, which any CTA may run. A CTA runs its range but the tail, then claims tail units
-// from a counter in the workspace, segment s = j * P + q being unit j of CTA q's tail,
-// until none is left; each claimed unit is a piece of its own, written as a flagged
-// partial to its segment's slot, and the tile's first CTA adds every piece in unit order,
-// so the bits do not depend on who ran what. A CTA has a tail only where its range ends
-// inside a tile that it holds more than t units of: the tail then lies in the tile that
-// CTA adds up (or, for a range inside one tile, in the tile its first CTA adds up).
-#ifndef STREAMK_TAIL_UNITS
-#define STREAMK_TAIL_UNITS 0
-#endif
-#if STREAMK_TAIL_UNITS > 0
-constexpr u32 kTailUnits = STREAMK_TAIL_UNITS;
-static_assert(kTailUnits <= 3, "STREAMK_TAIL_UNITS is 0..3 (the workspace's tail slots)");
-#if defined(STREAMK_PARTIAL_WORDS64) || defined(STREAMK_EARLY_RELEASE)
-#error "STREAMK_TAIL_UNITS runs with the 32-bit partial words and the slot released after its MMAs"
-#endif
-constexpr u32 kNoSegment = 0xFFFFFFFFu;  // a ring stage that ends the tail
-
-// CTA c's tail units: kTailUnits or 0.
-__device__ __forceinline__ u32 tail_units_of(u32 c, u32 k_blocks, u64 units, u32 ctas) {
-  const u32 b = range_begin(c, units, ctas);
-  const u32 e = range_begin(c + 1, units, ctas);
-  if (e % k_blocks == 0) return 0;
-  const u32 tile_start = (e - 1) / k_blocks * k_blocks;
-  return e - (b > tile_start ? b : tile_start) > kTailUnits ? kTailUnits : 0;
-}
-#endif
-
 // The ring: slot s of `stages` at ring + s * stage_bytes, filled when full[s] completes,
 // free again when empty[s] (one arrive per compute thread) does. Unit begin + i goes to
 // slot i % stages, in phase (i / stages) of both barriers.
@@ -165,9 +136,6 @@ struct Ring {
   u32 base, stage_bytes, stages;
   u32 full, empty;  // shared addresses of the barrier arrays (8 bytes each)
   u32 scales;       // shared address of the slots' block scales (4 bytes each)
-#if STREAMK_TAIL_UNITS > 0
-  u32 segments;     // shared address of the slots' tail segments (4 bytes each)
-#endif
 };
 
 // The producer warp: the unit's 128 x 128 weight box, then its m x 128 activations. On
@@ -337,7 +305,7 @@ constexpr u32 kPartialWords = 2 * kPartialPairs * kComputeThreads;
 #ifndef STREAMK_PAIRS_IN_FLIGHT
 #define STREAMK_PAIRS_IN_FLIGHT 8
 #endif
-[[maybe_unused]] constexpr u32 kWordsInFlight = STREAMK_PAIRS_IN_FLIGHT;
+constexpr u32 kWordsInFlight = STREAMK_PAIRS_IN_FLIGHT;
 
 // Pair p of this thread's words in CTA cta's slot: a warp's pair p is contiguous (256 or
 // 512 bytes), and a reader thread finds its own fragment's elements at the same place.
@@ -402,17 +370,16 @@ __device__ __forceinline__ bool pair_needed(u32 p, u32 m) {
 #endif
 }
 
-// A run that starts inside its tile: its FP32 partial, flagged, in slot `slot` (the
-// CTA's own; under STREAMK_TAIL_UNITS a tail segment's too).
+// A run that starts inside its tile: its FP32 partial, flagged, in this CTA's slot.
 template <u32 kTokenGroups>
-__device__ __forceinline__ void write_partial(u64* partials, u32 slot, u32 m, bool keep,
+__device__ __forceinline__ void write_partial(u64* partials, u32 m, bool keep,
                                               const float (&acc)[kTokenGroups][4]) {
 #pragma unroll
   for (u32 tg = 0; tg < kTokenGroups; ++tg)
 #pragma unroll
     for (u32 h = 0; h < 2; ++h) {
       if (!pair_needed(2 * tg + h, m)) continue;
-      store_pair(partial_pair(partials, slot, 2 * tg + h), flagged(acc[tg][2 * h]),
+      store_pair(partial_pair(partials, blockIdx.x, 2 * tg + h), flagged(acc[tg][2 * h]),
                  flagged(acc[tg][2 * h + 1]), keep);
     }
 }
@@ -598,142 +565,6 @@ struct Timeline {
 __device__ __forceinline__ Timeline timeline_of(u64*) { return {}; }
 #endif
 
-#if STREAMK_TAIL_UNITS > 0
-// The tail's workspace: segment s's slot after the CTAs' slots and the timeline's half
-// (2 P + s), then the claim counter. The launcher's workspace holds 2 P slots; the bench's
-// holds the tail's too (64 MiB), which is all this probe runs on.
-__device__ __forceinline__ u32 tail_slot(u32 segment) { return 2 * gridDim.x + segment; }
-__device__ __forceinline__ u32* tail_counter(u64* partials) {
-  return reinterpret_cast<u32*>(reinterpret_cast<PartialWord*>(partials) +
-                                static_cast<u64>(tail_slot(gridDim.x * kTailUnits)) *
-                                    kPartialWords);
-}
-
-__device__ __forceinline__ u32 load_shared_u32(u32 addr) {
-  u32 v;
-  asm volatile("ld.shared.u32 %0, [%1];" : "=r"(v) : "r"(addr));
-  return v;
-}
-
-__device__ __forceinline__ void store_shared_u32(u32 addr, u32 v) {
-  asm volatile("st.shared.u32 [%0], %1;" :: "r"(addr), "r"(v) : "memory");
-}
-
-// The producer after its range but the tail: each claimed unit into the next ring slot
-// (ring index i on), its segment beside it, the next claim asked for before the unit's
-// copies go out; then a stage with no unit. Each CTA makes exactly one claim that finds
-// none left, so the last of those (the P-th) leaves the counter zero for the next launch.
-__device__ void produce_tail(const Operands& op, const Work& wk, const Ring& r,
-                             const TensorMap* w_map, const TensorMap* x_map, u64* partials) {
-  const u32 lane = threadIdx.x % 32;
-  const u32 ctas = gridDim.x;
-  const u32 segments = ctas * kTailUnits;
-  const u64 units = static_cast<u64>(wk.k_blocks) * wk.tiles;
-  const u64 policy = l2_evict_first_policy();
-  u32* counter = tail_counter(partials);
-  const u32 i = wk.end - wk.begin;
-  u32 slot = i % r.stages;
-  u32 wraps = i / r.stages;
-  const auto claim = [&]() { return lane == 0 ? atomicAdd(counter, 1u) : 0u; };
-  u32 next = claim();
-  for (;;) {
-    const u32 s = __shfl_sync(0xFFFFFFFFu, next, 0);
-    if (s >= segments) {
-      if (lane == 0 && s == segments + ctas - 1) atomicExch(counter, 0u);
-      break;
-    }
-    next = claim();
-    const u32 q = s % ctas, j = s / ctas;
-    if (j >= tail_units_of(q, wk.k_blocks, units, ctas)) continue;
-    const u32 u = range_begin(q + 1, units, ctas) - kTailUnits + j;
-    if (wraps > 0) barrier_wait(r.empty + 8 * slot, (wraps - 1) & 1);
-    if (lane == 0) store_shared_u32(r.segments + 4 * slot, s);
-    issue_weights_at(op, wk, r, slot, u, u / wk.k_blocks * kRows, u % wk.k_blocks, w_map, policy);
-    issue_activations_at(op, r, slot, u % wk.k_blocks, x_map);
-    if (++slot == r.stages) {
-      slot = 0;
-      ++wraps;
-    }
-  }
-  if (wraps > 0) barrier_wait(r.empty + 8 * slot, (wraps - 1) & 1);
-  const u32 bar = r.full + 8 * slot;
-  if (lane == 0) {
-    store_shared_u32(r.segments + 4 * slot, kNoSegment);
-#if STREAM_TMA
-    for (u32 a = 0; a < kFullCount; ++a) barrier_arrive(bar);
-#endif
-  }
-#if !STREAM_TMA
-  barrier_arrive(bar);  // every lane: kFullCount = 32
-#endif
-}
-
-// The compute warps after their range but the tail: each claimed unit from zero, its
-// partial into its segment's slot, until the stage with no unit (ring index i on).
-template <u32 kTokenGroups>
-__device__ __forceinline__ void consume_tail(const Operands& op, const Ring& r, u64* partials,
-                                             const FragmentOffsets<kTokenGroups>& frag,
-                                             u32 w_offset, u32 i) {
-  u32 slot = i % r.stages;
-  u32 phase = (i / r.stages) & 1;
-  const bool keep = keep_partials(op);
-  for (;;) {
-    wait_for_stage(r.full + 8 * slot, phase);
-    const u32 s = load_shared_u32(r.segments + 4 * slot);
-    if (s == kNoSegment) break;
-    const u32 base = r.base + slot * r.stage_bytes;
-    const float scale = load_shared_f32(r.scales + 4 * slot);
-    float acc[kTokenGroups][4];
-    u32 nan_bits[2] = {0, 0};
-    set_zero(acc);
-    compute_block<kTokenGroups, kXByHalf>(acc, nan_bits, frag, base + w_offset,
-                                          base + kStageWeightBytes, scale, true);
-    barrier_arrive(r.empty + 8 * slot);
-    poison_nan_columns<kTokenGroups>(acc, nan_bits);
-    write_partial<kTokenGroups>(partials, tail_slot(s), op.m, keep, acc);
-    next_slot(slot, phase, r.stages);
-  }
-}
-
-// acc (the tile's first CTA's own units) += every other piece of the tile in unit order:
-// the first CTA's tail units, then for each CTA q after it its range's piece and its tail
-// units, the last CTA's piece from `last_words` where kLastLoaded. A CTA's pieces are
-// loaded together, then added in order.
-template <u32 kTokenGroups, bool kLastLoaded>
-__device__ __forceinline__ void add_tail_pieces(u64* partials, const Work& wk, Contributors c,
-                                                u32 m, bool keep,
-                                                float (&acc)[kTokenGroups][4],
-                                                PartialWord (&last_words)[2 * kTokenGroups][2]) {
-  constexpr u32 kPairs = 2 * kTokenGroups;
-  const u64 units = static_cast<u64>(wk.k_blocks) * wk.tiles;
-#pragma unroll 1
-  for (u32 q = c.c0; q <= c.c1; ++q) {
-    const bool own = q == c.c0;
-    const bool early = kLastLoaded && q == c.c1;
-    const u32 tails = q == c.c1 ? 0 : tail_units_of(q, wk.k_blocks, units, gridDim.x);
-    PartialWord w[1 + kTailUnits][kPairs][2];
-#pragma unroll
-    for (u32 j = 0; j <= kTailUnits; ++j)
-#pragma unroll
-      for (u32 p = 0; p < kPairs; ++p) w[j][p][0] = w[j][p][1] = 0;
-    if (!own && !early) load_partial<kTokenGroups>(partials, q, m, w[0]);
-#pragma unroll
-    for (u32 j = 0; j < kTailUnits; ++j) {
-      if (j < tails) load_partial<kTokenGroups>(partials, tail_slot(j * gridDim.x + q), m, w[1 + j]);
-    }
-    if (early) {
-      add_partial<kTokenGroups>(partials, q, m, keep, last_words, acc);
-    } else if (!own) {
-      add_partial<kTokenGroups>(partials, q, m, keep, w[0], acc);
-    }
-#pragma unroll
-    for (u32 j = 0; j < kTailUnits; ++j) {
-      if (j < tails) add_partial<kTokenGroups>(partials, tail_slot(j * gridDim.x + q), m, keep, w[1 + j], acc);
-    }
-  }
-}
-#endif
-
 template <u32 kTokenGroups>
 __device__ __forceinline__ void consume(const Operands& op, const Work& wk, const Ring& r,
                                         u64* partials) {
@@ -844,7 +675,7 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
         if (whole) {
           store_tile<kTokenGroups>(op, tile, acc);
         } else if (kb_first != 0) {
-          write_partial<kTokenGroups>(partials, blockIdx.x, op.m, keep_partials(op), acc);
+          write_partial<kTokenGroups>(partials, op.m, keep_partials(op), acc);
         } else {
           // This CTA runs the tile's first units, at the end of its range: it keeps them
           // in its registers and adds the others' partials after the loop.
@@ -863,20 +694,13 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
     }
     next_slot(slot, phase, r.stages);
   }
-#if STREAMK_TAIL_UNITS > 0
-  consume_tail<kTokenGroups>(op, r, partials, frag, warp_w, count);
-#endif
   timeline.mark(6);
   timeline.put_work(count, owns_split_tile);
   if (owns_split_tile) {
 #if !defined(METRALE_DIAG_REDUCE_NO_READ)
     const Contributors c = contributors_of(wk, tile);
-#if STREAMK_TAIL_UNITS > 0
-    add_tail_pieces<kTokenGroups, kEarly>(partials, wk, c, op.m, keep_partials(op), acc, early);
-#else
     add_partials<kTokenGroups, kEarly>(partials, c.c0 + 1, c.c1, op.m, keep_partials(op), acc,
                                        early);
-#endif
 #endif
     store_tile<kTokenGroups>(op, tile, acc);
   }
@@ -916,19 +740,12 @@ w8a16_gemm_m16_streamk(const u16* __restrict__ input, const u8* __restrict__ wei
   r.full = shared_address(full);
   r.empty = shared_address(empty);
   r.scales = shared_address(scales);
-#if STREAMK_TAIL_UNITS > 0
-  __shared__ __align__(4) u32 segments[kMaxStages];
-  r.segments = shared_address(segments);
-#endif
   Work wk;
   wk.k_blocks = k / kBlockK;
   wk.tiles = (n + kRows - 1) / kRows;
   const u64 units = static_cast<u64>(wk.k_blocks) * wk.tiles;
   wk.begin = range_begin(blockIdx.x, units, gridDim.x);
   wk.end = range_begin(blockIdx.x + 1, units, gridDim.x);
-#if STREAMK_TAIL_UNITS > 0
-  wk.end -= tail_units_of(blockIdx.x, wk.k_blocks, units, gridDim.x);  // the range but the tail
-#endif
   wk.first_tile = wk.begin / wk.k_blocks;
   // Every CTA is resident now: the next kernel of the stream may start its prologue.
   allow_dependent_grid();
@@ -940,9 +757,6 @@ w8a16_gemm_m16_streamk(const u16* __restrict__ input, const u8* __restrict__ wei
   barrier_init_fence();
   if (threadIdx.x >= kComputeThreads) {
     produce(op, wk, r, &w_map, &x_map, prefetch_stages);
-#if STREAMK_TAIL_UNITS > 0
-    produce_tail(op, wk, r, &w_map, &x_map, partials);
-#endif
   } else {
 #if TOKEN_GROUPS == 1 || TOKEN_GROUPS == 2
     consume<TOKEN_GROUPS>(op, wk, r, partials);
