@@ -91,13 +91,21 @@ struct Work {
   u32 first_tile;    // the tile of unit `begin`
 };
 
+// a / b by the 32-bit division where both fit in 32 bits, as they do on every layer and
+// grid the plan gives: the 64-bit routine is a chain of about 70 dependent instructions,
+// and a CTA's first copy waits on two of them, its split tile's reduction on two more.
+__device__ __forceinline__ u32 quotient(u64 a, u64 b) {
+  if (((a | b) >> 32) == 0) return static_cast<u32>(a) / static_cast<u32>(b);
+  return static_cast<u32>(a / b);
+}
+
 // The CTA that runs unit u: the largest c with floor(c*U/P) <= u.
 __device__ __forceinline__ u32 even_owner_of(u64 u, u64 units, u64 ctas) {
-  return static_cast<u32>(((u + 1) * ctas - 1) / units);
+  return quotient((u + 1) * ctas - 1, units);
 }
 
 __device__ __forceinline__ u32 even_range_begin(u64 c, u64 units, u64 ctas) {
-  return static_cast<u32>(c * units / ctas);
+  return quotient(c * units, ctas);
 }
 
 #if defined(STREAMK_LEAD_PERMILLE)
@@ -605,6 +613,9 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
   const u32 own_tile = (wk.end - 1) / wk.k_blocks;
   const bool adds_up = wk.end % wk.k_blocks != 0 && own_tile * wk.k_blocks >= wk.begin;
   const u32 early_at = kEarly && adds_up ? own_tile * wk.k_blocks - wk.begin : count;
+  // Its contributors, found while the first stage is on its way rather than after the
+  // last unit, where the end of the launch would wait on them.
+  const Contributors own = adds_up ? contributors_of(wk, own_tile) : Contributors{0, 0};
   PartialWord early[2 * kTokenGroups][2] = {};
   // STREAMK_EARLY_RELEASE (a tuning point): each thread releases a slot as soon as it has
   // issued its reads of it, before its MMAs, so that the refill overlaps them. On two CTAs
@@ -626,7 +637,7 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
     const u32 base = r.base + slot * r.stage_bytes;
 #if !defined(METRALE_DIAG_NO_REDUCE)
     if (kEarly && i == early_at) {
-      load_partial<kTokenGroups>(partials, contributors_of(wk, own_tile).c1, op.m, early);
+      load_partial<kTokenGroups>(partials, own.c1, op.m, early);
     }
 #endif
 #if defined(METRALE_DIAG_COMPUTE_ONLY)
@@ -698,9 +709,8 @@ __device__ __forceinline__ void consume(const Operands& op, const Work& wk, cons
   timeline.put_work(count, owns_split_tile);
   if (owns_split_tile) {
 #if !defined(METRALE_DIAG_REDUCE_NO_READ)
-    const Contributors c = contributors_of(wk, tile);
-    add_partials<kTokenGroups, kEarly>(partials, c.c0 + 1, c.c1, op.m, keep_partials(op), acc,
-                                       early);
+    add_partials<kTokenGroups, kEarly>(partials, own.c0 + 1, own.c1, op.m, keep_partials(op),
+                                       acc, early);
 #endif
     store_tile<kTokenGroups>(op, tile, acc);
   }
