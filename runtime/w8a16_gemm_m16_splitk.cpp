@@ -63,13 +63,20 @@ constexpr std::uint64_t kLargeLayerBytes = 64 * kMiB;
 // on fewer tiles still (item 153, m = 1, 4, 8, each form twice, eight layers of 64-112 MiB
 // with up to 56 units per SM): 0.952-0.996x the 3-stage form's time on 32-48 tiles,
 // 1.007-1.025x on 56 and 64 (DeepSeek-V3 o, 7168 x 12288, 8192 x 12288), but for 8192 x
-// 8192 (64 tiles, 31 units per SM: 0.994-0.996x).
+// 8192 (64 tiles, 31 units per SM: 0.994-0.996x). Above 8 tokens (item 155, m = 9, 12,
+// 16, twice, 12 layers of 64-250 MiB, after the reducer's contributors moved to the start):
+// one per SM took 0.87-0.98x the time of two without PDL on the layers of 32-64 tiles with
+// up to 64 units per SM, 0.99-1.01x on Llama-3-8B gate_up (224 tiles) and 1.01-1.03x on
+// 121 units per SM; with PDL 0.90-0.97x on 32-48 tiles and 0.99-1.02x on 56 (DeepSeek-V3
+// o and down), so the PDL rule holds for every m and the plain one takes at most one tile
+// per SM above 8 tokens. Where the deep kernel's 32-row form is suited it still comes first.
 M16Plan large_layer_streamk(std::uint32_t m, std::uint32_t n, std::uint32_t k,
                             std::uint64_t sms, bool pdl) {
   const std::uint64_t tiles = div_ceil(n, 128);
   const std::uint64_t units = tiles * (k / 128);
-  const bool one_per_sm = m <= 8 && (pdl ? units <= 56 * sms && 8 * tiles <= 3 * sms
-                                         : units <= 64 * sms && tiles < 2 * sms);
+  const bool one_per_sm =
+      pdl ? units <= 56 * sms && 8 * tiles <= 3 * sms
+          : units <= 64 * sms && (m <= 8 ? tiles < 2 * sms : tiles <= sms);
   if (one_per_sm) return {"w8a16_gemm_m16_streamk", 1, static_cast<std::uint32_t>(sms)};
   const auto ctas = static_cast<std::uint32_t>(2 * sms);
   return {"w8a16_gemm_m16_streamk", 1, ctas,

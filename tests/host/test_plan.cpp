@@ -22,8 +22,9 @@ TEST_CASE("plan_m16_gemm: stream-K, streaming, 64-wide or split tiles where each
   const auto plan = [](std::uint32_t n, std::uint32_t k) { return plan_m16_gemm(1, n, k, 132); };
   // 64 MiB and more: stream-K, up to 8 tokens on one CTA per SM where the layer has at
   // most 64 units per SM and fewer tiles than two per SM (Llama-3-8B gate_up, Qwen3-32B
-  // down, DeepSeek-V3 o and down), else on two with 3 stages; above 8 tokens DeepSeek-V3 o
-  // and down on the deep kernel's 32-row form (8 warps).
+  // down, DeepSeek-V3 o and down), above 8 tokens where it has at most one tile per SM
+  // (Qwen3-32B down), else on two with 3 stages; above 8 tokens DeepSeek-V3 o and down on
+  // the deep kernel's 32-row form (8 warps).
   for (const auto& [n, k] : {std::pair{28672u, 4096u}, {51200u, 5120u}, {36864u, 7168u},
                             {5120u, 25600u}, {7168u, 16384u}, {7168u, 18432u}}) {
     for (const std::uint32_t m : {1u, 8u, 9u, 16u}) {
@@ -37,7 +38,7 @@ TEST_CASE("plan_m16_gemm: stream-K, streaming, 64-wide or split tiles where each
       }
       CHECK(p.entry == "w8a16_gemm_m16_streamk");
       CHECK(p.split == 1);
-      const bool one_per_sm = m <= 8 && n != 51200 && n != 36864;
+      const bool one_per_sm = m <= 8 ? n != 51200 && n != 36864 : n == 5120;
       CHECK(p.ctas == (one_per_sm ? 132u : 264u));
       CHECK(p.stages == (one_per_sm ? 0u : 3u));
     }
@@ -48,6 +49,10 @@ TEST_CASE("plan_m16_gemm: stream-K, streaming, 64-wide or split tiles where each
   CHECK(plan_m16_gemm(1, 67 * 128, 16384, 132).ctas == 264u);
   CHECK(plan_m16_gemm(1, 263 * 128, 4096, 132).ctas == 132u);
   CHECK(plan_m16_gemm(1, 264 * 128, 4096, 132).ctas == 264u);
+  // Above 8 tokens at most one tile per SM (132 tiles of 32 blocks, not 133).
+  CHECK(plan_m16_gemm(9, 132 * 128, 4096, 132).ctas == 132u);
+  CHECK(plan_m16_gemm(16, 132 * 128, 4096, 132).ctas == 132u);
+  CHECK(plan_m16_gemm(9, 133 * 128, 4096, 132).ctas == 264u);
   // The deep entry from 64 MiB only with K up to 12288 (8192 x 8192: 512 CTAs of 8 warps).
   CHECK(plan_m16_gemm(1, 8192, 8192, 132).entry == "w8a16_gemm_m16_skinny_deep");
   CHECK(plan_m16_gemm(1, 8192, 14336, 132).entry == "w8a16_gemm_m16_streamk");
@@ -659,10 +664,13 @@ TEST_CASE("plan_m16_gemm with PDL: split-K for the seed's entries, stream-K on i
   CHECK(plan_m16_gemm(1, 24576, 1536, 132, pdl).split == 1);
   CHECK(plan_m16_gemm(1, 7168, 18432, 132, pdl).ctas == 264u);
   CHECK(plan_m16_gemm(1, 7168, 18432, 114, pdl).ctas == 228u);
-  // One CTA per SM with PDL: at most 3 tiles per 8 SMs (49 tiles on 132 SMs, not 50).
+  // One CTA per SM with PDL: at most 3 tiles per 8 SMs (49 tiles on 132 SMs, not 50), at
+  // every m.
   CHECK(plan_m16_gemm(8, 49 * 128, 16384, 132, pdl).ctas == 132u);
   CHECK(plan_m16_gemm(8, 50 * 128, 16384, 132, pdl).ctas == 264u);
-  CHECK(plan_m16_gemm(9, 49 * 128, 16384, 132, pdl).ctas == 264u);
+  CHECK(plan_m16_gemm(9, 49 * 128, 16384, 132, pdl).ctas == 132u);
+  CHECK(plan_m16_gemm(16, 49 * 128, 16384, 132, pdl).ctas == 132u);
+  CHECK(plan_m16_gemm(16, 50 * 128, 16384, 132, pdl).ctas == 264u);
   CHECK(plan_m16_gemm(1, 4096, 14336, 132, pdl).entry == "w8a16_gemm_m16_skinny_deep");
   // Where the plain plan is a skinny entry and the PDL plan is not: a 16 MiB layer with
   // K = 1152 (the seed's grid as split-K / 1 at 1 token, stream-K from 4). Above 8 tokens
