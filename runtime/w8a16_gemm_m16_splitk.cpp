@@ -430,8 +430,13 @@ std::optional<SkinnyDeepForm> deep_form_if_suited(std::uint32_t m, std::uint32_t
   const bool fills = form.warps == 2 && m > 8 ? 10 * ctas >= 9 * slots : 3 * ctas >= 2 * slots;
   // With PDL a grid spread over the SMs fills them whatever its share of the slots (item
   // 94: Qwen3-32B qkv's 640 CTAs of 4 warps, 61 % of the slots, up to 8 tokens).
+  // Without PDL, from 20 MiB (where stream-K on one CTA per SM takes the layer above 8
+  // tokens, plan_without_pdl), CTAs of 2 warps above 8 tokens need those 90 % too (item
+  // 156: 14336 x 4096, 896 CTAs in 1584 slots, 22.3-22.8 us at 10-16 tokens against
+  // 20.6-20.8 for stream-K).
+  const bool plain_fills = bytes < 20 * kMiB || form.warps != 2 || m <= 8 || fills;
   const bool suits = pdl ? ctas <= slots && (fills || spreadable(ctas, sms, form.ctas_per_sm))
-                         : 2 * ctas >= slots;
+                         : 2 * ctas >= slots && plain_fills;
   if (!suits) return std::nullopt;
   return form;
 }

@@ -209,6 +209,22 @@ TEST_CASE("plan_m16_gemm: the deep entry at K = 1024") {
     }
     CHECK(plan_m16_gemm(m, 53248, 1024, 132).entry != "w8a16_gemm_m16_skinny_deep");
   }
+  // Item 156, above 8 tokens without PDL: from 20 MiB CTAs of 2 warps need 90 % of the
+  // slots, else stream-K on one CTA per SM (14336 x 4096: 896 CTAs in 1584 slots); 20480
+  // rows (1280 in 1320) keep them, and under 20 MiB the rule of item 113 below holds.
+  for (const std::uint32_t m : {9u, 16u}) {
+    CAPTURE(m);
+    for (const auto& [n, k] : {std::pair{14336u, 4096u}, {14336u, 1536u}, {18432u, 3072u}}) {
+      CAPTURE(n);
+      const M16Plan p = plan_m16_gemm(m, n, k, 132);
+      CHECK(p.entry == "w8a16_gemm_m16_streamk");
+      CHECK(p.ctas == 132u);
+    }
+    CHECK(plan_m16_gemm(m, 20480, 2048, 132).entry == "w8a16_gemm_m16_skinny_deep");
+    CHECK(plan_m16_gemm(m, 20480, 2048, 132).warps == 2u);
+    CHECK(plan_m16_gemm(m, 18432, 1024, 132).warps == 2u);
+  }
+  CHECK(plan_m16_gemm(8, 14336, 4096, 132).entry == "w8a16_gemm_m16_skinny_deep");
   // Item 113, above 8 tokens: where the form's CTAs all fit, 16384 rows on 2 warps of 4
   // blocks without PDL (1024 CTAs in 1320 slots) and 24576 on the three-per-SM form's 2
   // warps with and without PDL (1536 in 1584); with PDL 16384 rows run on stream-K on one
