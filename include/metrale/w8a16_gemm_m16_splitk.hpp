@@ -67,7 +67,8 @@ void w8a16_gemm_m16_splitk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr
 // one chunk of K (w8a16_gemm_m16_skinny_deep or _deep3, as w8a16_gemm_m16_skinny_deep_form
 // says) on layers of 16-64 MiB with K of at least 1536, or of 512-1024 on layers of up to
 // 32 MiB (above 8 tokens only where its CTAs all fit at once), where its CTAs fill at
-// least half of the device's CTA slots; with K of 512 or
+// least half of the device's CTA slots (above 8 tokens from 20 MiB, CTAs of 2 warps, 90
+// %); with K of 512 or
 // 1024 where no form fits at once, up to 48 MiB, up to 8 tokens (with PDL up to 6) on 4
 // warps, in waves; on layers of 8-16 MiB with K of 512-896 or 1536-3584 (or of 1024 above 8
 // tokens, or up to 8 where the form's CTAs have 4 warps) as on those of 16-64 MiB; and
@@ -84,9 +85,9 @@ void w8a16_gemm_m16_splitk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr
 // MiB, on 16 MiB ones, up to 8 tokens on those up to 24 MiB and at one token on those of
 // 32-64 MiB with K of at least 4096, all with K of at least 1024; else stream-K
 // (w8a16_gemm_m16_streamk.hpp, on `ctas` CTAs with `stages` ring stages and the caller's
-// workspace) on layers of 64 MiB and more, on two CTAs per SM or up to 8 tokens on one
-// where the layer has at most 64 units (128 rows x 128 K) per SM and fewer 128-row tiles
-// than two per SM; on one from 32 MiB at 2 tokens and more (at 1 where the seed's tiles
+// workspace) on layers of 64 MiB and more, on two CTAs per SM or on one where the layer
+// has at most 64 units (128 rows x 128 K) per SM and, up to 8 tokens, fewer 128-row tiles
+// than two per SM, above 8 at most one per SM; on one from 32 MiB at 2 tokens and more (at 1 where the seed's tiles
 // leave SMs idle), from 20 MiB at 5 tokens and more, and from 8 MiB with K of 512-896
 // where the seed's tiles would run; else the streaming entry on wide layers where a split
 // of its 128-row tiles fills the SMs 1.5 to 2 times over; else above 8 tokens the seed's
@@ -130,8 +131,8 @@ struct M16Plan {
 // replaces the tiled entries; otherwise
 // the seed's contiguous entries, which take no launch options, give way to
 // w8a16_gemm_m16_splitk with a split of 1 (the same kernel code, strided); stream-K keeps
-// its grid, but from 64 MiB takes one CTA per SM only up to 56 units per SM and one
-// 128-row tile per two SMs.
+// its grid, but from 64 MiB takes one CTA per SM only up to 56 units per SM and three
+// 128-row tiles per eight SMs, at every m.
 M16Plan plan_m16_gemm(std::uint32_t m, std::uint32_t n, std::uint32_t k,
                       std::uint32_t sm_count, M16LaunchOptions launch = {});
 
