@@ -89,8 +89,8 @@ void w8a16_gemm_m16_splitk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr
 // has at most 64 units (128 rows x 128 K) per SM and, up to 8 tokens, fewer 128-row tiles
 // than two per SM, above 8 at most one per SM; on one from 32 MiB at 2 tokens and more
 // (at 1 where the seed's tiles leave SMs idle), from 20 MiB at 5 tokens and more, and from
-// 8 MiB with K of 512-896
-// where the seed's tiles would run; else the streaming entry on wide layers where a split
+// 8 MiB with K of 512-896 where the seed's tiles would run; else the streaming entry on
+// wide layers where a split
 // of its 128-row tiles fills the SMs 1.5 to 2 times over; else above 8 tokens the seed's
 // w8a16_gemm_m16_n64 where its 64-wide tiles fill the device; else the seed's
 // w8a16_gemm_m16 when its tiles do; else w8a16_gemm_m16_splitk with the smallest
