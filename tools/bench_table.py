@@ -10,7 +10,15 @@ ceiling's kernel reaches on the layer's bytes per launch where the record has it
 the ranges per layer class that the issue's targets name, and how often each of the
 plan's choices is the fastest of its kind, with the cases where it is not. Only numbers
 in the record are used.
+
+    tools/bench_table.py --plan RECORD.json [RECORD.json ...]
+
+Checks the plan alone on records of the same shapes and entries (e.g. several runs of
+`bench --no-baselines`; `tools/device_run.sh plancheck` makes them): each entry's time is
+the mean over the records, and for each case the plan's choice and its PDL choice are set
+against the fastest entry of their kind, with the cases beyond 2 % listed.
 """
+import statistics
 import json
 import sys
 
@@ -101,8 +109,13 @@ def main(path):
           f"({beats('cublaslt_fp8', True)} with PDL); faster than cuBLAS BF16 in "
           f"{beats('cublas_bf16', False)} ({beats('cublas_bf16', True)} with PDL). "
           f"{record['wrong']} WRONG, {record['errors']} ERROR.")
-    # The plan's choice against the fastest entry without PDL, and its PDL choice (records
-    # from 88bb9cd on) against the fastest "+pdl" entry.
+    plan_summary(record)
+
+
+def plan_summary(record, tolerance=None):
+    """The plan's choice against the fastest entry without PDL, and its PDL choice (records
+    from 88bb9cd on) against the fastest "+pdl" entry; with a tolerance, how many cases lie
+    within it and only the misses beyond it."""
     pdl_only = lambda entries: [e for e in entries if e["entry"].endswith("+pdl")]
     for label, key, kind, pool in (
             ("The plan's choice", "choice", "entry without PDL", lambda r: fastest(r["entries"], False)),
@@ -112,19 +125,51 @@ def main(path):
         if not rows:
             continue
         hits = sum(1 for _, c, b in rows if c["entry"] == b["entry"])
-        worst = max(c["us"] / b["us"] for _, c, b in rows)
+        ratios = [c["us"] / b["us"] for _, c, b in rows]
         print(f"{label} is the fastest {kind} in {hits} of {len(rows)} cases; "
-              f"at worst it takes {worst:.3f}x the fastest's time.")
+              f"at worst it takes {max(ratios):.3f}x the fastest's time.")
+        limit = 1.0 if tolerance is None else 1.0 + tolerance
+        if tolerance is not None:
+            within = sum(1 for x in ratios if x <= limit)
+            print(f"  within {100 * tolerance:.0f} % in {within} of {len(rows)} cases; "
+                  f"median {statistics.median(ratios):.3f}x")
         # The misses, slowest first: where the plan's rules and the measurement disagree.
-        misses = sorted(((c["us"] / b["us"], r, c, b) for r, c, b in rows if c["entry"] != b["entry"]),
+        misses = sorted(((c["us"] / b["us"], r, c, b) for r, c, b in rows
+                         if c["entry"] != b["entry"] and c["us"] / b["us"] > limit),
                         key=lambda x: -x[0])
         for x, r, c, b in misses:
             print(f"  {r['model']} {r['layer']} m = {r['m']}: {c['entry']} {c['us']:.2f} us "
                   f"against {b['entry']} {b['us']:.2f} ({x:.3f}x)")
 
 
+def mean_record(paths):
+    """The first record with each entry's time the mean over all records (entries that ran
+    correctly in every one of them)."""
+    records = [json.load(open(p)) for p in paths]
+    merged = records[0]
+    for i, r in enumerate(merged["results"]):
+        key = (r["n"], r["k"], r["m"])
+        others = [next(x for x in rec["results"] if (x["n"], x["k"], x["m"]) == key)
+                  for rec in records[1:]]
+        for e in r["entries"]:
+            times = [e["us"]] + [entry(o, e["entry"])["us"] if entry(o, e["entry"]) else None
+                                 for o in others]
+            if e["status"] == "ok" and None not in times:
+                e["us"] = statistics.mean(times)
+            else:
+                e["status"] = "not in every record"
+    return merged
+
+
 if __name__ == "__main__":
-    if len(sys.argv) != 2 or sys.argv[1] in ("-h", "--help"):
+    args = sys.argv[1:]
+    if args[:1] == ["--plan"] and len(args) > 1:
+        record = mean_record(args[1:])
+        print(f"{len(args) - 1} record(s), {len(record['results'])} cases; commit "
+              f"{record['commit']}.")
+        plan_summary(record, tolerance=0.02)
+    elif len(args) == 1 and args[0] not in ("-h", "--help"):
+        main(args[0])
+    else:
         print(__doc__.strip())
-        sys.exit(0 if len(sys.argv) == 2 else 2)
-    main(sys.argv[1])
+        sys.exit(0 if args in (["-h"], ["--help"]) else 2)

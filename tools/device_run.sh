@@ -3,8 +3,8 @@
 # sanitizers and the benchmark, each step's log written to $OUT (default ./device-out).
 #
 #   tools/device_run.sh [STEP...]     steps: build tests ci info sass startup sanitize bench
-#                                     profile ringdiag ktime ab abtree probe timeline compilescale
-#                                     compilecontention hostcost multigpu
+#                                     profile ringdiag ktime ab abtree probe plancheck timeline
+#                                     compilescale compilecontention hostcost multigpu
 #                                     (default: build tests info sass)
 #   BENCH_ARGS="--shape 4096x4096 --m 16" tools/device_run.sh build bench
 #     (for a record add --commit with the SHA written out where the call is made: the
@@ -19,7 +19,8 @@
 #     as an ignored path: `git archive COMMIT | tar -x -C ab-base`)
 #   SANITIZE_CASES='-tc=*bit-identical*' tools/device_run.sh build sanitize   (default: the
 #     determinism case and the cluster handoff's comparison)
-#   Other knobs, each step's own: PROBE_ARGS, TIMELINE_ARGS, RINGDIAG_ARGS, RINGDIAG_DEFINES,
+#   Other knobs, each step's own: PROBE_ARGS, PLANCHECK_ARGS, PLANCHECK_RUNS, TIMELINE_ARGS,
+#   RINGDIAG_ARGS, RINGDIAG_DEFINES,
 #   KTIME_ARGS, KTIME_COUNT, KTIME_KERNELS, COMPILE_JOBS, COMPILE_VARIANTS, AB_TIMEOUT (s a
 #   bench run of ab, abtree and timeline may take, 300); BUILD (build-device), OUT.
 set -uo pipefail
@@ -187,6 +188,15 @@ for s in "${steps[@]}"; do
           i=\$((i + 1)); echo \"--- probe \$i: \$set\"
           $BUILD/tools/metrale bench --no-host-cost --json $OUT/probe-\$i.json \$set
         done" ;;
+    plancheck)  # the plan against the fastest entry, PLANCHECK_RUNS (2) bench runs without
+                # baselines on PLANCHECK_ARGS (default: the nine 16-56 MiB layers of
+                # docs/performance.md item 156 at m = 2..16), averaged by bench_table.py --plan
+      export PLANCHECK_DEFAULT="--shape 6144x4096 --shape 4096x4096 --shape 4096x14336 --shape 10240x5120 --shape 24576x1536 --shape 8192x4096 --shape 5120x8192 --shape 14336x4096 --shape 12288x2048 --m 2,4,6,8,10,12,14,16"
+      step plancheck bash -c "set -o pipefail
+        for run in \$(seq ${PLANCHECK_RUNS:-2}); do
+          timeout \${AB_TIMEOUT:-300} $BUILD/tools/metrale bench --no-baselines --no-host-cost \${PLANCHECK_ARGS:-\$PLANCHECK_DEFAULT} --json $OUT/plancheck-\$run.json | tail -1 || exit 1
+        done
+        python3 tools/bench_table.py --plan $OUT/plancheck-*.json" ;;
     timeline)  # stream-K's per-CTA timeline (bench --timeline) on TIMELINE_ARGS, ';' between
                # argument sets, each its own bench run ($OUT/timeline-N.txt, summarised by
                # tools/timeline_summary.py); add --define METRALE_DIAG_RING_ONLY=1 --time-wrong
