@@ -427,14 +427,15 @@ std::optional<SkinnyDeepForm> deep_form_if_suited(std::uint32_t m, std::uint32_t
   // tokens two thirds do, as for the other forms (item 73: q_b's 1536 CTAs in 2112 slots,
   // 12.38-12.95 us at m = 1..8 against 12.90-14.66 for split-K / 1 and stream-K on one CTA
   // per SM, 1.02-1.16x).
-  const bool fills = form.warps == 2 && m > 8 ? 10 * ctas >= 9 * slots : 3 * ctas >= 2 * slots;
+  const bool two_warps_above_8 = form.warps == 2 && m > 8;
+  const bool fills = two_warps_above_8 ? 10 * ctas >= 9 * slots : 3 * ctas >= 2 * slots;
   // With PDL a grid spread over the SMs fills them whatever its share of the slots (item
   // 94: Qwen3-32B qkv's 640 CTAs of 4 warps, 61 % of the slots, up to 8 tokens).
   // Without PDL, from 20 MiB (where stream-K on one CTA per SM takes the layer above 8
   // tokens, plan_without_pdl), CTAs of 2 warps above 8 tokens need those 90 % too (item
   // 156: 14336 x 4096, 896 CTAs in 1584 slots, 22.3-22.8 us at 10-16 tokens against
   // 20.6-20.8 for stream-K).
-  const bool plain_fills = bytes < 20 * kMiB || form.warps != 2 || m <= 8 || fills;
+  const bool plain_fills = bytes < 20 * kMiB || !two_warps_above_8 || fills;
   const bool suits = pdl ? ctas <= slots && (fills || spreadable(ctas, sms, form.ctas_per_sm))
                          : 2 * ctas >= slots && plain_fills;
   if (!suits) return std::nullopt;

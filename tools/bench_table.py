@@ -147,15 +147,14 @@ def mean_record(paths):
     correctly in every one of them)."""
     records = [json.load(open(p)) for p in paths]
     merged = records[0]
-    for i, r in enumerate(merged["results"]):
+    for r in merged["results"]:
         key = (r["n"], r["k"], r["m"])
-        others = [next(x for x in rec["results"] if (x["n"], x["k"], x["m"]) == key)
+        others = [next((x for x in rec["results"] if (x["n"], x["k"], x["m"]) == key), None)
                   for rec in records[1:]]
         for e in r["entries"]:
-            times = [e["us"]] + [entry(o, e["entry"])["us"] if entry(o, e["entry"]) else None
-                                 for o in others]
-            if e["status"] == "ok" and None not in times:
-                e["us"] = statistics.mean(times)
+            found = [entry(o, e["entry"]) if o else None for o in others]
+            if e["status"] == "ok" and None not in found:
+                e["us"] = statistics.mean([e["us"]] + [f["us"] for f in found])
             else:
                 e["status"] = "not in every record"
     return merged

@@ -192,9 +192,10 @@ for s in "${steps[@]}"; do
                 # baselines on PLANCHECK_ARGS (default: the nine 16-56 MiB layers of
                 # docs/performance.md item 156 at m = 2..16), averaged by bench_table.py --plan
       export PLANCHECK_DEFAULT="--shape 6144x4096 --shape 4096x4096 --shape 4096x14336 --shape 10240x5120 --shape 24576x1536 --shape 8192x4096 --shape 5120x8192 --shape 14336x4096 --shape 12288x2048 --m 2,4,6,8,10,12,14,16"
-      step plancheck bash -c "set -o pipefail
+      step plancheck bash -c "
         for run in \$(seq ${PLANCHECK_RUNS:-2}); do
-          timeout \${AB_TIMEOUT:-300} $BUILD/tools/metrale bench --no-baselines --no-host-cost \${PLANCHECK_ARGS:-\$PLANCHECK_DEFAULT} --json $OUT/plancheck-\$run.json | tail -1 || exit 1
+          echo \"--- plancheck \$run\"
+          ab_bench $BUILD/tools/metrale \${PLANCHECK_ARGS:-\$PLANCHECK_DEFAULT} --json $OUT/plancheck-\$run.json
         done
         python3 tools/bench_table.py --plan $OUT/plancheck-*.json" ;;
     timeline)  # stream-K's per-CTA timeline (bench --timeline) on TIMELINE_ARGS, ';' between
