@@ -151,7 +151,10 @@ std::optional<SkinnyDeepForm> w8a16_gemm_m16_skinny_deep32_form(std::uint32_t m,
     const std::uint32_t per_sm = w8a16_gemm_m16_skinny_deep32_ctas_per_sm(warps);
     const std::uint64_t slots = std::uint64_t{sm_count} * per_sm;
     if (ctas <= slots) {
-      if (5 * ctas < 4 * slots || k / 128 < 7 * warps) return std::nullopt;
+      // The blocks a warp needs (docs/performance.md, items 77 and 157): on 16 warps 6 (4
+      // lost), on 8 warps 2, 3 with PDL (2 lost there).
+      const std::uint32_t min_blocks = warps == 16 ? 6 : pdl ? 3 : 2;
+      if (5 * ctas < 4 * slots || k / 128 < min_blocks * warps) return std::nullopt;
       return SkinnyDeepForm{kDeep32, warps, per_sm};
     }
   }

@@ -265,9 +265,12 @@ TEST_CASE("plan_m16_gemm: the deep entry on 8-16 MiB with K under 4096") {
     for (const M16LaunchOptions launch : {M16LaunchOptions{}, pdl}) {
       const bool with_pdl = launch.programmatic_dependent;
       CAPTURE(with_pdl);
+      // Above 8 tokens without PDL the 32-row form on 8 warps of 2 blocks (item 157).
       const M16Plan k2048 = plan_m16_gemm(m, 7168, 2048, 132, launch);
-      CHECK(k2048.entry == "w8a16_gemm_m16_skinny_deep");
-      CHECK(k2048.warps == (m <= 8 ? 8u : 4u));
+      const bool k2048_deep32 = m > 8 && !with_pdl;
+      CHECK(k2048.entry ==
+            (k2048_deep32 ? "w8a16_gemm_m16_skinny_deep32" : "w8a16_gemm_m16_skinny_deep"));
+      CHECK(k2048.warps == (m <= 8 || k2048_deep32 ? 8u : 4u));
       CHECK(k2048.warp_blocks == 16u / k2048.warps);
       CHECK(k2048.max_ctas_per_sm == (with_pdl && m > 8 ? 4u : 0u));
       const M16Plan k3584 = plan_m16_gemm(m, 4608, 3584, 132, launch);
@@ -571,17 +574,17 @@ TEST_CASE("plan_m16_gemm: the deep skinny entry on 16-64 MiB layers, one chunk o
     // slots, above 8 tokens 90 % with CTAs of 2 warps (o, down: 256 of 264; qkv 384 of
     // 528, and above 8 tokens of the three-per-SM form's 396; Qwen3-32B qkv 640 of 660, not
     // of 1056, and up to 8 tokens spread over the SMs, item 94; q_b above 8 tokens 1536 of
-    // the three-per-SM form's 1584, up to 8 stream-K, item 110; 8192 x 2048 512 of 528 and
-    // of 660).
+    // the three-per-SM form's 1584, up to 8 stream-K, item 110).
     bool pdl_m8, pdl_m16;
     bool deep3_m16 = false;  // above 8 tokens the three-per-SM form
     bool deep32_m16 = false;  // above 8 tokens the 32-row form (warps_m16 its warps)
   };
-  // Llama-3-8B o, qkv and down, Qwen3-32B qkv, DeepSeek-V3 q_b, and 16 MiB at K = 2048.
+  // Llama-3-8B o, qkv and down, Qwen3-32B qkv, DeepSeek-V3 q_b, and 16 MiB at K = 2048
+  // with PDL (without, the 32-row form above 8 tokens: below).
   for (const Want& w :
        {Want{4096, 4096, 16, 8, true, true}, Want{6144, 4096, 8, 8, true, true, true},
         Want{4096, 14336, 16, 16, true, true, false, true}, Want{10240, 5120, 4, 4, true, true},
-        Want{24576, 1536, 2, 2, false, true, true}, Want{8192, 2048, 8, 4, true, true}}) {
+        Want{24576, 1536, 2, 2, false, true, true}}) {
     for (std::uint32_t m = 1; m <= 16; ++m) {
       CAPTURE(w.n);
       CAPTURE(m);
@@ -604,6 +607,19 @@ TEST_CASE("plan_m16_gemm: the deep skinny entry on 16-64 MiB layers, one chunk o
         // One chunk: no workspace.
         CHECK(w8a16_gemm_m16_skinny_workspace_bytes(w.n, w.k, p.warps, p.warp_blocks) == 0);
       }
+    }
+  }
+  // 8192 x 2048: 512 CTAs of 8 warps up to 8 tokens; above, 256 CTAs of the 32-row form
+  // on 8 warps of 2 blocks without PDL, with PDL 512 of 4 warps (item 157).
+  for (std::uint32_t m = 1; m <= 16; ++m) {
+    CAPTURE(m);
+    for (const bool pdl : {false, true}) {
+      CAPTURE(pdl);
+      const M16Plan p = plan_m16_gemm(m, 8192, 2048, 132, M16LaunchOptions{pdl});
+      const bool deep32 = m > 8 && !pdl;
+      CHECK(p.entry == (deep32 ? "w8a16_gemm_m16_skinny_deep32" : "w8a16_gemm_m16_skinny_deep"));
+      CHECK(p.warps == (m <= 8 || deep32 ? 8u : 4u));
+      CHECK(p.warp_blocks == 16u / p.warps);
     }
   }
   // Not on one chunk where its CTAs fill under half of the device's slots: 2048 x 8192 up
@@ -763,14 +779,21 @@ TEST_CASE("plan_m16_gemm: the deep kernel's 32-row form above 8 tokens where its
   CHECK(form(9, 7168, 18432, 132, false) == "w8a16_gemm_m16_skinny_deep32/8 x2");
   CHECK(form(16, 7168, 16384, 132, true) == "none");
   CHECK(form(16, 8192, 8200, 132, true) == "none");  // just over 64 MiB
-  // The edges: 80 % of the slots (208 of 260 CTAs), 7 blocks per warp (4096 x 8192 on 16
-  // warps, 4 blocks per warp, lost).
+  // The edges: 80 % of the slots (208 of 260 CTAs); 6 blocks per warp on 16 warps (4096 x
+  // 8192, 4 blocks per warp, lost); on 8 warps 2 blocks, 3 with PDL (item 157).
   CHECK(form(16, 6656, 16384, 130, false) == "w8a16_gemm_m16_skinny_deep32/8 x2");
   CHECK(form(16, 6624, 16384, 130, false) == "none");
-  CHECK(form(16, 4096, 14208, 132, false) == "none");
-  CHECK(form(16, 4096, 8192, 132, false) == "none");
-  CHECK(form(16, 7168, 7168, 132, false) == "w8a16_gemm_m16_skinny_deep32/8 x2");
-  CHECK(form(16, 7168, 7040, 132, false) == "none");
+  for (const bool pdl : {false, true}) {
+    CHECK(form(16, 4096, 12288, 132, pdl) == "w8a16_gemm_m16_skinny_deep32/16 x1");
+    CHECK(form(16, 4096, 12160, 132, pdl) == "none");
+    CHECK(form(16, 4096, 8192, 132, pdl) == "none");
+    CHECK(form(12, 8192, 4096, 132, pdl) == "w8a16_gemm_m16_skinny_deep32/8 x2");
+    CHECK(form(9, 7168, 3072, 132, pdl) == "w8a16_gemm_m16_skinny_deep32/8 x2");
+    CHECK(form(16, 7168, 1920, 132, pdl) == "none");
+  }
+  CHECK(form(16, 8192, 2048, 132, false) == "w8a16_gemm_m16_skinny_deep32/8 x2");
+  CHECK(form(16, 8192, 2048, 132, true) == "none");
+  CHECK(form(16, 8192, 2944, 132, true) == "none");
 
   // The plan takes it on one chunk of K, no workspace.
   const M16Plan o = plan_m16_gemm(16, 7168, 16384, 132);
