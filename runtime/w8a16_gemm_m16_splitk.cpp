@@ -438,7 +438,14 @@ std::optional<SkinnyDeepForm> deep_form_if_suited(std::uint32_t m, std::uint32_t
   const bool plain_fills = bytes < 20 * kMiB || !two_warps_above_8 || fills;
   const bool suits = pdl ? ctas <= slots && (fills || spreadable(ctas, sms, form.ctas_per_sm))
                          : 2 * ctas >= slots && plain_fills;
-  if (!suits) return std::nullopt;
+  // Above 14 tokens the three-per-SM form gives way to stream-K on one CTA per SM
+  // (plan_without_pdl) where it fills under 90 % of its slots with K of 7168 and more (item
+  // 158: 4608-5632 rows x 7168-12288 at 15 and 16 tokens, stream-K 0.87-0.99x its time with
+  // and without PDL; at 12-14 tokens 0.93-1.08x; 5120 x 6144 1.01-1.03x and 6144 rows, 97 %
+  // of the slots, 1.04-1.16x at 15 and 16).
+  const bool deep3_gives_way = form.kernel == "w8a16_gemm_m16_skinny_deep3" &&
+                               form.warps == 8 && m >= 15 && 10 * ctas < 9 * slots && k >= 7168;
+  if (!suits || deep3_gives_way) return std::nullopt;
   return form;
 }
 

@@ -68,7 +68,7 @@ void w8a16_gemm_m16_splitk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr
 // says) on layers of 16-64 MiB with K of at least 1536, or of 512-1024 on layers of up to
 // 32 MiB (above 8 tokens only where its CTAs all fit at once), where its CTAs fill at
 // least half of the device's CTA slots (above 8 tokens from 20 MiB, CTAs of 2 warps, 90
-// %); with K of 512 or
+// %; above 14 tokens the three-per-SM form with K of at least 7168, 90 %); with K of 512 or
 // 1024 where no form fits at once, up to 48 MiB, up to 8 tokens (with PDL up to 6) on 4
 // warps, in waves; on layers of 8-16 MiB with K of 512-896 or 1536-3584 (or of 1024 above 8
 // tokens, or up to 8 where the form's CTAs have 4 warps) as on those of 16-64 MiB; and

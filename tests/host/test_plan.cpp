@@ -622,6 +622,22 @@ TEST_CASE("plan_m16_gemm: the deep skinny entry on 16-64 MiB layers, one chunk o
       CHECK(p.warp_blocks == 16u / p.warps);
     }
   }
+  // The three-per-SM form above 14 tokens only where it fills 90 % of its slots or K is
+  // under 7168, else stream-K on one CTA per SM (item 158): 5120 x 8192 (320 CTAs in 396).
+  for (const bool pdl : {false, true}) {
+    CAPTURE(pdl);
+    for (const std::uint32_t m : {14u, 15u, 16u}) {
+      CAPTURE(m);
+      const M16Plan p = plan_m16_gemm(m, 5120, 8192, 132, M16LaunchOptions{pdl});
+      CHECK(p.entry == (m >= 15 ? "w8a16_gemm_m16_streamk" : "w8a16_gemm_m16_skinny_deep3"));
+      CHECK(p.ctas == (m >= 15 ? 132u : 0u));
+    }
+    for (const auto& [n, k] : {std::pair{5120u, 6144u}, {6144u, 8192u}, {6144u, 4096u}}) {
+      CHECK(plan_m16_gemm(16, n, k, 132, M16LaunchOptions{pdl}).entry ==
+            "w8a16_gemm_m16_skinny_deep3");
+    }
+    CHECK(plan_m16_gemm(16, 5632, 7168, 132, M16LaunchOptions{pdl}).ctas == 132u);
+  }
   // Not on one chunk where its CTAs fill under half of the device's slots: 2048 x 8192 up
   // to 8 tokens (128 CTAs of 16 warps, 264 slots; the skinny entry, or without PDL its
   // form in chunks, item 122); above, 128 of 132.
