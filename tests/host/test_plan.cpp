@@ -788,18 +788,8 @@ TEST_CASE("plan_m16_gemm: the deep kernel's 32-row form above 8 tokens where its
     CHECK(form(16, 4096, 4096, 132, pdl) == "none");
     CHECK(form(16, 6144, 4096, 132, pdl) == "none");
     CHECK(form(16, 28672, 4096, 132, pdl) == "none");
-  }
-  // DeepSeek-V3 o and down (112 and 126 MiB): 224 CTAs of 8 warps in 264 slots; with PDL
-  // stream-K keeps them.
-  CHECK(form(16, 7168, 16384, 132, false) == "w8a16_gemm_m16_skinny_deep32/8 x2");
-  CHECK(form(9, 7168, 18432, 132, false) == "w8a16_gemm_m16_skinny_deep32/8 x2");
-  CHECK(form(16, 7168, 16384, 132, true) == "none");
-  CHECK(form(16, 8192, 8200, 132, true) == "none");  // just over 64 MiB
-  // The edges: 80 % of the slots (208 of 260 CTAs); 6 blocks per warp on 16 warps (4096 x
-  // 8192, 4 blocks per warp, lost); on 8 warps 2 blocks, 3 with PDL (item 157).
-  CHECK(form(16, 6656, 16384, 130, false) == "w8a16_gemm_m16_skinny_deep32/8 x2");
-  CHECK(form(16, 6624, 16384, 130, false) == "none");
-  for (const bool pdl : {false, true}) {
+    // Blocks per warp (item 157): 6 on 16 warps (4096 x 8192, 4 a warp, lost), 2 on 8
+    // without PDL and 3 with it (below).
     CHECK(form(16, 4096, 12288, 132, pdl) == "w8a16_gemm_m16_skinny_deep32/16 x1");
     CHECK(form(16, 4096, 12160, 132, pdl) == "none");
     CHECK(form(16, 4096, 8192, 132, pdl) == "none");
@@ -807,6 +797,16 @@ TEST_CASE("plan_m16_gemm: the deep kernel's 32-row form above 8 tokens where its
     CHECK(form(9, 7168, 3072, 132, pdl) == "w8a16_gemm_m16_skinny_deep32/8 x2");
     CHECK(form(16, 7168, 1920, 132, pdl) == "none");
   }
+  // DeepSeek-V3 o and down (112 and 126 MiB): 224 CTAs of 8 warps in 264 slots; with PDL
+  // stream-K keeps them.
+  CHECK(form(16, 7168, 16384, 132, false) == "w8a16_gemm_m16_skinny_deep32/8 x2");
+  CHECK(form(9, 7168, 18432, 132, false) == "w8a16_gemm_m16_skinny_deep32/8 x2");
+  CHECK(form(16, 7168, 16384, 132, true) == "none");
+  CHECK(form(16, 8192, 8200, 132, true) == "none");  // just over 64 MiB
+  // The edges: 80 % of the slots (208 of 260 CTAs); on 8 warps 2 blocks per warp without
+  // PDL, 3 with it.
+  CHECK(form(16, 6656, 16384, 130, false) == "w8a16_gemm_m16_skinny_deep32/8 x2");
+  CHECK(form(16, 6624, 16384, 130, false) == "none");
   CHECK(form(16, 8192, 2048, 132, false) == "w8a16_gemm_m16_skinny_deep32/8 x2");
   CHECK(form(16, 8192, 2048, 132, true) == "none");
   CHECK(form(16, 8192, 2944, 132, true) == "none");
