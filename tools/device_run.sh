@@ -19,8 +19,8 @@
 #     as an ignored path: `git archive COMMIT | tar -x -C ab-base`)
 #   SANITIZE_CASES='-tc=*bit-identical*' tools/device_run.sh build sanitize   (default: the
 #     determinism case and the cluster handoff's comparison)
-#   Other knobs, each step's own: PROBE_ARGS, PLANCHECK_ARGS, PLANCHECK_RUNS, TIMELINE_ARGS,
-#   RINGDIAG_ARGS, RINGDIAG_DEFINES,
+#   Other knobs, each step's own: PROBE_ARGS, PLANCHECK_ARGS, PLANCHECK_RUNS, PLANCHECK_SET,
+#   TIMELINE_ARGS, RINGDIAG_ARGS, RINGDIAG_DEFINES,
 #   KTIME_ARGS, KTIME_COUNT, KTIME_KERNELS, COMPILE_JOBS, COMPILE_VARIANTS, AB_TIMEOUT (s a
 #   bench run of ab, abtree and timeline may take, 300); BUILD (build-device), OUT.
 set -uo pipefail
@@ -190,8 +190,18 @@ for s in "${steps[@]}"; do
         done" ;;
     plancheck)  # the plan against the fastest entry, PLANCHECK_RUNS (2) bench runs without
                 # baselines on PLANCHECK_ARGS (default: the nine 16-56 MiB layers of
-                # docs/performance.md item 156 at m = 2..16), averaged by bench_table.py --plan
+                # docs/performance.md item 156 at m = 2..16; PLANCHECK_SET=models: the 16
+                # layers of other models of item 159 at m = 1, 4, 8, 12, 16), averaged by
+                # bench_table.py --plan
       export PLANCHECK_DEFAULT="--shape 6144x4096 --shape 4096x4096 --shape 4096x14336 --shape 10240x5120 --shape 24576x1536 --shape 8192x4096 --shape 5120x8192 --shape 14336x4096 --shape 12288x2048 --m 2,4,6,8,10,12,14,16"
+      if [[ ${PLANCHECK_SET:-} == models ]]; then
+        PLANCHECK_DEFAULT="--m 1,4,8,12,16"
+        for s in 10240x8192 8192x8192 8192x28672 7168x5120 5120x5120 34816x5120 5120x17408 \
+                 8192x3584 3584x4096 28672x3584 3584x14336 4096x7168 7168x2048 32768x512 \
+                 24576x4096 4096x12288; do
+          PLANCHECK_DEFAULT+=" --shape $s"
+        done
+      fi
       step plancheck bash -c "
         for run in \$(seq ${PLANCHECK_RUNS:-2}); do
           echo \"--- plancheck \$run\"
