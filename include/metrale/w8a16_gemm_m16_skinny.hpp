@@ -102,16 +102,16 @@ SkinnyDeepForm w8a16_gemm_m16_skinny_deep_form(std::uint32_t m, std::uint32_t n,
 // fill at least 80 % of its CTA slots and give every warp at least 6 blocks of K on 16
 // warps, 2 on 8 (3 with PDL); with PDL (`pdl`) only on layers of up to 64 MiB. Measured on
 // an H200 (docs/performance.md, items 77 and 157), against the best other entry at m = 9,
-// 12 and 16: Llama-3-8B down (128 CTAs of 16
-// warps in 132 slots, 7 blocks per warp) 0.96-0.97x, 0.93-0.95x with PDL; DeepSeek-V3 o
-// and down (224 of 8 warps in 264) 0.91-0.98x without PDL, 0.97-1.05x with it; 8192 x 8192
-// (256 in 264) 0.90x, 0.86-0.92x with PDL. It lost where fewer CTAs fill the slots
-// (Qwen3-32B down, 160 in 264: 1.18-1.31x) and where a warp gets 2 or 4 blocks (Llama-3-8B
-// o, 4096 x 8192 on 16 warps: 1.01-1.15x). On layers it was not fitted on (m = 9 and 16):
-// 4096 x 16384 0.92-0.95x, 7168 x 8192 0.85-0.91x, 8192 x 14336 0.89-0.90x (0.93-0.98x
-// with PDL, which the rule leaves to stream-K there). On 8 warps with 2-6 blocks (7168 and
-// 8192 rows, K of 2048-6144) 0.86-0.98x without PDL, with PDL 0.88-1.01x from 3 blocks and
-// 1.02-1.03x at 2; on 16 warps 4096 x 12288 (6 blocks) 0.96-0.99x, 3-4 blocks 1.01-1.10x.
+// 12 and 16: Llama-3-8B down (128 CTAs of 16 warps in 132 slots, 7 blocks per warp)
+// 0.96-0.97x, 0.93-0.95x with PDL; DeepSeek-V3 o and down (224 of 8 warps in 264)
+// 0.91-0.98x without PDL, 0.97-1.05x with it; 8192 x 8192 (256 in 264) 0.90x, 0.86-0.92x
+// with PDL. It lost where fewer CTAs fill the slots (Qwen3-32B down, 160 in 264:
+// 1.18-1.31x) and where a warp gets 2 or 4 blocks (Llama-3-8B o, 4096 x 8192 on 16 warps:
+// 1.01-1.15x). On layers it was not fitted on (m = 9 and 16): 4096 x 16384 0.92-0.95x,
+// 7168 x 8192 0.85-0.91x, 8192 x 14336 0.89-0.90x (0.93-0.98x with PDL, which the rule
+// leaves to stream-K there). On 8 warps with 2-6 blocks (7168 and 8192 rows, K of
+// 2048-6144) 0.86-0.98x without PDL, with PDL 0.88-1.01x from 3 blocks and 1.02-1.03x at 2;
+// on 16 warps 4096 x 12288 (6 blocks) 0.96-0.99x, 3-4 blocks 1.01-1.10x.
 std::optional<SkinnyDeepForm> w8a16_gemm_m16_skinny_deep32_form(std::uint32_t m, std::uint32_t n,
                                                                 std::uint32_t k,
                                                                 std::uint32_t sm_count, bool pdl);
