@@ -138,8 +138,13 @@ def plan_summary(record, tolerance=None):
                          if c["entry"] != b["entry"] and c["us"] / b["us"] > limit),
                         key=lambda x: -x[0])
         for x, r, c, b in misses:
-            print(f"  {r['model']} {r['layer']} m = {r['m']}: {c['entry']} {c['us']:.2f} us "
+            print(f"  {layer_name(r)} m = {r['m']}: {c['entry']} {c['us']:.2f} us "
                   f"against {b['entry']} {b['us']:.2f} ({x:.3f}x)")
+
+
+def layer_name(r):
+    """The model and layer of a default-set case, else (a --shape case) its N x K."""
+    return f"{r['model']} {r['layer']}" if r.get("model") else f"{r['n']} x {r['k']}"
 
 
 def mean_record(paths):
