@@ -121,11 +121,12 @@ def plan_summary(record, tolerance=None):
             ("The plan's choice", "choice", "entry without PDL", lambda r: fastest(r["entries"], False)),
             ("Its choice with PDL", "choice_pdl", "+pdl entry", lambda r: fastest(pdl_only(r["entries"]), True))):
         rows = [(r, entry(r, r.get(key)), pool(r)) for r in record["results"]]
-        rows = [(r, c, b) for r, c, b in rows if c and b]
+        # (the choice's time over the fastest's, case, choice, fastest)
+        rows = [(c["us"] / b["us"], r, c, b) for r, c, b in rows if c and b]
         if not rows:
             continue
-        hits = sum(1 for _, c, b in rows if c["entry"] == b["entry"])
-        ratios = [c["us"] / b["us"] for _, c, b in rows]
+        hits = sum(1 for _, _, c, b in rows if c["entry"] == b["entry"])
+        ratios = [x for x, _, _, _ in rows]
         print(f"{label} is the fastest {kind} in {hits} of {len(rows)} cases; "
               f"at worst it takes {max(ratios):.3f}x the fastest's time.")
         limit = 1.0 if tolerance is None else 1.0 + tolerance
@@ -134,9 +135,9 @@ def plan_summary(record, tolerance=None):
             print(f"  within {100 * tolerance:.0f} % in {within} of {len(rows)} cases; "
                   f"median {statistics.median(ratios):.3f}x")
         # The misses, slowest first: where the plan's rules and the measurement disagree.
-        misses = sorted(((c["us"] / b["us"], r, c, b) for r, c, b in rows
-                         if c["entry"] != b["entry"] and c["us"] / b["us"] > limit),
-                        key=lambda x: -x[0])
+        misses = sorted((row for row in rows
+                         if row[2]["entry"] != row[3]["entry"] and row[0] > limit),
+                        key=lambda row: -row[0])
         for x, r, c, b in misses:
             print(f"  {layer_name(r)} m = {r['m']}: {c['entry']} {c['us']:.2f} us "
                   f"against {b['entry']} {b['us']:.2f} ({x:.3f}x)")
