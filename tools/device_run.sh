@@ -196,10 +196,10 @@ for s in "${steps[@]}"; do
       export PLANCHECK_DEFAULT="--shape 6144x4096 --shape 4096x4096 --shape 4096x14336 --shape 10240x5120 --shape 24576x1536 --shape 8192x4096 --shape 5120x8192 --shape 14336x4096 --shape 12288x2048 --m 2,4,6,8,10,12,14,16"
       if [[ ${PLANCHECK_SET:-} == models ]]; then
         PLANCHECK_DEFAULT="--m 1,4,8,12,16"
-        for s in 10240x8192 8192x8192 8192x28672 7168x5120 5120x5120 34816x5120 5120x17408 \
-                 8192x3584 3584x4096 28672x3584 3584x14336 4096x7168 7168x2048 32768x512 \
-                 24576x4096 4096x12288; do
-          PLANCHECK_DEFAULT+=" --shape $s"
+        for shape in 10240x8192 8192x8192 8192x28672 7168x5120 5120x5120 34816x5120 5120x17408 \
+                     8192x3584 3584x4096 28672x3584 3584x14336 4096x7168 7168x2048 32768x512 \
+                     24576x4096 4096x12288; do
+          PLANCHECK_DEFAULT+=" --shape $shape"
         done
       fi
       step plancheck bash -c "
