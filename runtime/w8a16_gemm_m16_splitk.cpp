@@ -70,12 +70,17 @@ constexpr std::uint64_t kLargeLayerBytes = 64 * kMiB;
 // 121 units per SM; with PDL 0.90-0.97x on 32-48 tiles and 0.99-1.02x on 56 (DeepSeek-V3
 // o and down), so the PDL rule holds for every m and the plain one takes at most one tile
 // per SM above 8 tokens. Where the deep kernel's 32-row form is suited it still comes first.
+// With PDL above 8 tokens also on up to one tile per SM where each SM gets at most 49
+// units (item 160, m = 9..16, two runs, 9 layers of 64-100 MiB with 56-112 tiles): 0.92-0.98x
+// the time of two per SM at 9-14 tokens and 0.96-1.00x at 16 on 8 of them (30.6-48.5
+// units per SM); 11264 x 7168 (88 tiles) 1.00-1.01x.
 M16Plan large_layer_streamk(std::uint32_t m, std::uint32_t n, std::uint32_t k,
                             std::uint64_t sms, bool pdl) {
   const std::uint64_t tiles = div_ceil(n, 128);
   const std::uint64_t units = tiles * (k / 128);
+  const bool few_tiles = units <= 56 * sms && 8 * tiles <= 3 * sms;
   const bool one_per_sm =
-      pdl ? units <= 56 * sms && 8 * tiles <= 3 * sms
+      pdl ? few_tiles || (m > 8 && units <= 49 * sms && tiles <= sms)
           : units <= 64 * sms && (m <= 8 ? tiles < 2 * sms : tiles <= sms);
   if (one_per_sm) return {"w8a16_gemm_m16_streamk", 1, static_cast<std::uint32_t>(sms)};
   const auto ctas = static_cast<std::uint32_t>(2 * sms);
@@ -315,6 +320,31 @@ std::optional<M16Plan> shallow_skinny_if_suited(std::uint32_t m, std::uint32_t n
   return std::nullopt;
 }
 
+// Under 16 MiB up to 8 tokens with K of 4096 and more, the deep entry on one chunk
+// (`form`, all of whose CTAs fit): where each warp gets at most 2 blocks (K = 4096 on 16
+// warps), from 80 % of the slots without PDL and from 45 % with it (the launch spread one
+// CTA per SM below 50 %, spread_if_suited); with PDL also where its CTAs fill two thirds of
+// the slots and the chunks of chunked_deep_if_suited do not all fit. Item 160 (two runs, m
+// = 1, 2, 4, 6, 8, 12 layers of 1536-3840 x 4096-8192, against the skinny entry and the
+// deep entry in chunks): without PDL 3584 and 3840 x 4096 (85 and 91 %) took 0.85-0.87x
+// the skinny entry's time, 0.95-0.98x the chunks'; at 61-73 % the chunks led (chunked_deep_
+// without_pdl_if_suited). With PDL 0.82-0.93x the plan's choice from 2048 to 3840 x 4096
+// (48-91 %; at 48 % spread, 0.87x unspread), and 3072 x 5120 (73 %, 3 blocks a warp, its
+// chunks over the slots) 0.89-0.90x the skinny entry's; where the chunks fit and a warp
+// would get 3 blocks or more, the chunks led (2560 x 5120, 2048 and 2560 x 6144).
+bool small_layer_one_chunk_suits(std::uint32_t m, std::uint32_t n, std::uint32_t k,
+                                 std::uint32_t sms, bool pdl, const SkinnyDeepForm& form) {
+  const std::uint64_t ctas = div_ceil(n, 16);
+  const std::uint64_t slots = std::uint64_t{sms} * form.ctas_per_sm;
+  if (m > 8 || k < 4096 || std::uint64_t{n} * k >= 16 * kMiB || ctas > slots) return false;
+  if (w8a16_gemm_m16_skinny_deep_one_chunk_blocks(k, form.warps) <= 2) {
+    return pdl ? 20 * ctas >= 9 * slots : 5 * ctas >= 4 * slots;
+  }
+  const std::uint64_t chunk_ctas = ctas * w8a16_gemm_m16_skinny_chunks(k, 8, 2);
+  return pdl && 3 * ctas >= 2 * slots &&
+         chunk_ctas > std::uint64_t{sms} * w8a16_gemm_m16_skinny_deep_ctas_per_sm(m, 8);
+}
+
 // Measured on an H200 over m = 1, 2, 4, 8, 9, 12 and 16 against every other entry, with
 // and without PDL, on the 13 layers of the benchmark and four more (docs/performance.md,
 // item 58): the deep kernel on one chunk of K, on the warps w8a16_gemm_m16_skinny_deep_form
@@ -383,8 +413,8 @@ std::optional<SkinnyDeepForm> deep_form_if_suited(std::uint32_t m, std::uint32_t
   const bool shallow =
       bytes >= 8 * kMiB && ((k >= 1536 && k < 4096) || (k >= 512 && k < 1024) ||
                             (k == 1024 && (m > 8 || form.warps <= 4)));
-  // Else under 16 MiB only above 8 tokens, with K of 4096 and more, where its CTAs fit at
-  // once: from 9 tokens where they fill 80 % of the slots; where they fill 70 % from 13
+  // Else under 16 MiB up to 8 tokens where small_layer_one_chunk_suits, and above 8 tokens
+  // with K of 4096 and more where its CTAs fit at once: from 9 tokens where they fill 80 % of the slots; where they fill 70 % from 13
   // tokens (12 with PDL), and two thirds from 14 (13 with PDL), with K of 5120 and more
   // without PDL. Item 81 (the deep kernel's loads filling 256 bytes of L2; m = 9..16, 16
   // layers of 1024-2048 x 4096-12288, against the skinny entry on 8 warps, with and without
@@ -395,6 +425,10 @@ std::optional<SkinnyDeepForm> deep_form_if_suited(std::uint32_t m, std::uint32_t
   // lost 1.02x at 13 tokens without PDL and 1.01x at 12 with it, and won at 16 (0.98x,
   // 0.97x); 80 CTAs lost 1.02-1.11x and 64 1.14-1.20x everywhere.
   if (bytes < 16 * kMiB && !shallow) {
+    if (m <= 8) {
+      if (!small_layer_one_chunk_suits(m, n, k, sms, pdl, form)) return std::nullopt;
+      return form;
+    }
     std::uint32_t from = 0;  // the first token count that takes the deep entry
     const bool wide_k = pdl || k >= 5120;
     if (5 * ctas >= 4 * slots) {
@@ -484,13 +518,33 @@ std::optional<M16Plan> chunked_deep_if_suited(std::uint32_t m, std::uint32_t n, 
 // warp's blocks, not its CTA's warps, set how long it streams, and a short last chunk
 // leaves warps idle; so the fewest blocks per warp, ties to more CTAs. 8 warps of 4
 // blocks never comes first: where its CTAs fit, those of 4 warps of 4 do.
+// Under 16 MiB also at K = 4096 and 6144, in equal chunks of 8 warps of 2 blocks whose CTAs
+// all fit and fill half the slots, where the one-chunk form does not suit
+// (small_layer_one_chunk_suits). Item 160 (two runs, m = 1, 2, 4, 6, 8): 0.91-0.93x the
+// skinny entry's time on 2560 x 4096 (320 CTAs of 528 slots), 0.88-0.91x on 3072 x 4096
+// (384), 0.88-0.92x on 2048 x 6144 (384) and 0.90-0.91x on 2560 x 6144 (480); 0.99-1.03x
+// on 2048 x 4096 (256); where the last chunk is short 0.96-1.02x (2560 x 5120, 2048 x 7168).
 // `one_chunk`: w8a16_gemm_m16_skinny_deep_form of the shape.
 std::optional<M16Plan> chunked_deep_without_pdl_if_suited(std::uint32_t m, std::uint32_t n,
                                                           std::uint32_t k, std::uint32_t sms,
                                                           bool pdl,
                                                           const SkinnyDeepForm& one_chunk) {
-  if (pdl || m > 8 || k < 8192 || std::uint64_t{n} * k >= kLargeLayerBytes) return std::nullopt;
+  const std::uint64_t bytes = std::uint64_t{n} * k;
+  if (pdl || m > 8 || bytes >= kLargeLayerBytes) return std::nullopt;
   const std::uint64_t groups = div_ceil(n, 16);
+  if (bytes < 16 * kMiB && k >= 4096 && k < 8192) {
+    constexpr std::uint32_t kWarps = 8;
+    constexpr std::uint32_t kBlocks = 2;
+    const std::uint64_t ctas = groups * w8a16_gemm_m16_skinny_chunks(k, kWarps, kBlocks);
+    const std::uint64_t slots =
+        std::uint64_t{sms} * w8a16_gemm_m16_skinny_deep_ctas_per_sm(m, kWarps);
+    if (k / 128 % (kWarps * kBlocks) != 0 || ctas > slots || 2 * ctas < slots ||
+        small_layer_one_chunk_suits(m, n, k, sms, pdl, one_chunk)) {
+      return std::nullopt;
+    }
+    return M16Plan{"w8a16_gemm_m16_skinny_deep", 1, 0, 0, kWarps, kBlocks};
+  }
+  if (k < 8192) return std::nullopt;
   if (groups < 80 || groups >= 2 * std::uint64_t{sms}) return std::nullopt;
   if (4 * groups >= 3 * std::uint64_t{sms} * one_chunk.ctas_per_sm) return std::nullopt;
   for (const auto& [warps, blocks] : {std::pair{8u, 2u}, {4u, 4u}, {4u, 8u}}) {
@@ -532,7 +586,11 @@ M16Plan spread_if_suited(M16Plan plan, std::uint32_t m, std::uint32_t n, std::ui
   } else if (plan.entry == "w8a16_gemm_m16_skinny_deep32") {
     by_registers = w8a16_gemm_m16_skinny_deep32_ctas_per_sm(plan.warps);
   }
-  if (!spreadable(ctas, sms, by_registers)) return plan;
+  // The deep entry's CTAs, one per SM where the registers allow two (item 160: 16 warps,
+  // 96-128 CTAs, m = 1..8: 0.76-0.87x the time unspread).
+  const bool one_per_sm =
+      plan.entry == "w8a16_gemm_m16_skinny_deep" && ctas <= sms && by_registers >= 2;
+  if (!spreadable(ctas, sms, by_registers) && !one_per_sm) return plan;
   plan.max_ctas_per_sm = static_cast<std::uint32_t>((ctas + sms - 1) / sms);
   plan.chunk_cluster = false;
   return plan;

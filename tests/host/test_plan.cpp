@@ -493,6 +493,10 @@ TEST_CASE("plan_m16_gemm: the skinny entry on small layers") {
         if (m <= 8 && pdl && k == 7168) {
           CHECK(p.entry == "w8a16_gemm_m16_skinny_deep");  // in chunks (below)
           CHECK(p.warp_blocks == 2u);
+        } else if (m <= 8 && pdl) {
+          CHECK(p.entry == "w8a16_gemm_m16_skinny_deep");  // one CTA per SM (item 160)
+          CHECK(p.warps == 16u);
+          CHECK(p.max_ctas_per_sm == 1u);
         } else if (m <= 8) {
           CHECK(skinny(m, n, k, pdl));
         } else {
@@ -713,12 +717,21 @@ TEST_CASE("plan_m16_gemm with PDL: split-K for the seed's entries, stream-K on i
   CHECK(plan_m16_gemm(1, 7168, 18432, 132, pdl).ctas == 264u);
   CHECK(plan_m16_gemm(1, 7168, 18432, 114, pdl).ctas == 228u);
   // One CTA per SM with PDL: at most 3 tiles per 8 SMs (49 tiles on 132 SMs, not 50), at
-  // every m.
+  // every m; above 8 tokens also up to one tile per SM where each SM gets at most 49 units
+  // (50 tiles of 128 K blocks: 48.5; 51: 49.5; 132 tiles of 48: 48).
   CHECK(plan_m16_gemm(8, 49 * 128, 16384, 132, pdl).ctas == 132u);
   CHECK(plan_m16_gemm(8, 50 * 128, 16384, 132, pdl).ctas == 264u);
   CHECK(plan_m16_gemm(9, 49 * 128, 16384, 132, pdl).ctas == 132u);
   CHECK(plan_m16_gemm(16, 49 * 128, 16384, 132, pdl).ctas == 132u);
-  CHECK(plan_m16_gemm(16, 50 * 128, 16384, 132, pdl).ctas == 264u);
+  for (const std::uint32_t m : {9u, 12u, 16u}) {
+    CAPTURE(m);
+    CHECK(plan_m16_gemm(m, 50 * 128, 16384, 132, pdl).ctas == 132u);
+    CHECK(plan_m16_gemm(m, 51 * 128, 16384, 132, pdl).ctas == 264u);
+    CHECK(plan_m16_gemm(m, 10240, 8192, 132, pdl).ctas == 132u);  // Llama-3-70B qkv
+    CHECK(plan_m16_gemm(m, 132 * 128, 6144, 132, pdl).ctas == 132u);
+    CHECK(plan_m16_gemm(m, 133 * 128, 6144, 132, pdl).ctas == 264u);
+  }
+  CHECK(plan_m16_gemm(8, 10240, 8192, 132, pdl).ctas == 264u);
   CHECK(plan_m16_gemm(1, 4096, 14336, 132, pdl).entry == "w8a16_gemm_m16_skinny_deep");
   // Where the plain plan is a skinny entry and the PDL plan is not: a 16 MiB layer with
   // K = 1152 (the seed's grid as split-K / 1 at 1 token, stream-K from 4). Above 8 tokens
@@ -839,8 +852,8 @@ TEST_CASE("plan_m16_gemm with PDL: the deep entry in chunks of K on small layers
           96u * 3u * 256u * 8u);
     CHECK(plan_m16_gemm(m, 2048, 7168, 132, pdl).warp_blocks == 2u);  // 512 CTAs
     CHECK(plan_m16_gemm(m, 2560, 5120, 132, pdl).warp_blocks == 2u);  // 160 x 3 = 480
-    CHECK(plan_m16_gemm(m, 2816, 4096, 132, pdl).warp_blocks == 2u);  // 176 x 2 = 352
-    CHECK(plan_m16_gemm(m, 2784, 4096, 132, pdl).entry == "w8a16_gemm_m16_skinny");  // 348
+    CHECK(plan_m16_gemm(m, 1888, 6144, 132, pdl).warp_blocks == 2u);  // 118 x 3 = 354
+    CHECK(plan_m16_gemm(m, 1872, 6144, 132, pdl).entry == "w8a16_gemm_m16_skinny");  // 351
     // Not under two thirds of the slots (1024 x 7168: 256 CTAs; 1280 x 7168: 320; kv_a:
     // 144), nor where they do not
     // fit at once (3072 x 7168: 768), nor with K under 4096 or in one chunk, nor from 16
@@ -857,6 +870,62 @@ TEST_CASE("plan_m16_gemm with PDL: the deep entry in chunks of K on small layers
   // Above 8 tokens, as before: the skinny entry, from 12 the deep entry on one chunk.
   CHECK(plan_m16_gemm(9, 1536, 7168, 132, pdl).entry == "w8a16_gemm_m16_skinny");
   CHECK(plan_m16_gemm(12, 1536, 7168, 132, pdl).warp_blocks == 4u);
+}
+
+TEST_CASE("plan_m16_gemm: under 16 MiB up to 8 tokens, the deep entry at K = 4096 and 6144") {
+  // Item 160. One chunk where each warp gets 2 blocks (K = 4096 on 16 warps): without PDL
+  // from 80 % of the 264 slots (212 CTAs), with PDL from 45 % (119), spread one CTA per SM
+  // up to 132 CTAs. Without PDL else 8 warps of 2 blocks in equal chunks (K = 4096 or 6144)
+  // that fill half the 528 slots; with PDL the one-chunk form of 3 blocks a warp where its
+  // CTAs fill two thirds and its chunks do not fit (K = 5120: 177 row groups x 3 = 531).
+  const auto plan = [](std::uint32_t m, std::uint32_t n, std::uint32_t k, bool pdl) {
+    return plan_m16_gemm(m, n, k, 132, M16LaunchOptions{pdl});
+  };
+  const auto chunks = [](const M16Plan& p, std::uint32_t k) {
+    return p.entry == "w8a16_gemm_m16_skinny_deep"
+               ? w8a16_gemm_m16_skinny_chunks(k, p.warps, p.warp_blocks)
+               : 0u;
+  };
+  for (std::uint32_t m = 1; m <= 8; ++m) {
+    CAPTURE(m);
+    for (const std::uint32_t n : {3584u, 3392u}) {  // Gemma-2-9B o; 212 CTAs
+      const M16Plan p = plan(m, n, 4096, false);
+      CHECK(p.warps == 16u);
+      CHECK(chunks(p, 4096) == 1u);
+      CHECK(plan_m16_gemm_one_chunk_deep(m, n, 4096, 132).warps == 16u);
+    }
+    for (const auto& [n, k] : {std::pair{3376u, 4096u}, {2560u, 4096u}, {2112u, 4096u},
+                               {2048u, 6144u}, {2560u, 6144u}, {1872u, 6144u}}) {
+      CAPTURE(n);
+      CAPTURE(k);
+      const M16Plan p = plan(m, n, k, false);
+      CHECK(p.warps == 8u);
+      CHECK(p.warp_blocks == 2u);
+      CHECK(chunks(p, k) == k / 2048);
+      CHECK(plan_m16_gemm_one_chunk_deep(m, n, k, 132).entry == "w8a16_gemm_m16_skinny");
+    }
+    // Under half the slots (2096 x 4096: 262 CTAs), or a short last chunk.
+    for (const auto& [n, k] : {std::pair{2096u, 4096u}, {2560u, 5120u}, {2048u, 7168u}}) {
+      CHECK(plan(m, n, k, false).entry == "w8a16_gemm_m16_skinny");
+    }
+    for (const std::uint32_t n : {1904u, 2112u, 2560u, 3072u, 3584u}) {
+      CAPTURE(n);
+      const M16Plan p = plan(m, n, 4096, true);
+      CHECK(p.warps == 16u);
+      CHECK(chunks(p, 4096) == 1u);
+      CHECK(p.max_ctas_per_sm == (n <= 2112 ? 1u : 0u));
+    }
+    CHECK(plan(m, 1888, 4096, true).entry == "w8a16_gemm_m16_skinny");
+    const M16Plan wide = plan(m, 2832, 5120, true);
+    CHECK(wide.warps == 16u);
+    CHECK(chunks(wide, 5120) == 1u);
+    CHECK(chunks(plan(m, 2816, 5120, true), 5120) == 3u);  // 176 x 3 = 528
+    CHECK(plan(m, 2832, 5120, false).entry == "w8a16_gemm_m16_skinny");
+  }
+  // Above 8 tokens, and from 16 MiB, as before.
+  CHECK(plan(9, 2560, 4096, false).entry == "w8a16_gemm_m16_skinny");
+  CHECK(plan(9, 2048, 6144, true).warp_blocks == 3u);
+  CHECK(plan(1, 4096, 4096, false).warps == 16u);
 }
 
 TEST_CASE("plan_m16_gemm: the deep entry from 64 MiB up to 8 tokens, on CTAs of 8 warps") {
