@@ -488,12 +488,18 @@ std::optional<SkinnyDeepForm> deep_form_if_suited(std::uint32_t m, std::uint32_t
 
 // The deep kernel in chunks of K, its 8 warps on 2 blocks each, for callers that launch with
 // PDL: under 16 MiB up to 8 tokens, with K of at least 4096 in two chunks or more, where its
-// CTAs (row groups x chunks) all fit at once and fill two thirds of the slots. Item 92 (m =
-// 1, 4 and 8, with PDL, against the skinny entry on 8 warps, its chunks as a cluster or
-// not): 0.86-0.95x its time on q_a (384 CTAs in 528 slots), 2048 x 7168 (512), 2560 x 5120
+// CTAs (row groups x chunks) all fit at once and fill 45 % of the slots. Item 92 (m = 1, 4
+// and 8, with PDL, against the skinny entry on 8 warps, its chunks as a cluster or not):
+// 0.86-0.95x its time on q_a (384 CTAs in 528 slots), 2048 x 7168 (512), 2560 x 5120
 // (480), and on 5 layers the rule was not fitted on 0.88-0.96x (352-448 CTAs); 1.07-1.10x
 // on 1024 x 7168 (256) and 1.06-1.07x on 3072 x 7168 (768, two waves), 0.96-1.02x on 1280 x
-// 7168 (320). The chunks hand their partials through the caller's workspace.
+// 7168 (320). So it asked two thirds of the slots; since grids under them are spread
+// (spread_if_suited, item 94), item 160 (two runs each, m = 1..8, 8 layers of 1024-1792 x
+// 5120-8192 with 240-336 CTAs): spread they took 0.75-0.98x the time of the plan's choice
+// then (the skinny entry, 1024 x 7168 and x 8192 as a cluster), 1.03x the skinny entry
+// spread on 1536 x 5120; under 45 % the skinny entry led (1152 x 6144: 216 CTAs, as a
+// cluster 0.97x; 768 x 8192: 192, spread 0.91x). The chunks hand their partials through
+// the caller's workspace.
 std::optional<M16Plan> chunked_deep_if_suited(std::uint32_t m, std::uint32_t n, std::uint32_t k,
                                               std::uint32_t sms, bool pdl) {
   constexpr std::uint32_t kWarps = 8;
@@ -503,7 +509,7 @@ std::optional<M16Plan> chunked_deep_if_suited(std::uint32_t m, std::uint32_t n, 
   const std::uint64_t ctas = std::uint64_t{div_ceil(n, 16)} * chunks;
   const std::uint64_t slots =
       std::uint64_t{sms} * w8a16_gemm_m16_skinny_deep_ctas_per_sm(m, kWarps);
-  if (chunks < 2 || ctas > slots || 3 * ctas < 2 * slots) return std::nullopt;
+  if (chunks < 2 || ctas > slots || 20 * ctas < 9 * slots) return std::nullopt;
   return M16Plan{"w8a16_gemm_m16_skinny_deep", 1, 0, 0, kWarps, kBlocks};
 }
 

@@ -455,7 +455,9 @@ TEST_CASE("plan_m16_gemm: the skinny entry on small layers") {
     for (const auto& [n, k] : {std::pair{576u, 7168u}, {1536u, 7168u}, {1024u, 2048u},
                                {1024u, 8192u}, {2048u, 2048u}, {1280u, 7168u}}) {
       if (n != 1536 || m < 13) CHECK(skinny(m, n, k));
-      if (n != 1536 || (m > 8 && m < 12)) CHECK(skinny(m, n, k, true));
+      // With PDL up to 8 tokens the deep entry in chunks (item 160: 256-384 CTAs of 528).
+      const bool chunked_with_pdl = m <= 8 && k >= 7168 && n >= 1024;
+      if (!chunked_with_pdl && (n != 1536 || m < 12)) CHECK(skinny(m, n, k, true));
     }
     // The deep entry on 16 warps where its CTAs fill 70 % of the slots (q_a's 96 CTAs in
     // 132, not kv_a's 36, 1024 x 8192's 64 nor 1280 x 7168's 80) from 13 tokens with K of
@@ -764,18 +766,22 @@ TEST_CASE("plan_m16_gemm with PDL: split-K for the seed's entries, stream-K on i
     CHECK(plan_m16_gemm(m, 1536, 7168, 132, pdl).entry ==
           (m >= 12 || m <= 8 ? "w8a16_gemm_m16_skinny_deep" : "w8a16_gemm_m16_skinny"));
   }
-  // On 64 SMs kv_a's 252 CTAs fit at once up to 8 tokens (256 slots), four to an SM as
-  // the registers allow (no spread), not above (192); one chunk (K = 1024) leaves nothing
-  // to hand off.
-  CHECK(plan_m16_gemm(1, 576, 7168, 64, pdl).chunk_cluster);
+  // On 64 SMs 448 x 7168's 196 CTAs fit at once up to 8 tokens (256 slots), four to an SM
+  // as the registers allow (no spread), not above (192); kv_a's 36 row groups there take
+  // the deep entry in chunks up to 8 tokens (144 CTAs, 56 % of its 256 slots); one chunk
+  // (K = 1024) leaves nothing to hand off.
+  CHECK(plan_m16_gemm(1, 448, 7168, 64, pdl).chunk_cluster);
+  CHECK_FALSE(plan_m16_gemm(16, 448, 7168, 64, pdl).chunk_cluster);
+  CHECK(plan_m16_gemm(1, 576, 7168, 64, pdl).entry == "w8a16_gemm_m16_skinny_deep");
   CHECK_FALSE(plan_m16_gemm(16, 576, 7168, 64, pdl).chunk_cluster);
   CHECK_FALSE(plan_m16_gemm(1, 576, 1024, 132, pdl).chunk_cluster);
-  // Clusters of 7 or 8 chunks only (item 92): 1024 x 7168 (64 x 7 = 448 CTAs) takes one;
-  // 2048 x 4096 (128 x 4 = 512) and 1536 x 5120 (96 x 5 = 480) fit too but do not.
-  CHECK(plan_m16_gemm(1, 1024, 7168, 132, pdl).chunk_cluster);
+  // Clusters of 7 or 8 chunks only (item 92): 928 x 7168 (58 x 7 = 406 CTAs) takes one;
+  // 2048 x 4096 (128 x 4 = 512) and 1536 x 5120 (96 x 5 = 480) fit too but do not (they
+  // take the deep entry, item 160).
+  CHECK(plan_m16_gemm(1, 928, 7168, 132, pdl).chunk_cluster);
   CHECK_FALSE(plan_m16_gemm(1, 2048, 4096, 132, pdl).chunk_cluster);
   CHECK_FALSE(plan_m16_gemm(1, 1536, 5120, 132, pdl).chunk_cluster);
-  CHECK(plan_m16_gemm(1, 1536, 5120, 132, pdl).entry == "w8a16_gemm_m16_skinny");
+  CHECK(plan_m16_gemm(1, 1536, 5120, 132, pdl).entry == "w8a16_gemm_m16_skinny_deep");
 }
 
 TEST_CASE("plan_m16_gemm: the deep kernel's 32-row form above 8 tokens where its CTAs fill the slots") {
@@ -852,13 +858,13 @@ TEST_CASE("plan_m16_gemm with PDL: the deep entry in chunks of K on small layers
           96u * 3u * 256u * 8u);
     CHECK(plan_m16_gemm(m, 2048, 7168, 132, pdl).warp_blocks == 2u);  // 512 CTAs
     CHECK(plan_m16_gemm(m, 2560, 5120, 132, pdl).warp_blocks == 2u);  // 160 x 3 = 480
-    CHECK(plan_m16_gemm(m, 1888, 6144, 132, pdl).warp_blocks == 2u);  // 118 x 3 = 354
-    CHECK(plan_m16_gemm(m, 1872, 6144, 132, pdl).entry == "w8a16_gemm_m16_skinny");  // 351
-    // Not under two thirds of the slots (1024 x 7168: 256 CTAs; 1280 x 7168: 320; kv_a:
-    // 144), nor where they do not
+    CHECK(plan_m16_gemm(m, 1280, 6144, 132, pdl).warp_blocks == 2u);  // 80 x 3 = 240
+    CHECK(plan_m16_gemm(m, 1264, 6144, 132, pdl).entry == "w8a16_gemm_m16_skinny");  // 237
+    CHECK(plan_m16_gemm(m, 1024, 8192, 132, pdl).warp_blocks == 2u);  // 64 x 4 = 256
+    // Not under 45 % of the slots (896 x 7168: 224 CTAs; kv_a: 144), nor where they do not
     // fit at once (3072 x 7168: 768), nor with K under 4096 or in one chunk, nor from 16
     // MiB, nor without PDL.
-    for (const auto& [n, k] : {std::pair{1024u, 7168u}, {1280u, 7168u}, {576u, 7168u},
+    for (const auto& [n, k] : {std::pair{896u, 7168u}, {1264u, 6144u}, {576u, 7168u},
                                {3072u, 7168u}, {4096u, 2048u}, {2048u, 4096u}, {8192u, 2048u}}) {
       CAPTURE(n);
       CAPTURE(k);
@@ -999,17 +1005,17 @@ TEST_CASE("plan_m16_gemm: with PDL, skinny and deep grids spread over the SMs at
     // the three-per-SM form holds just six.
     CHECK(plan_m16_gemm(m, 12288, 4096, 132, pdl).max_ctas_per_sm == (m <= 8 ? 6u : 0u));
     // Llama-3-8B o and down (256 CTAs of 16 or 8 warps, two per SM by their registers),
-    // q_b (1536 CTAs: a share of 12), 1024 x 7168 and 2048 x 7168 (a share of 4 where 4
+    // q_b (1536 CTAs: a share of 12), 928 x 7168 and 2048 x 7168 (a share of 4 where 4
     // fit), and stream-K's layers: not spread.
     for (const auto& [n, k] : {std::pair{4096u, 4096u}, std::pair{4096u, 14336u},
-                               std::pair{24576u, 1536u}, std::pair{1024u, 7168u},
+                               std::pair{24576u, 1536u}, std::pair{928u, 7168u},
                                std::pair{2048u, 7168u}, std::pair{28672u, 4096u},
                                std::pair{7168u, 18432u}}) {
       CAPTURE(n);
       CHECK(plan_m16_gemm(m, n, k, 132, pdl).max_ctas_per_sm == 0u);
     }
   }
-  // 1024 x 7168 keeps its chunks as a cluster; a spread grid never runs as one.
-  CHECK(plan_m16_gemm(1, 1024, 7168, 132, pdl).chunk_cluster);
+  // 928 x 7168 keeps its chunks as a cluster; a spread grid never runs as one.
+  CHECK(plan_m16_gemm(1, 928, 7168, 132, pdl).chunk_cluster);
   CHECK_FALSE(plan_m16_gemm(1, 576, 7168, 132, pdl).chunk_cluster);
 }
