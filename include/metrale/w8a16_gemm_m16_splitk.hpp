@@ -58,7 +58,9 @@ void w8a16_gemm_m16_splitk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr
 // to 8 tokens, on layers under 64 MiB with K of at least 8192, 80 row groups to under two
 // per SM, whose one-chunk deep CTAs fill under three quarters of the slots, the deep skinny
 // entry in chunks of K (the first of 8 warps of 2 blocks, 4 of 4 and 4 of 8 whose CTAs all
-// fit at once; the caller's workspace); else on layers of 8-32 MiB where the deep entry's
+// fit at once; the caller's workspace), and under 16 MiB with K of 4096 or 6144 in equal
+// chunks of 8 warps of 2 blocks that fill half the slots where the one-chunk form (below)
+// does not suit; else on layers of 8-32 MiB where the deep entry's
 // form has 4 warps, the skinny entry on one chunk of K: at K = 512 on 4 warps up to 8
 // tokens, and above without PDL where no deep form fits at once; at K of 640-896 on 8 warps
 // up to 8 tokens without PDL where the form fits (with PDL at K = 640 stream-K on one CTA
@@ -72,14 +74,17 @@ void w8a16_gemm_m16_splitk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr
 // 1024 where no form fits at once, up to 48 MiB, up to 8 tokens (with PDL up to 6) on 4
 // warps, in waves; on layers of 8-16 MiB with K of 512-896 or 1536-3584 (or of 1024 above 8
 // tokens, or up to 8 where the form's CTAs have 4 warps) as on those of 16-64 MiB; and
-// above 8 tokens on smaller layers with K of at least 4096 where its CTAs all fit at once
-// and fill 80 % of the slots (70 % from 13 tokens, 12 with PDL, two thirds from 14 tokens,
-// 13 with PDL; without PDL with K of at least 5120), and up to 8 tokens on layers of 64 MiB
+// up to 8 tokens on smaller layers with K of at least 4096 where its CTAs all fit at once
+// with at most 2 blocks a warp and fill 75 % of the slots (with PDL 40 %, or with more
+// blocks two thirds where its chunks below do not fit), and above 8 tokens on smaller
+// layers with K of at least 4096 where its CTAs all fit at once and fill 80 % of the slots
+// (70 % from 13 tokens, 12 with PDL, two thirds from 14 tokens, 13 with PDL; without PDL
+// with K of at least 5120), and up to 8 tokens on layers of 64 MiB
 // and more where its CTAs all fit at once and fill two thirds of the slots (with PDL 80 %),
 // on 8 warps with at most 12 blocks of K each, on 16 with at most 14, or without PDL on 4
 // with at most 12; else, for callers that launch with PDL, up to 8 tokens on layers under
 // 16 MiB with K of at least 4096, the deep skinny entry in chunks of K (8 warps of 2
-// blocks, the caller's workspace) where its CTAs all fit at once and fill two thirds of the
+// blocks, the caller's workspace) where its CTAs all fit at once and fill 45 % of the
 // slots; else the skinny entry
 // (w8a16_gemm_m16_skinny.hpp, 8 warps per CTA, the caller's workspace) on layers under 16
 // MiB, on 16 MiB ones, up to 8 tokens on those up to 24 MiB and at one token on those of
@@ -127,13 +132,14 @@ struct M16Plan {
 // K of at least 4096, its chunks as one cluster (chunk_cluster) where they number 7 or 8
 // and all its CTAs fit on the device at once. A skinny or deep grid whose even share,
 // ceil(CTAs / SMs), is 2 to 6 CTAs per SM and below what their registers allow runs
-// spread, that share at most on an SM (max_ctas_per_sm), and never as a cluster. From 16
+// spread, that share at most on an SM (max_ctas_per_sm), and never as a cluster; so does
+// a one-chunk deep grid of at most one CTA per SM where two fit. From 16
 // MiB at 4 to 8 tokens (with K = 1024 from 4 tokens up) stream-K on one CTA per SM
 // replaces the tiled entries; otherwise
 // the seed's contiguous entries, which take no launch options, give way to
 // w8a16_gemm_m16_splitk with a split of 1 (the same kernel code, strided); stream-K keeps
 // its grid, but from 64 MiB takes one CTA per SM only up to 56 units per SM and three
-// 128-row tiles per eight SMs, at every m.
+// 128-row tiles per eight SMs, or above 8 tokens up to 49 units and one tile per SM.
 M16Plan plan_m16_gemm(std::uint32_t m, std::uint32_t n, std::uint32_t k,
                       std::uint32_t sm_count, M16LaunchOptions launch = {});
 
