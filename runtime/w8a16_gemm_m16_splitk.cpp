@@ -172,12 +172,19 @@ bool skinny_suits(std::uint32_t m, std::uint32_t n, std::uint32_t k, bool pdl) {
 // and only where every CTA fits at once. Item 92 (m = 1, 4 and 8, with PDL): it gained on
 // layers of 7 chunks (K = 7168; kv_a 0.84-0.93x, 1024 x 7168 0.92-0.93x) and lost on those
 // of 4 and 5 whose CTAs fit too (2048 x 4096, 512 CTAs, 1.17-1.19x; 1536 x 5120, 480,
-// 1.20-1.22x): clusters of 7 chunks and more.
+// 1.20-1.22x): clusters of 7 chunks and more. Item 161 (m = 1..8, with PDL): what decides
+// it up to 8 tokens is how full the slots are, not the chunks: on 4 and 6 chunks filling
+// 79-85 % of the 528 slots (1664 x 4096, 1152 and 1200 x 6144) the cluster took 0.89-0.92x
+// the time of the chunks through L2, and on 7 and 8 filling 90-97 % 1.00-1.19x (1088 and
+// 1120 x 7168, 1024 x 8192): up to 8 tokens clusters of 4 chunks and more on at most 7/8
+// of the slots (below 3/4 the grid is spread instead).
 bool chunk_cluster_suits(std::uint32_t m, std::uint32_t n, std::uint32_t k, std::uint32_t sms) {
   const std::uint32_t chunks = w8a16_gemm_m16_skinny_chunks(k, W8A16_GEMM_M16_SKINNY_WARPS, 1);
   const std::uint64_t ctas = std::uint64_t{div_ceil(n, 16)} * chunks;
-  return chunks >= 7 && chunks <= W8A16_GEMM_M16_SKINNY_MAX_CLUSTER_CHUNKS &&
-         ctas <= std::uint64_t{sms} * w8a16_gemm_m16_skinny_ctas_per_sm(m, W8A16_GEMM_M16_SKINNY_WARPS);
+  const std::uint64_t slots =
+      std::uint64_t{sms} * w8a16_gemm_m16_skinny_ctas_per_sm(m, W8A16_GEMM_M16_SKINNY_WARPS);
+  const bool measured = m <= 8 ? chunks >= 4 && 8 * ctas <= 7 * slots : chunks >= 7;
+  return measured && chunks <= W8A16_GEMM_M16_SKINNY_MAX_CLUSTER_CHUNKS && ctas <= slots;
 }
 
 // Whether a PDL launch of `ctas` CTAs, of which the registers let an SM hold

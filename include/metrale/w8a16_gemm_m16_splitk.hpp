@@ -129,12 +129,13 @@ struct M16Plan {
 // skinny entry as above where its CTAs all fit on the device at once and fill at least two
 // thirds of its CTA slots or are spread over the SMs (below), and up to 8 tokens its form
 // in chunks as above; else the skinny entry on layers under 16 MiB and on 16 MiB ones with
-// K of at least 4096, its chunks as one cluster (chunk_cluster) where they number 7 or 8
-// and all its CTAs fit on the device at once. A skinny or deep grid whose even share,
-// ceil(CTAs / SMs), is 2 to 6 CTAs per SM and below what their registers allow runs
-// spread, that share at most on an SM (max_ctas_per_sm), and never as a cluster; so does
-// a one-chunk deep grid of at most one CTA per SM where two fit. From 16
-// MiB at 4 to 8 tokens (with K = 1024 from 4 tokens up) stream-K on one CTA per SM
+// K of at least 4096, its chunks as one cluster (chunk_cluster) up to 8 tokens where they
+// number 4 to 8 and its CTAs fill at most 7/8 of its CTA slots, above 8 tokens where they
+// number 7 or 8 and all its CTAs fit on the device at once. A skinny or deep grid whose
+// even share, ceil(CTAs / SMs), is 2 to 6 CTAs per SM and below what their registers allow
+// runs spread, that share at most on an SM (max_ctas_per_sm), and never as a cluster; so
+// does a one-chunk deep grid of at most one CTA per SM where two fit. From 16 MiB at 4 to
+// 8 tokens (with K = 1024 from 4 tokens up) stream-K on one CTA per SM
 // replaces the tiled entries; otherwise
 // the seed's contiguous entries, which take no launch options, give way to
 // w8a16_gemm_m16_splitk with a split of 1 (the same kernel code, strided); stream-K keeps
