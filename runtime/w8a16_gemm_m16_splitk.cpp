@@ -176,14 +176,15 @@ bool skinny_suits(std::uint32_t m, std::uint32_t n, std::uint32_t k, bool pdl) {
 // it up to 8 tokens is how full the slots are, not the chunks: on 4 and 6 chunks filling
 // 79-85 % of the 528 slots (1664 x 4096, 1152 and 1200 x 6144) the cluster took 0.89-0.92x
 // the time of the chunks through L2, and on 7 and 8 filling 90-97 % 1.00-1.19x (1088 and
-// 1120 x 7168, 1024 x 8192): up to 8 tokens clusters of 4 chunks and more on at most 7/8
-// of the slots (below 3/4 the grid is spread instead).
+// 1120 x 7168, 1024 x 8192), on 8 filling 88 % (928 x 8192) 0.92-1.02x: up to 8 tokens
+// clusters of 4 chunks and more on at most 90 % of the slots (below 75 % the grid is
+// spread instead).
 bool chunk_cluster_suits(std::uint32_t m, std::uint32_t n, std::uint32_t k, std::uint32_t sms) {
   const std::uint32_t chunks = w8a16_gemm_m16_skinny_chunks(k, W8A16_GEMM_M16_SKINNY_WARPS, 1);
   const std::uint64_t ctas = std::uint64_t{div_ceil(n, 16)} * chunks;
   const std::uint64_t slots =
       std::uint64_t{sms} * w8a16_gemm_m16_skinny_ctas_per_sm(m, W8A16_GEMM_M16_SKINNY_WARPS);
-  const bool measured = m <= 8 ? chunks >= 4 && 8 * ctas <= 7 * slots : chunks >= 7;
+  const bool measured = m <= 8 ? chunks >= 4 && 10 * ctas <= 9 * slots : chunks >= 7;
   return measured && chunks <= W8A16_GEMM_M16_SKINNY_MAX_CLUSTER_CHUNKS && ctas <= slots;
 }
 

@@ -130,7 +130,7 @@ struct M16Plan {
 // thirds of its CTA slots or are spread over the SMs (below), and up to 8 tokens its form
 // in chunks as above; else the skinny entry on layers under 16 MiB and on 16 MiB ones with
 // K of at least 4096, its chunks as one cluster (chunk_cluster) up to 8 tokens where they
-// number 4 to 8 and its CTAs fill at most 7/8 of its CTA slots, above 8 tokens where they
+// number 4 to 8 and its CTAs fill at most 90 % of its CTA slots, above 8 tokens where they
 // number 7 or 8 and all its CTAs fit on the device at once. A skinny or deep grid whose
 // even share, ceil(CTAs / SMs), is 2 to 6 CTAs per SM and below what their registers allow
 // runs spread, that share at most on an SM (max_ctas_per_sm), and never as a cluster; so
