@@ -328,28 +328,30 @@ std::optional<M16Plan> shallow_skinny_if_suited(std::uint32_t m, std::uint32_t n
   return std::nullopt;
 }
 
-// Under 16 MiB up to 8 tokens with K of 4096 and more, the deep entry on one chunk
-// (`form`, all of whose CTAs fit): where each warp gets at most 2 blocks (K = 4096 on 16
-// warps), from 75 % of the slots without PDL and from 40 % with it (the launch spread one
-// CTA per SM below 50 %, spread_if_suited); with PDL also where its CTAs fill two thirds of
-// the slots and the chunks of chunked_deep_if_suited do not all fit. Item 160 (two runs, m
-// = 1, 2, 4, 6, 8, 12 layers of 1536-3840 x 4096-8192, against the skinny entry and the
-// deep entry in chunks): without PDL 3584 and 3840 x 4096 (85 and 91 %) took 0.85-0.87x
-// the skinny entry's time, 0.95-0.98x the chunks'; at 61-73 % the chunks led (chunked_deep_
-// without_pdl_if_suited). With PDL 0.82-0.93x the plan's choice from 2048 to 3840 x 4096
-// (48-91 %; at 48 % spread, 0.87x unspread), and 3072 x 5120 (73 %, 3 blocks a warp, its
-// chunks over the slots) 0.89-0.90x the skinny entry's; where the chunks fit and a warp
-// would get 3 blocks or more, the chunks led (2560 x 5120, 2048 and 2560 x 6144). The
-// bounds of 80 % and 45 % that rule had were lowered after 12 more layers (m = 1, 3, 5, 7,
-// 8): 3328 x 4096 (79 %) took 1.05-1.07x the one-chunk form's time in chunks, and with PDL
-// 1792 x 4096 (42 %) 1.09-1.12x it on the skinny entry; 1536 x 4096 (36 %) stays there.
+// Under 16 MiB up to 8 tokens with K of 4096 and more, the deep entry on one chunk (`form`,
+// all of whose CTAs fit): where each warp gets at most 2 blocks (K = 4096 on 16 warps),
+// from 75 % of the slots without PDL and from 45 % with it (the launch spread one CTA per
+// SM below 50 %, spread_if_suited); with PDL also where its CTAs fill two thirds of the
+// slots and the chunks of chunked_deep_if_suited do not all fit. Item 160 (two runs, m = 1,
+// 2, 4, 6, 8, 12 layers of 1536-3840 x 4096-8192, against the skinny entry and the deep
+// entry in chunks): without PDL 3584 and 3840 x 4096 (85 and 91 %) took 0.85-0.87x the
+// skinny entry's time, 0.95-0.98x the chunks'; at 61-73 % the chunks led
+// (chunked_deep_without_pdl_if_suited). With PDL 0.82-0.93x the plan's choice from 2048 to
+// 3840 x 4096 (48-91 %; at 48 % spread, 0.87x unspread), and 3072 x 5120 (73 %, 3 blocks a
+// warp, its chunks over the slots) 0.89-0.90x the skinny entry's; where the chunks fit and
+// a warp would get 3 blocks or more, the chunks led (2560 x 5120, 2048 and 2560 x 6144).
+// Without PDL the bound was 80 % until 3328 x 4096 (79 %) took 1.05-1.07x the one-chunk
+// form's time in chunks. With PDL it was 40 % while the skinny entry below it ran
+// unclustered (1792 x 4096, 42 %: 1.09-1.12x); since its chunks run as a cluster there
+// (chunk_cluster_suits), the cluster took 0.95-1.00x the one-chunk form's time on 106-116
+// CTAs (item 161).
 bool small_layer_one_chunk_suits(std::uint32_t m, std::uint32_t n, std::uint32_t k,
                                  std::uint32_t sms, bool pdl, const SkinnyDeepForm& form) {
   const std::uint64_t ctas = div_ceil(n, 16);
   const std::uint64_t slots = std::uint64_t{sms} * form.ctas_per_sm;
   if (m > 8 || k < 4096 || std::uint64_t{n} * k >= 16 * kMiB || ctas > slots) return false;
   if (w8a16_gemm_m16_skinny_deep_one_chunk_blocks(k, form.warps) <= 2) {
-    return pdl ? 5 * ctas >= 2 * slots : 4 * ctas >= 3 * slots;
+    return pdl ? 20 * ctas >= 9 * slots : 4 * ctas >= 3 * slots;
   }
   const std::uint64_t chunk_ctas = ctas * w8a16_gemm_m16_skinny_chunks(k, 8, 2);
   return pdl && 3 * ctas >= 2 * slots &&

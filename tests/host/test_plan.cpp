@@ -896,7 +896,7 @@ TEST_CASE("plan_m16_gemm with PDL: the deep entry in chunks of K on small layers
 
 TEST_CASE("plan_m16_gemm: under 16 MiB up to 8 tokens, the deep entry at K = 4096 and 6144") {
   // Item 160. One chunk where each warp gets 2 blocks (K = 4096 on 16 warps): without PDL
-  // from 75 % of the 264 slots (198 CTAs), with PDL from 40 % (106), spread one CTA per SM
+  // from 75 % of the 264 slots (198 CTAs), with PDL from 45 % (119), spread one CTA per SM
   // up to 132 CTAs. Without PDL else 8 warps of 2 blocks in equal chunks (K = 4096 or 6144)
   // that fill half the 528 slots; with PDL the one-chunk form of 3 blocks a warp where its
   // CTAs fill two thirds and its chunks do not fit (K = 5120: 177 row groups x 3 = 531).
@@ -930,14 +930,17 @@ TEST_CASE("plan_m16_gemm: under 16 MiB up to 8 tokens, the deep entry at K = 409
     for (const auto& [n, k] : {std::pair{2096u, 4096u}, {2560u, 5120u}, {2048u, 7168u}}) {
       CHECK(plan(m, n, k, false).entry == "w8a16_gemm_m16_skinny");
     }
-    for (const std::uint32_t n : {1696u, 2112u, 2560u, 3072u, 3584u}) {
+    for (const std::uint32_t n : {1904u, 2112u, 2560u, 3072u, 3584u}) {
       CAPTURE(n);
       const M16Plan p = plan(m, n, 4096, true);
       CHECK(p.warps == 16u);
       CHECK(chunks(p, 4096) == 1u);
       CHECK(p.max_ctas_per_sm == (n <= 2112 ? 1u : 0u));
     }
-    CHECK(plan(m, 1680, 4096, true).entry == "w8a16_gemm_m16_skinny");
+    for (const std::uint32_t n : {1888u, 1696u, 1600u}) {  // 118, 106, 100 CTAs: clusters
+      CHECK(plan(m, n, 4096, true).entry == "w8a16_gemm_m16_skinny");
+      CHECK(plan(m, n, 4096, true).chunk_cluster);
+    }
     const M16Plan wide = plan(m, 2832, 5120, true);
     CHECK(wide.warps == 16u);
     CHECK(chunks(wide, 5120) == 1u);
