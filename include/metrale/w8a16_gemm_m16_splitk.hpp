@@ -75,7 +75,7 @@ void w8a16_gemm_m16_splitk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr
 // warps, in waves; on layers of 8-16 MiB with K of 512-896 or 1536-3584 (or of 1024 above 8
 // tokens, or up to 8 where the form's CTAs have 4 warps) as on those of 16-64 MiB; and
 // up to 8 tokens on smaller layers with K of at least 4096 where its CTAs all fit at once
-// with at most 2 blocks a warp and fill 75 % of the slots (with PDL 40 %, or with more
+// with at most 2 blocks a warp and fill 75 % of the slots (with PDL 45 %, or with more
 // blocks two thirds where its chunks below do not fit), and above 8 tokens on smaller
 // layers with K of at least 4096 where its CTAs all fit at once and fill 80 % of the slots
 // (70 % from 13 tokens, 12 with PDL, two thirds from 14 tokens, 13 with PDL; without PDL
