@@ -328,6 +328,25 @@ std::optional<M16Plan> shallow_skinny_if_suited(std::uint32_t m, std::uint32_t n
   return std::nullopt;
 }
 
+// The deep entry in chunks of K on 8 warps of 2 blocks each, the form of
+// chunked_deep_if_suited and of chunked_deep_without_pdl_if_suited under 16 MiB: its chunks
+// of K, its CTAs (row groups x chunks) and the CTA slots of `sms` SMs at m tokens.
+struct SmallChunkGrid {
+  static constexpr std::uint32_t kWarps = 8;
+  static constexpr std::uint32_t kBlocks = 2;
+  std::uint32_t chunks;
+  std::uint64_t ctas;
+  std::uint64_t slots;
+};
+
+SmallChunkGrid small_chunk_grid(std::uint32_t m, std::uint32_t n, std::uint32_t k,
+                                std::uint32_t sms) {
+  using G = SmallChunkGrid;
+  const std::uint32_t chunks = w8a16_gemm_m16_skinny_chunks(k, G::kWarps, G::kBlocks);
+  return {chunks, std::uint64_t{div_ceil(n, 16)} * chunks,
+          std::uint64_t{sms} * w8a16_gemm_m16_skinny_deep_ctas_per_sm(m, G::kWarps)};
+}
+
 // Under 16 MiB up to 8 tokens with K of 4096 and more, the deep entry on one chunk (`form`,
 // all of whose CTAs fit): where each warp gets at most 2 blocks (K = 4096 on 16 warps),
 // from 75 % of the slots without PDL and from 45 % with it (the launch spread one CTA per
@@ -353,9 +372,8 @@ bool small_layer_one_chunk_suits(std::uint32_t m, std::uint32_t n, std::uint32_t
   if (w8a16_gemm_m16_skinny_deep_one_chunk_blocks(k, form.warps) <= 2) {
     return pdl ? 20 * ctas >= 9 * slots : 4 * ctas >= 3 * slots;
   }
-  const std::uint64_t chunk_ctas = ctas * w8a16_gemm_m16_skinny_chunks(k, 8, 2);
-  return pdl && 3 * ctas >= 2 * slots &&
-         chunk_ctas > std::uint64_t{sms} * w8a16_gemm_m16_skinny_deep_ctas_per_sm(m, 8);
+  const SmallChunkGrid chunks = small_chunk_grid(m, n, k, sms);
+  return pdl && 3 * ctas >= 2 * slots && chunks.ctas > chunks.slots;
 }
 
 // Measured on an H200 over m = 1, 2, 4, 8, 9, 12 and 16 against every other entry, with
@@ -512,15 +530,10 @@ std::optional<SkinnyDeepForm> deep_form_if_suited(std::uint32_t m, std::uint32_t
 // the caller's workspace.
 std::optional<M16Plan> chunked_deep_if_suited(std::uint32_t m, std::uint32_t n, std::uint32_t k,
                                               std::uint32_t sms, bool pdl) {
-  constexpr std::uint32_t kWarps = 8;
-  constexpr std::uint32_t kBlocks = 2;
   if (!pdl || m > 8 || k < 4096 || std::uint64_t{n} * k >= 16 * kMiB) return std::nullopt;
-  const std::uint32_t chunks = w8a16_gemm_m16_skinny_chunks(k, kWarps, kBlocks);
-  const std::uint64_t ctas = std::uint64_t{div_ceil(n, 16)} * chunks;
-  const std::uint64_t slots =
-      std::uint64_t{sms} * w8a16_gemm_m16_skinny_deep_ctas_per_sm(m, kWarps);
-  if (chunks < 2 || ctas > slots || 20 * ctas < 9 * slots) return std::nullopt;
-  return M16Plan{"w8a16_gemm_m16_skinny_deep", 1, 0, 0, kWarps, kBlocks};
+  const SmallChunkGrid g = small_chunk_grid(m, n, k, sms);
+  if (g.chunks < 2 || g.ctas > g.slots || 20 * g.ctas < 9 * g.slots) return std::nullopt;
+  return M16Plan{"w8a16_gemm_m16_skinny_deep", 1, 0, 0, g.kWarps, g.kBlocks};
 }
 
 // The deep kernel in chunks of K without PDL, up to 8 tokens, on layers under 64 MiB with K
@@ -552,16 +565,12 @@ std::optional<M16Plan> chunked_deep_without_pdl_if_suited(std::uint32_t m, std::
   if (pdl || m > 8 || bytes >= kLargeLayerBytes) return std::nullopt;
   const std::uint64_t groups = div_ceil(n, 16);
   if (bytes < 16 * kMiB && k >= 4096 && k < 8192) {
-    constexpr std::uint32_t kWarps = 8;
-    constexpr std::uint32_t kBlocks = 2;
-    const std::uint64_t ctas = groups * w8a16_gemm_m16_skinny_chunks(k, kWarps, kBlocks);
-    const std::uint64_t slots =
-        std::uint64_t{sms} * w8a16_gemm_m16_skinny_deep_ctas_per_sm(m, kWarps);
-    if (k / 128 % (kWarps * kBlocks) != 0 || ctas > slots || 2 * ctas < slots ||
-        small_layer_one_chunk_suits(m, n, k, sms, pdl, one_chunk)) {
+    const SmallChunkGrid g = small_chunk_grid(m, n, k, sms);
+    if (k / 128 % (g.kWarps * g.kBlocks) != 0 || g.ctas > g.slots || 2 * g.ctas < g.slots ||
+        small_layer_one_chunk_suits(m, n, k, sms, false, one_chunk)) {
       return std::nullopt;
     }
-    return M16Plan{"w8a16_gemm_m16_skinny_deep", 1, 0, 0, kWarps, kBlocks};
+    return M16Plan{"w8a16_gemm_m16_skinny_deep", 1, 0, 0, g.kWarps, g.kBlocks};
   }
   if (k < 8192) return std::nullopt;
   if (groups < 80 || groups >= 2 * std::uint64_t{sms}) return std::nullopt;
