@@ -775,9 +775,9 @@ TEST_CASE("plan_m16_gemm with PDL: split-K for the seed's entries, stream-K on i
   CHECK(plan_m16_gemm(1, 576, 7168, 64, pdl).entry == "w8a16_gemm_m16_skinny_deep");
   CHECK_FALSE(plan_m16_gemm(16, 576, 7168, 64, pdl).chunk_cluster);
   CHECK_FALSE(plan_m16_gemm(1, 576, 1024, 132, pdl).chunk_cluster);
-  // Clusters of 7 or 8 chunks only (item 92): 928 x 7168 (58 x 7 = 406 CTAs) takes one;
-  // 2048 x 4096 (128 x 4 = 512) and 1536 x 5120 (96 x 5 = 480) fit too but do not (they
-  // take the deep entry, item 160).
+  // Item 92's clusters of 7 chunks: 928 x 7168 (58 x 7 = 406 CTAs) takes one; 2048 x 4096
+  // (128 x 4 = 512) and 1536 x 5120 (96 x 5 = 480) fit too but do not (over 90 % of the
+  // slots, item 161; they take the deep entry, item 160).
   CHECK(plan_m16_gemm(1, 928, 7168, 132, pdl).chunk_cluster);
   CHECK_FALSE(plan_m16_gemm(1, 2048, 4096, 132, pdl).chunk_cluster);
   CHECK_FALSE(plan_m16_gemm(1, 1536, 5120, 132, pdl).chunk_cluster);
