@@ -144,14 +144,17 @@ TEST_CASE("gpu: the skinny entry's chunks as a cluster give the bits of the hand
 }
 
 TEST_CASE("gpu: a grid spread over the SMs gives the bits of the same grid unspread") {
-  // kv_a on the skinny entry (252 CTAs, two to an SM) and q_a on the deep kernel in chunks
-  // (384, three to an SM), with PDL as the plan runs them, at 1, 5, 9 and 16 tokens.
+  // kv_a on the skinny entry (252 CTAs, two to an SM), q_a on the deep kernel in chunks
+  // (384, three to an SM) and 2048 rows on the deep kernel's one chunk of 16 warps (128
+  // CTAs, one to an SM), with PDL as the plan runs them, at 1, 5, 9 and 16 tokens.
   std::uint64_t compared = 0;
   for (const std::uint32_t m : {1u, 5u, 9u, 16u}) {
     for (const auto& [n, spread, plain] :
          {std::tuple{576u, skinny_entry(8, false, true, false, 2), skinny_entry(8, false, true)},
           std::tuple{1536u, skinny_deep_entry(8, 2, true, "w8a16_gemm_m16_skinny_deep", 3),
-                     skinny_deep_entry(8, 2, true)}}) {
+                     skinny_deep_entry(8, 2, true)},
+          std::tuple{2048u, skinny_deep_entry(16, 1024, true, "w8a16_gemm_m16_skinny_deep", 1),
+                     skinny_deep_entry(16, 1024, true)}}) {
       CAPTURE(m);
       CAPTURE(n);
       Problem p(m, n, 7168, 7168, n, 700 + m + n);
