@@ -538,7 +538,7 @@ std::optional<M16Plan> chunked_deep_if_suited(std::uint32_t m, std::uint32_t n, 
 
 // The deep kernel in chunks of K without PDL, up to 8 tokens, on layers under 64 MiB with K
 // of at least 8192 and 80 row groups to under two per SM (1265-4208 rows on 132 SMs, of
-// which 1280-3584 were measured; from 64 or 72 groups, item 162, below) whose one-chunk
+// which 1280-3584 were measured; from 48 or 72 groups, item 162, below) whose one-chunk
 // form (w8a16_gemm_m16_skinny_deep_form) fills under three quarters of its CTA slots: the
 // first of 8 warps of 2 blocks, 4 of 4 and 4 of 8 whose CTAs (row groups x chunks) all
 // fit at once, the chunks' partials
@@ -551,10 +551,11 @@ std::optional<M16Plan> chunked_deep_if_suited(std::uint32_t m, std::uint32_t n, 
 // warp's blocks, not its CTA's warps, set how long it streams, and a short last chunk
 // leaves warps idle; so the fewest blocks per warp, ties to more CTAs. 8 warps of 4
 // blocks never comes first: where its CTAs fit, those of 4 warps of 4 do. Item 162 (two
-// runs, m = 1, 4 and 8, 64-79 row groups, against the skinny entry on 8 warps): 8 warps of
-// 2 blocks took 0.86-0.89x its time at K of 10240-14336 on 64-76 groups, 0.95-0.98x at K =
-// 8192 on 74-79 and 0.95-0.99x at 9216 on 72; 0.99-1.02x at 8192 on 72, 1.02-1.07x on
-// 64-68. So below 80 groups that form alone, from 64 groups at K of 10240 and more and
+// runs each, m = 1, 4 and 8, 48-79 row groups, against the skinny entry on 8 warps): 8
+// warps of 2 blocks took 0.85-0.94x its time at K of 10240-16384 on 48-76 groups,
+// 0.95-0.98x at K = 8192 on 74-79 and 0.95-0.99x at 9216 on 72; 0.99-1.02x at 8192 on
+// 71-72, 1.02-1.07x on 64-68. Where its CTAs do not all fit, 4 warps of 4 took 0.91-0.98x
+// (1024 x 20480, 1152 x 16384, 1216 x 14336). Hence from 48 groups at K of 10240 and more,
 // from 72 below.
 // Under 16 MiB also at K = 4096 and 6144, in equal chunks of 8 warps of 2 blocks whose CTAs
 // all fit and fill half the slots, where the one-chunk form does not suit
@@ -579,11 +580,10 @@ std::optional<M16Plan> chunked_deep_without_pdl_if_suited(std::uint32_t m, std::
     return M16Plan{"w8a16_gemm_m16_skinny_deep", 1, 0, 0, g.kWarps, g.kBlocks};
   }
   if (k < 8192) return std::nullopt;
-  const std::uint64_t min_groups = k >= 10240 ? 64 : 72;
+  const std::uint64_t min_groups = k >= 10240 ? 48 : 72;
   if (groups < min_groups || groups >= 2 * std::uint64_t{sms}) return std::nullopt;
   if (4 * groups >= 3 * std::uint64_t{sms} * one_chunk.ctas_per_sm) return std::nullopt;
   for (const auto& [warps, blocks] : {std::pair{8u, 2u}, {4u, 4u}, {4u, 8u}}) {
-    if (groups < 80 && warps != 8) break;
     const std::uint64_t ctas = groups * w8a16_gemm_m16_skinny_chunks(k, warps, blocks);
     if (ctas <= std::uint64_t{sms} * w8a16_gemm_m16_skinny_deep_ctas_per_sm(m, warps)) {
       return M16Plan{"w8a16_gemm_m16_skinny_deep", 1, 0, 0, warps, blocks};

@@ -382,11 +382,11 @@ TEST_CASE("plan_m16_gemm: without PDL, the deep entry in chunks on narrow, deep 
   // per SM, where the one-chunk form fills under three quarters of its slots: the first of
   // 8 warps of 2 blocks, 4 of 4 and 4 of 8 whose CTAs all fit, the partials through the
   // workspace; where K leaves a short last chunk (10240 on 8 warps of 4: 4096 + 4096 +
-  // 2048) 4 of 4 still (item 123). Item 162: below 80 row groups 8 warps of 2 blocks only,
-  // from 72 groups at K = 8192 and 9216 and from 64 at K of 10240 and more. Not with PDL,
-  // not above 8 tokens, not where the one-chunk form fills the slots (3584 x 8192: 224 of
-  // 264; Llama-3-8B down: 256), not on fewer row groups (1024 x 8192, 1088 x 9216) or more
-  // (5120 x 8192), not under K = 8192 (q_a), not from 64 MiB. The C ABI's one-chunk plan
+  // 2048) 4 of 4 still (item 123). Item 162: from 72 row groups at K = 8192 and 9216 and
+  // from 48 at K of 10240 and more. Not with PDL, not above 8 tokens, not where the
+  // one-chunk form fills the slots (3584 x 8192: 224 of 264; Llama-3-8B down: 256), not on
+  // fewer row groups (1024 x 8192, 1088 x 9216, 752 x 12288) or more (5120 x 8192), not
+  // under K = 8192 (q_a), not from 64 MiB. The C ABI's one-chunk plan
   // (plan_m16_gemm_one_chunk_deep) keeps one chunk.
   struct Case {
     std::uint32_t n, k, warps, blocks;
@@ -398,7 +398,8 @@ TEST_CASE("plan_m16_gemm: without PDL, the deep entry in chunks on narrow, deep 
                          {1280, 8192, 8, 2}, {1792, 8192, 8, 2}, {2304, 10240, 4, 4},
                          {2816, 10240, 4, 4}, {1280, 17408, 4, 4}, {1152, 8192, 8, 2},
                          {1264, 8192, 8, 2}, {1152, 9216, 8, 2}, {1024, 10240, 8, 2},
-                         {1024, 14336, 8, 2}, {1088, 14336, 8, 2}}) {
+                         {1024, 14336, 8, 2}, {1088, 14336, 8, 2}, {768, 12288, 8, 2},
+                         {1024, 20480, 4, 4}, {1152, 16384, 4, 4}}) {
       CAPTURE(c.n);
       const M16Plan p = plan_m16_gemm(m, c.n, c.k, 132);
       CHECK(p.entry == "w8a16_gemm_m16_skinny_deep");
@@ -416,7 +417,7 @@ TEST_CASE("plan_m16_gemm: without PDL, the deep entry in chunks on narrow, deep 
       CHECK(w8a16_gemm_m16_skinny_chunks(k, p.warps, p.warp_blocks) == 1);
     }
     for (const auto& [n, k] : {std::pair{1024u, 8192u}, {1136u, 8192u}, {1088u, 9216u},
-                               {1008u, 10240u}, {5120u, 8192u}}) {
+                               {752u, 12288u}, {5120u, 8192u}}) {
       const M16Plan p = plan_m16_gemm(m, n, k, 132);
       CHECK(w8a16_gemm_m16_skinny_chunks(k, p.warps, p.warp_blocks) <= 1);
     }
