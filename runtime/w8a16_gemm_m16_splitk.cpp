@@ -592,6 +592,38 @@ std::optional<M16Plan> chunked_deep_without_pdl_if_suited(std::uint32_t m, std::
   return std::nullopt;
 }
 
+// The deep kernel in chunks of K with PDL on narrow, deep layers from 16 MiB (under it,
+// chunked_deep_if_suited): up to 8 tokens, under 64 MiB, K of at least 10240, 48 row
+// groups to one per SM, where the one-chunk form fills under three quarters of its slots:
+// 8 warps of 2 blocks where its CTAs (row groups x chunks) fill at most one and a half
+// times the slots, else 4 of 4 where all of those fit. With PDL a second wave of the
+// 8-warp CTAs costs less than the wider chunks' longer streams: item 162 (two runs, m = 1,
+// 4 and 8, 12 layers of 1024-2048 x 12288-32768) had it fastest up to 768 CTAs on 528
+// slots, 4 of 4 from 896; this rule's choice took at most 1.009x the fastest PDL entry,
+// the plan's before (split-K or stream-K with PDL, the skinny entry at 16 MiB) 1.05-1.53x.
+// `one_chunk`: w8a16_gemm_m16_skinny_deep_form of the shape.
+std::optional<M16Plan> chunked_deep_narrow_with_pdl_if_suited(std::uint32_t m, std::uint32_t n,
+                                                             std::uint32_t k, std::uint32_t sms,
+                                                             bool pdl,
+                                                             const SkinnyDeepForm& one_chunk) {
+  const std::uint64_t bytes = std::uint64_t{n} * k;
+  if (!pdl || m > 8 || k < 10240 || bytes < 16 * kMiB || bytes >= kLargeLayerBytes) {
+    return std::nullopt;
+  }
+  const std::uint64_t groups = div_ceil(n, 16);
+  if (groups < 48 || groups > sms) return std::nullopt;
+  if (4 * groups >= 3 * std::uint64_t{sms} * one_chunk.ctas_per_sm) return std::nullopt;
+  const std::uint64_t ctas8 = groups * w8a16_gemm_m16_skinny_chunks(k, 8, 2);
+  if (2 * ctas8 <= 3 * std::uint64_t{sms} * w8a16_gemm_m16_skinny_deep_ctas_per_sm(m, 8)) {
+    return M16Plan{"w8a16_gemm_m16_skinny_deep", 1, 0, 0, 8, 2};
+  }
+  const std::uint64_t ctas4 = groups * w8a16_gemm_m16_skinny_chunks(k, 4, 4);
+  if (ctas4 <= std::uint64_t{sms} * w8a16_gemm_m16_skinny_deep_ctas_per_sm(m, 4)) {
+    return M16Plan{"w8a16_gemm_m16_skinny_deep", 1, 0, 0, 4, 4};
+  }
+  return std::nullopt;
+}
+
 // Item 94 (the `probe` step, with PDL, m = 1, 8 and 16, 10 layers of 4-56 MiB): with PDL
 // the next launch's CTAs start in the slots a launch leaves free, and a skinny or deep grid
 // that fills only part of its slots took 0.74-0.93x the time when each CTA asked for enough
@@ -652,6 +684,10 @@ M16Plan plan_entry(std::uint32_t m, std::uint32_t n, std::uint32_t k, std::uint3
   }
   if (deep_chunks) {
     if (const std::optional<M16Plan> chunked = chunked_deep_without_pdl_if_suited(
+            m, n, k, sms, launch.programmatic_dependent, form)) {
+      return *chunked;
+    }
+    if (const std::optional<M16Plan> chunked = chunked_deep_narrow_with_pdl_if_suited(
             m, n, k, sms, launch.programmatic_dependent, form)) {
       return *chunked;
     }

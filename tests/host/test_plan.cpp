@@ -443,6 +443,44 @@ TEST_CASE("plan_m16_gemm: without PDL, the deep entry in chunks on narrow, deep 
   }
 }
 
+TEST_CASE("plan_m16_gemm: with PDL, the deep entry in chunks on narrow, deep layers from 16 MiB") {
+  // Item 162: up to 8 tokens, 16 to 64 MiB, K of 10240 and more, 48 row groups to one per
+  // SM: 8 warps of 2 blocks on up to one and a half times their slots (528 on 132 SMs), else
+  // 4 of 4 where all fit. Not without PDL (there item 122's form), not above 8 tokens, not on
+  // fewer row groups (752 x 24576) or more (2304 x 16384), not at K = 8192 (2048 x 8192),
+  // not from 64 MiB (2048 x 32768).
+  struct Case {
+    std::uint32_t n, k, warps, blocks;
+  };
+  const M16LaunchOptions pdl{true};
+  for (const std::uint32_t m : {1u, 4u, 8u}) {
+    CAPTURE(m);
+    for (const Case c : {Case{1024, 16384, 8, 2}, {1536, 16384, 8, 2}, {2048, 12288, 8, 2},
+                         {1280, 17408, 8, 2}, {1792, 16384, 4, 4}, {1024, 32768, 4, 4}}) {
+      CAPTURE(c.n);
+      const M16Plan p = plan_m16_gemm(m, c.n, c.k, 132, pdl);
+      CHECK(p.entry == "w8a16_gemm_m16_skinny_deep");
+      CHECK(p.warps == c.warps);
+      CHECK(p.warp_blocks == c.blocks);
+      CHECK(w8a16_gemm_m16_skinny_chunks(c.k, p.warps, p.warp_blocks) > 1);
+      CHECK_FALSE(p.chunk_cluster);
+    }
+    for (const auto& [n, k] : {std::pair{752u, 24576u}, {2304u, 16384u}, {2048u, 8192u},
+                               {2048u, 32768u}}) {
+      CAPTURE(n);
+      const M16Plan p = plan_m16_gemm(m, n, k, 132, pdl);
+      CHECK((p.entry != "w8a16_gemm_m16_skinny_deep" ||
+             w8a16_gemm_m16_skinny_chunks(k, p.warps, p.warp_blocks) <= 1));
+    }
+  }
+  const M16Plan above = plan_m16_gemm(9, 1536, 16384, 132, pdl);
+  CHECK((above.entry != "w8a16_gemm_m16_skinny_deep" ||
+         w8a16_gemm_m16_skinny_chunks(16384, above.warps, above.warp_blocks) <= 1));
+  const M16Plan without = plan_m16_gemm(1, 1536, 16384, 132);
+  CHECK(without.warps == 4u);
+  CHECK(without.warp_blocks == 4u);
+}
+
 TEST_CASE("plan_m16_gemm: the skinny entry on small layers") {
   const auto skinny = [](std::uint32_t m, std::uint32_t n, std::uint32_t k, bool pdl = false) {
     const M16Plan p = plan_m16_gemm(m, n, k, 132, M16LaunchOptions{pdl});
