@@ -55,10 +55,11 @@ void w8a16_gemm_m16_splitk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr
 // that ask for the automatic choice, e.g. attention projections; the dense FFN keeps
 // METRALE_FFN_M16_TC_NTILE): above 8 tokens the deep skinny entry's 32-row form on one
 // chunk of K where w8a16_gemm_m16_skinny_deep32_form suits the shape; else without PDL up
-// to 8 tokens, on layers under 64 MiB with K of at least 8192, 80 row groups to under two
-// per SM, whose one-chunk deep CTAs fill under three quarters of the slots, the deep skinny
-// entry in chunks of K (the first of 8 warps of 2 blocks, 4 of 4 and 4 of 8 whose CTAs all
-// fit at once; the caller's workspace), and under 16 MiB with K of 4096 or 6144 in equal
+// to 8 tokens, on layers under 64 MiB with K of at least 8192, 72 row groups (48 with K of
+// at least 10240) to under two per SM, whose one-chunk deep CTAs fill under three quarters
+// of the slots, the deep skinny entry in chunks of K (the first of 8 warps of 2 blocks, 4
+// of 4 and 4 of 8 whose CTAs all fit at once; the caller's workspace), and under 16 MiB
+// with K of 4096 or 6144 in equal
 // chunks of 8 warps of 2 blocks that fill half the slots where the one-chunk form (below)
 // does not suit; else on layers of 8-32 MiB where the deep entry's
 // form has 4 warps, the skinny entry on one chunk of K: at K = 512 on 4 warps up to 8
@@ -106,7 +107,7 @@ struct M16Plan {
   // "w8a16_gemm_m16_skinny" (its one-block-per-warp kernel) or
   // "w8a16_gemm_m16_skinny_deep", "_deep3" or "_deep32" (on one chunk of K, where
   // warp_blocks x warps covers K, no workspace; the deep entry may run in chunks, with PDL
-  // on small layers and without on narrow, deep ones, with the caller's workspace of
+  // on small layers and on narrow, deep ones, with the caller's workspace of
   // w8a16_gemm_m16_skinny_workspace_bytes(n, k, warps, warp_blocks))
   std::string_view entry;
   std::uint32_t split;     // 1 for the seed's entries, stream-K and skinny
@@ -128,7 +129,11 @@ struct M16Plan {
 // under 64 MiB with K of 640-896 where no form of the deep entry fits at once; else the deep
 // skinny entry as above where its CTAs all fit on the device at once and fill at least two
 // thirds of its CTA slots or are spread over the SMs (below), and up to 8 tokens its form
-// in chunks as above; else the skinny entry on layers under 16 MiB and on 16 MiB ones with
+// in chunks as above; up to 8 tokens on layers of 16-64 MiB with K of at least 10240 and
+// 48 row groups to one per SM whose one-chunk deep CTAs fill under three quarters of the
+// slots, the deep skinny entry in chunks of K, not on one chunk: 8 warps of 2 blocks
+// where those CTAs fill at most one and a half times the slots, else 4 of 4 where they all
+// fit; else the skinny entry on layers under 16 MiB and on 16 MiB ones with
 // K of at least 4096, its chunks as one cluster (chunk_cluster) up to 8 tokens where they
 // number 4 to 8 and its CTAs fill at most 90 % of its CTA slots, above 8 tokens where they
 // number 7 or 8 and all its CTAs fit on the device at once. A skinny or deep grid whose
