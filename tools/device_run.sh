@@ -193,7 +193,8 @@ for s in "${steps[@]}"; do
                 # docs/performance.md item 156 at m = 2..16; PLANCHECK_SET=models: the 16
                 # layers of other models of item 159 at m = 1, 4, 8, 12, 16;
                 # PLANCHECK_SET=small: 12 layers of 1-16 MiB of items 160-161 at m = 1, 4, 8,
-                # against the skinny and deep entries' forms), averaged by bench_table.py --plan
+                # against the skinny and deep entries' forms; PLANCHECK_SET=narrow: item 162's
+                # 10 narrow layers of 16-48 MiB at m = 1, 4, 8), averaged by bench_table.py --plan
       export PLANCHECK_DEFAULT="--shape 6144x4096 --shape 4096x4096 --shape 4096x14336 --shape 10240x5120 --shape 24576x1536 --shape 8192x4096 --shape 5120x8192 --shape 14336x4096 --shape 12288x2048 --m 2,4,6,8,10,12,14,16"
       if [[ ${PLANCHECK_SET:-} == models ]]; then
         PLANCHECK_DEFAULT="--m 1,4,8,12,16"
@@ -212,6 +213,19 @@ for s in "${steps[@]}"; do
         PLANCHECK_DEFAULT=${PLANCHECK_DEFAULT%,}
         for shape in 1600x4096 1728x4096 2304x4096 3328x4096 3584x4096 1120x6144 1344x6144 \
                      2720x6144 3264x5120 1760x5120 1216x8192 1088x7168; do
+          PLANCHECK_DEFAULT+=" --shape $shape"
+        done
+      fi
+      if [[ ${PLANCHECK_SET:-} == narrow ]]; then
+        PLANCHECK_DEFAULT="--m 1,4,8 --entry "
+        for e in skinny/8 skinny_deep/8x2 skinny_deep/4x4 skinny_deep/4x8 skinny_deep/16 \
+                 streamk.c1+pdl splitk/8+pdl splitk/4+pdl skinny/8+pdl skinny_deep/8x2+pdl \
+                 skinny_deep/8x2.sp+pdl skinny_deep/4x4+pdl skinny_deep/16+pdl; do
+          PLANCHECK_DEFAULT+="w8a16_gemm_m16_$e,"
+        done
+        PLANCHECK_DEFAULT=${PLANCHECK_DEFAULT%,}
+        for shape in 1088x20480 1344x14336 1600x12288 1920x12288 1440x16384 1152x24576 \
+                     1024x28672 896x20480 1664x10240 2000x10240; do
           PLANCHECK_DEFAULT+=" --shape $shape"
         done
       fi
