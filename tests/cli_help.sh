@@ -24,7 +24,7 @@ check() {  # check LABEL EXPECTED_FIRST_LINE_PREFIX COMMAND...: exit 0, usage fi
   fi
 }
 check "metrale --help" "usage: metrale" "$metrale" --help
-for command in info startup microtest bench compile cache; do
+for command in info startup microtest bench compile cache plan; do
   check "metrale $command --help" "usage: metrale" "$metrale" "$command" --help
 done
 # The scripts print their usage without installing or building: cmake, ctest, ninja,

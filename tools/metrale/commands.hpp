@@ -29,5 +29,6 @@ int run_microtest(KernelService& service, const std::vector<std::uint32_t>& ms,
 int cmd_bench(int argc, char** argv);
 int cmd_compile(int argc, char** argv);
 int cmd_cache(int argc, char** argv);
+int cmd_plan(int argc, char** argv);
 
 }  // namespace metrale::cli

@@ -28,6 +28,8 @@ constexpr std::array kCommands = {
             metrale::cli::cmd_compile},
     Command{"cache", "list, verify or trim the persistent kernel cache",
             metrale::cli::cmd_cache},
+    Command{"plan", "the entry the library plans for a shape and m, with and without PDL",
+            metrale::cli::cmd_plan},
 };
 
 void print_usage() {

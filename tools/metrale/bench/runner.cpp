@@ -5,42 +5,15 @@
 
 #include "driver_api.hpp"
 #include "metrale/bench/oracle_check.hpp"
+#include "metrale/bench/plan_name.hpp"
 #include "metrale/error.hpp"
 #include "metrale/fill_random.hpp"
 #include "metrale/kernel_launch.hpp"
-#include "metrale/w8a16_gemm_m16_skinny.hpp"
 #include "metrale/w8a16_gemm_m16_splitk.hpp"
 #include "metrale/w8a16_gemv_batch16.hpp"
 
 namespace metrale::bench {
 namespace {
-
-// The bench entry that runs a plan: split entries are benchmarked (and named) with their
-// split, even a split of 1; the skinny entries with their warps per CTA (the deep one on
-// one chunk of K, or as "/WxB" in chunks, as the plan runs it), ".cl" for chunks as a
-// cluster and ".sp" for a grid spread over the SMs (M16Plan::max_ctas_per_sm); stream-K
-// with its CTAs per SM (".cC" unless it is the default two) and its ring stages (".sS"
-// unless the launcher's default).
-std::string choice_name(const M16Plan& plan, std::uint32_t k, std::uint32_t sm_count) {
-  if (plan.entry == "w8a16_gemm_m16_splitk" || plan.entry == "w8a16_gemm_m16_stream") {
-    return fmt::format("{}/{}", plan.entry, plan.split);
-  }
-  if (plan.entry.starts_with("w8a16_gemm_m16_skinny_deep") &&
-      w8a16_gemm_m16_skinny_chunks(k, plan.warps, plan.warp_blocks) > 1) {
-    return fmt::format("{}/{}x{}{}", plan.entry, plan.warps, plan.warp_blocks,  // in chunks
-                       plan.max_ctas_per_sm != 0 ? ".sp" : "");
-  }
-  if (plan.entry.starts_with("w8a16_gemm_m16_skinny")) {
-    return fmt::format("{}/{}{}{}", plan.entry, plan.warps, plan.chunk_cluster ? ".cl" : "",
-                       plan.max_ctas_per_sm != 0 ? ".sp" : "");
-  }
-  std::string name(plan.entry);
-  if (plan.entry == "w8a16_gemm_m16_streamk" && plan.ctas != 2 * sm_count) {
-    name += fmt::format(".c{}", plan.ctas / sm_count);
-  }
-  if (plan.stages != 0) name += fmt::format(".s{}", plan.stages);
-  return name;
-}
 
 // The fastest correct entry, of all or of those launched with PDL only; empty if none
 // ran.
@@ -197,9 +170,9 @@ std::vector<CaseResult> Runner::run_shape(const Shape& shape) {
     const std::vector<std::uint16_t> ref = reference(d, m);
     for (const BenchEntry& e : options_.entries) c.entries.push_back(run_entry(d, e, m, ref));
     const std::uint32_t sms = resources_.sm_count;
-    c.choice = choice_name(plan_m16_gemm(m, shape.n, shape.k, sms), shape.k, sms);
+    c.choice = plan_entry_name(plan_m16_gemm(m, shape.n, shape.k, sms), shape.k, sms);
     c.choice_pdl =
-        choice_name(plan_m16_gemm(m, shape.n, shape.k, sms, {true}), shape.k, sms) + "+pdl";
+        plan_entry_name(plan_m16_gemm(m, shape.n, shape.k, sms, {true}), shape.k, sms) + "+pdl";
     // A choice that only a tuning point runs (stream-K on one CTA per SM) is timed too,
     // so that its row shows what the plan's configuration takes.
     for (const std::string* choice : {&c.choice, &c.choice_pdl}) {

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# `metrale plan` names every launch it prints as `metrale bench --entry` takes it: each
+# name it gives, over a grid of shapes and every m with and without PDL, is one of the
+# entries `metrale bench --help` lists (default or tuning point), so that the benchmark
+# times exactly what the plan runs. Bad values are refused. Run by CTest:
+# tests/cli_plan.sh METRALE_BINARY.
+set -uo pipefail
+if [[ ${1:-} == -h || ${1:-} == --help || $# -ne 1 ]]; then
+  echo "usage: tests/cli_plan.sh METRALE_BINARY"
+  sed -n '2,/^set -uo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
+  [[ $# -eq 1 ]]
+  exit
+fi
+metrale=$1
+failures=0
+known=$("$metrale" bench --help | grep -o 'w8a16_gemm_m16[^,) ]*' | sort -u)
+shapes=()
+for n in 576 1024 1536 2048 4096 7168 12288 28672; do
+  for k in 512 1024 1536 4096 7168 10240 16384 25600; do shapes+=(--shape "${n}x$k"); done
+done
+out=$("$metrale" plan "${shapes[@]}" --m 1,2,4,8,9,12,16) || {
+  echo "FAILED: metrale plan exited $?"; exit 1; }
+planned=$(grep -o 'w8a16_gemm_m16[^ ]*' <<<"$out" | sort -u)
+lines=$(grep -c ' m = ' <<<"$out")
+for name in $planned; do
+  if ! grep -qxF "$name" <<<"$known"; then
+    echo "FAILED: metrale plan names $name, which metrale bench does not take"
+    failures=$((failures + 1))
+  fi
+done
+echo "ok: $lines plans, $(wc -w <<<"$planned") distinct names, each one metrale bench takes"
+for bad in "--m 0" "--m 17" "--sms 0" "--shape 4096x100"; do
+  # shellcheck disable=SC2086  # the option and its value, split on purpose
+  if "$metrale" plan $bad >/dev/null 2>&1; then
+    echo "FAILED: metrale plan $bad was accepted"
+    failures=$((failures + 1))
+  else
+    echo "ok: metrale plan $bad is refused"
+  fi
+done
+echo "cli plan: $failures failure(s)"
+((failures == 0))

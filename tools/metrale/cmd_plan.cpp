@@ -1,0 +1,94 @@
+// `metrale plan`: what the library runs for a shape. Prints, per shape and token count,
+// the launch plan_m16_gemm picks without and with programmatic dependent launch, named as
+// `metrale bench --entry` takes it, with the CTAs it launches and the workspace it needs.
+// No GPU and no compile: the plan is a function of the shape, m and the SM count, so two
+// builds' plans can be compared anywhere.
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "metrale/args.hpp"
+#include "metrale/bench/plan_name.hpp"
+#include "metrale/bench/shapes.hpp"
+#include "metrale/commands.hpp"
+#include "metrale/error.hpp"
+#include "metrale/w8a16_gemm_m16_skinny.hpp"
+#include "metrale/w8a16_gemm_m16_splitk.hpp"
+#include "metrale/w8a16_gemm_m16_streamk.hpp"
+
+namespace metrale::cli {
+namespace {
+
+constexpr const char* kHelp =
+    "usage: metrale plan [--shape NxK]... [--m 1,8,16] [--sms N]\n\n"
+    "Prints, per shape and m, the entry plan_m16_gemm picks for a caller without and with\n"
+    "programmatic dependent launch (PDL), named as `metrale bench --entry` takes it, the\n"
+    "CTAs its grid holds and the workspace bytes the launch needs (0: none). Needs no GPU\n"
+    "and compiles nothing.\n\n"
+    "  --shape NxK  a shape to plan (repeatable); default: the 13 decode shapes of\n"
+    "               Llama-3-8B, Qwen3-32B and DeepSeek-V3 (K a multiple of 128)\n"
+    "  --m LIST     token counts, each 1..16 (default 1,8,16)\n"
+    "  --sms N      SMs of the device planned for (default 132: H100 and H200 SXM)\n";
+
+struct Launch {
+  std::uint64_t ctas = 0;
+  std::uint64_t workspace_bytes = 0;
+};
+
+// The grid and workspace of a plan's launch, as its launcher sizes them.
+Launch launch_of(const M16Plan& plan, std::uint32_t n, std::uint32_t k) {
+  if (plan.entry == "w8a16_gemm_m16_streamk") {
+    return {plan.ctas, w8a16_gemm_m16_streamk_workspace_bytes(n, plan.ctas)};
+  }
+  if (plan.entry.starts_with("w8a16_gemm_m16_skinny")) {
+    // The launcher asks for the workspace wherever K takes chunks, a cluster's too (it
+    // falls back to the workspace where the device runs no cluster).
+    const std::uint32_t blocks = plan.entry == "w8a16_gemm_m16_skinny" ? 1 : plan.warp_blocks;
+    return {w8a16_gemm_m16_skinny_grid_ctas(plan.entry, n, k, plan.warps, plan.warp_blocks),
+            w8a16_gemm_m16_skinny_workspace_bytes(n, k, plan.warps, blocks)};
+  }
+  return {};  // the tiled entries: a grid of their own tile counts, no workspace
+}
+
+std::string describe(const M16Plan& plan, std::uint32_t n, std::uint32_t k, std::uint32_t sms,
+                     bool pdl) {
+  const Launch l = launch_of(plan, n, k);
+  std::string text = bench::plan_entry_name(plan, k, sms) + (pdl ? "+pdl" : "");
+  if (l.ctas != 0) text += fmt::format(" ({} CTAs, workspace {})", l.ctas, l.workspace_bytes);
+  return text;
+}
+
+}  // namespace
+
+int cmd_plan(int argc, char** argv) {
+  Args args(argc, argv, 1, {"help"}, {"shape", "m", "sms"});
+  if (args.has("help")) {
+    fmt::print("{}", kHelp);
+    return 0;
+  }
+  std::vector<bench::Shape> shapes;
+  for (const std::string& s : args.values("shape")) shapes.push_back(bench::parse_shape(s));
+  if (shapes.empty()) {
+    for (const bench::Shape& s : bench::default_shapes()) shapes.push_back(s);
+  }
+  const std::vector<std::uint32_t> ms = parse_u32_list(args.value_or("m", "1,8,16"), "--m");
+  for (const std::uint32_t m : ms) ensure(m >= 1 && m <= 16, "--m: {} is outside 1..16", m);
+  const std::vector<std::uint32_t> sms_list = parse_u32_list(args.value_or("sms", "132"), "--sms");
+  ensure(sms_list.size() == 1 && sms_list[0] >= 1, "--sms: one SM count of at least 1");
+  const std::uint32_t sms = sms_list[0];
+
+  fmt::print("plan_m16_gemm on {} SMs: without PDL | with PDL\n", sms);
+  for (const bench::Shape& s : shapes) {
+    for (const std::uint32_t m : ms) {
+      const M16Plan plain = plan_m16_gemm(m, s.n, s.k, sms);
+      const M16Plan pdl = plan_m16_gemm(m, s.n, s.k, sms, M16LaunchOptions{true});
+      fmt::print("{:<20} {:>5} x {:<5} m = {:>2}: {} | {}\n", s.model.empty() ? "" : s.label(),
+                 s.n, s.k, m,
+                 describe(plain, s.n, s.k, sms, false), describe(pdl, s.n, s.k, sms, true));
+    }
+  }
+  return 0;
+}
+
+}  // namespace metrale::cli
