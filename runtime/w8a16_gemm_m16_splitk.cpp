@@ -540,16 +540,15 @@ std::optional<M16Plan> chunked_deep_if_suited(std::uint32_t m, std::uint32_t n, 
 // of at least 8192 and 80 row groups to under two per SM (1265-4208 rows on 132 SMs, of
 // which 1280-3584 were measured; from 48 or 72 groups, item 162, below) whose one-chunk
 // form (w8a16_gemm_m16_skinny_deep_form) fills under three quarters of its CTA slots: the
-// first of 8 warps of 2 blocks, 4 of 4 and 4 of 8 whose CTAs (row groups x chunks) all
-// fit at once, the chunks' partials
-// through the caller's workspace. Item 122 (one probe run, 8 layers of 1280-3584 x
-// 8192-16384, m = 1, 4 and 8): the plan's choice before took 1.130x the fastest entry
-// (worst 1.314x, split-K and stream-K on 1792 x 16384), the form that fits with the most
-// warps 1.001x (worst 1.019x; 3584 x 8192, whose one-chunk form fills 85 %, within 2 %).
-// On 8 other layers that form took 1.016x (worst 1.128x: 2304 x 10240, 8 warps of 4 blocks
-// in 3 chunks, the last of half the K, against 4 of 4 in 5 equal ones). Item 123: a
-// warp's blocks, not its CTA's warps, set how long it streams, and a short last chunk
-// leaves warps idle; so the fewest blocks per warp, ties to more CTAs. 8 warps of 4
+// first of 8 warps of 2 blocks, 4 of 4 and 4 of 8 whose CTAs (row groups x chunks) all fit
+// at once, the chunks' partials through the caller's workspace. Item 122 (one probe run, 8
+// layers of 1280-3584 x 8192-16384, m = 1, 4 and 8): the plan's choice before took 1.130x
+// the fastest entry (worst 1.314x, split-K and stream-K on 1792 x 16384), the form that
+// fits with the most warps 1.001x (worst 1.019x; 3584 x 8192, whose one-chunk form fills
+// 85 %, within 2 %). On 8 other layers that form took 1.016x (worst 1.128x: 2304 x 10240, 8
+// warps of 4 blocks in 3 chunks, the last of half the K, against 4 of 4 in 5 equal ones).
+// Item 123: a warp's blocks, not its CTA's warps, set how long it streams, and a short last
+// chunk leaves warps idle; so the fewest blocks per warp, ties to more CTAs. 8 warps of 4
 // blocks never comes first: where its CTAs fit, those of 4 warps of 4 do. Item 162 (two
 // runs each, m = 1, 4 and 8, 48-79 row groups, against the skinny entry on 8 warps): 8
 // warps of 2 blocks took 0.85-0.94x its time at K of 10240-16384 on 48-76 groups,
