@@ -329,8 +329,9 @@ std::optional<M16Plan> shallow_skinny_if_suited(std::uint32_t m, std::uint32_t n
 }
 
 // The deep entry in chunks of K on 8 warps of 2 blocks each, the form of
-// chunked_deep_if_suited and of chunked_deep_without_pdl_if_suited under 16 MiB: its chunks
-// of K, its CTAs (row groups x chunks) and the CTA slots of `sms` SMs at m tokens.
+// chunked_deep_if_suited, of chunked_deep_without_pdl_if_suited under 16 MiB and the first
+// of chunked_deep_narrow_with_pdl_if_suited: its chunks of K, its CTAs (row groups x
+// chunks) and the CTA slots of `sms` SMs at m tokens.
 struct SmallChunkGrid {
   static constexpr std::uint32_t kWarps = 8;
   static constexpr std::uint32_t kBlocks = 2;
@@ -613,9 +614,9 @@ std::optional<M16Plan> chunked_deep_narrow_with_pdl_if_suited(std::uint32_t m, s
   const std::uint64_t groups = div_ceil(n, 16);
   if (groups < 48 || groups > sms) return std::nullopt;
   if (4 * groups >= 3 * std::uint64_t{sms} * one_chunk.ctas_per_sm) return std::nullopt;
-  const std::uint64_t ctas8 = groups * w8a16_gemm_m16_skinny_chunks(k, 8, 2);
-  if (2 * ctas8 <= 3 * std::uint64_t{sms} * w8a16_gemm_m16_skinny_deep_ctas_per_sm(m, 8)) {
-    return M16Plan{"w8a16_gemm_m16_skinny_deep", 1, 0, 0, 8, 2};
+  const SmallChunkGrid g = small_chunk_grid(m, n, k, sms);
+  if (2 * g.ctas <= 3 * g.slots) {
+    return M16Plan{"w8a16_gemm_m16_skinny_deep", 1, 0, 0, g.kWarps, g.kBlocks};
   }
   const std::uint64_t ctas4 = groups * w8a16_gemm_m16_skinny_chunks(k, 4, 4);
   if (ctas4 <= std::uint64_t{sms} * w8a16_gemm_m16_skinny_deep_ctas_per_sm(m, 4)) {

@@ -59,10 +59,9 @@ void w8a16_gemm_m16_splitk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr
 // at least 10240) to under two per SM, whose one-chunk deep CTAs fill under three quarters
 // of the slots, the deep skinny entry in chunks of K (the first of 8 warps of 2 blocks, 4
 // of 4 and 4 of 8 whose CTAs all fit at once; the caller's workspace), and under 16 MiB
-// with K of 4096 or 6144 in equal
-// chunks of 8 warps of 2 blocks that fill half the slots where the one-chunk form (below)
-// does not suit; else on layers of 8-32 MiB where the deep entry's
-// form has 4 warps, the skinny entry on one chunk of K: at K = 512 on 4 warps up to 8
+// with K of 4096 or 6144 in equal chunks of 8 warps of 2 blocks that fill half the slots
+// where the one-chunk form (below) does not suit; else on layers of 8-32 MiB where the deep
+// entry's form has 4 warps, the skinny entry on one chunk of K: at K = 512 on 4 warps up to 8
 // tokens, and above without PDL where no deep form fits at once; at K of 640-896 on 8 warps
 // up to 8 tokens without PDL where the form fits (with PDL at K = 640 stream-K on one CTA
 // per SM); at K = 896 on 8 warps up to 8 tokens where the form's 2-warp CTAs fit (with PDL
