@@ -196,39 +196,33 @@ for s in "${steps[@]}"; do
                 # against the skinny and deep entries' forms; PLANCHECK_SET=narrow: item 162's
                 # 10 narrow layers of 16-48 MiB at m = 1, 4, 8), averaged by bench_table.py --plan
       export PLANCHECK_DEFAULT="--shape 6144x4096 --shape 4096x4096 --shape 4096x14336 --shape 10240x5120 --shape 24576x1536 --shape 8192x4096 --shape 5120x8192 --shape 14336x4096 --shape 12288x2048 --m 2,4,6,8,10,12,14,16"
-      if [[ ${PLANCHECK_SET:-} == models ]]; then
-        PLANCHECK_DEFAULT="--m 1,4,8,12,16"
-        for shape in 10240x8192 8192x8192 8192x28672 7168x5120 5120x5120 34816x5120 5120x17408 \
-                     8192x3584 3584x4096 28672x3584 3584x14336 4096x7168 7168x2048 32768x512 \
-                     24576x4096 4096x12288; do
-          PLANCHECK_DEFAULT+=" --shape $shape"
-        done
-      fi
-      if [[ ${PLANCHECK_SET:-} == small ]]; then
-        PLANCHECK_DEFAULT="--m 1,4,8 --entry "
-        for e in skinny/8 skinny/8+pdl skinny/8.sp+pdl skinny/8.cl+pdl skinny_deep/16 \
-                 skinny_deep/16+pdl skinny_deep/16.sp+pdl skinny_deep/8x2 skinny_deep/8x2.sp+pdl; do
-          PLANCHECK_DEFAULT+="w8a16_gemm_m16_$e,"
-        done
-        PLANCHECK_DEFAULT=${PLANCHECK_DEFAULT%,}
-        for shape in 1600x4096 1728x4096 2304x4096 3328x4096 3584x4096 1120x6144 1344x6144 \
-                     2720x6144 3264x5120 1760x5120 1216x8192 1088x7168; do
-          PLANCHECK_DEFAULT+=" --shape $shape"
-        done
-      fi
-      if [[ ${PLANCHECK_SET:-} == narrow ]]; then
-        PLANCHECK_DEFAULT="--m 1,4,8 --entry "
-        for e in skinny/8 skinny_deep/8x2 skinny_deep/4x4 skinny_deep/4x8 skinny_deep/16 \
-                 streamk.c1+pdl splitk/8+pdl splitk/4+pdl skinny/8+pdl skinny_deep/8x2+pdl \
-                 skinny_deep/8x2.sp+pdl skinny_deep/4x4+pdl skinny_deep/16+pdl; do
-          PLANCHECK_DEFAULT+="w8a16_gemm_m16_$e,"
-        done
-        PLANCHECK_DEFAULT=${PLANCHECK_DEFAULT%,}
-        for shape in 1088x20480 1344x14336 1600x12288 1920x12288 1440x16384 1152x24576 \
-                     1024x28672 896x20480 1664x10240 2000x10240; do
-          PLANCHECK_DEFAULT+=" --shape $shape"
-        done
-      fi
+      plancheck_set() {  # plancheck_set M ENTRIES SHAPES: a named set's bench options
+        local entry shape
+        PLANCHECK_DEFAULT="--m $1"
+        if [[ -n $2 ]]; then
+          PLANCHECK_DEFAULT+=" --entry "
+          for entry in $2; do PLANCHECK_DEFAULT+="w8a16_gemm_m16_$entry,"; done
+          PLANCHECK_DEFAULT=${PLANCHECK_DEFAULT%,}
+        fi
+        for shape in $3; do PLANCHECK_DEFAULT+=" --shape $shape"; done
+      }
+      case ${PLANCHECK_SET:-} in
+        models) plancheck_set 1,4,8,12,16 "" \
+          "10240x8192 8192x8192 8192x28672 7168x5120 5120x5120 34816x5120 5120x17408
+           8192x3584 3584x4096 28672x3584 3584x14336 4096x7168 7168x2048 32768x512
+           24576x4096 4096x12288" ;;
+        small) plancheck_set 1,4,8 \
+          "skinny/8 skinny/8+pdl skinny/8.sp+pdl skinny/8.cl+pdl skinny_deep/16
+           skinny_deep/16+pdl skinny_deep/16.sp+pdl skinny_deep/8x2 skinny_deep/8x2.sp+pdl" \
+          "1600x4096 1728x4096 2304x4096 3328x4096 3584x4096 1120x6144 1344x6144
+           2720x6144 3264x5120 1760x5120 1216x8192 1088x7168" ;;
+        narrow) plancheck_set 1,4,8 \
+          "skinny/8 skinny_deep/8x2 skinny_deep/4x4 skinny_deep/4x8 skinny_deep/16
+           streamk.c1+pdl splitk/8+pdl splitk/4+pdl skinny/8+pdl skinny_deep/8x2+pdl
+           skinny_deep/8x2.sp+pdl skinny_deep/4x4+pdl skinny_deep/16+pdl" \
+          "1088x20480 1344x14336 1600x12288 1920x12288 1440x16384 1152x24576
+           1024x28672 896x20480 1664x10240 2000x10240" ;;
+      esac
       step plancheck bash -c "
         for run in \$(seq ${PLANCHECK_RUNS:-2}); do
           echo \"--- plancheck \$run\"
