@@ -73,6 +73,22 @@ std::vector<std::uint32_t> parse_u32_list(const std::string& text, const std::st
   return out;
 }
 
+std::uint32_t parse_one_u32(const Args& args, const std::string& name, std::uint32_t fallback) {
+  const auto v = args.value(name);
+  if (!v) return fallback;
+  const std::vector<std::uint32_t> list = parse_u32_list(*v, "--" + name);
+  ensure(list.size() == 1, "--{}: expected one unsigned integer, got '{}'", name, *v);
+  return list.front();
+}
+
+std::vector<std::uint32_t> parse_token_counts(const Args& args) {
+  const std::vector<std::uint32_t> ms = parse_u32_list(args.value_or("m", "1,8,16"), "--m");
+  for (const std::uint32_t m : ms) {
+    ensure(m >= 1 && m <= 16, "--m: {} is outside 1..16 (the entries' M tile)", m);
+  }
+  return ms;
+}
+
 std::vector<Define> parse_defines(const Args& args) {
   std::vector<Define> out;
   for (const std::string& d : args.values("define")) {

@@ -32,6 +32,14 @@ class Args {
 // "1,8,16" -> {1, 8, 16}; throws metrale::Error on anything else.
 std::vector<std::uint32_t> parse_u32_list(const std::string& text, const std::string& what);
 
+// The one unsigned integer of option --`name`, or `fallback` where it is absent; throws
+// metrale::Error on a list or anything else.
+std::uint32_t parse_one_u32(const Args& args, const std::string& name, std::uint32_t fallback);
+
+// The token counts of --m (default 1,8,16), each 1..16 (the entries' M tile); throws
+// metrale::Error on anything else.
+std::vector<std::uint32_t> parse_token_counts(const Args& args);
+
 // Every --define NAME=VALUE of `args`, in order; throws metrale::Error on a value without
 // a name and an '='.
 std::vector<Define> parse_defines(const Args& args);

@@ -87,14 +87,6 @@ constexpr const char* kHelp =
     "                   stream-K's per-CTA timeline of each entry's last launch to FILE,\n"
     "                   one line per CTA (tools/timeline_summary.py reads it)\n";
 
-std::uint32_t parse_one_u32(const Args& args, const std::string& name, std::uint32_t fallback) {
-  const auto v = args.value(name);
-  if (!v) return fallback;
-  const std::vector<std::uint32_t> list = parse_u32_list(*v, "--" + name);
-  ensure(list.size() == 1, "--{}: expected one unsigned integer, got '{}'", name, *v);
-  return list.front();
-}
-
 std::string utc_now() {
   const std::time_t now = std::time(nullptr);
   std::tm tm{};
@@ -128,16 +120,9 @@ int cmd_bench(int argc, char** argv) {
   ensure(args.positional().empty(), "bench takes no positional arguments (got '{}')",
          args.positional().empty() ? "" : args.positional().front());
 
-  std::vector<bench::Shape> shapes;
-  for (const std::string& s : args.values("shape")) shapes.push_back(bench::parse_shape(s));
-  if (shapes.empty()) {
-    for (const bench::Shape& s : bench::default_shapes()) shapes.push_back(s);
-  }
+  const std::vector<bench::Shape> shapes = bench::shapes_or_default(args.values("shape"));
   bench::RunOptions options;
-  options.ms = parse_u32_list(args.value_or("m", "1,8,16"), "--m");
-  for (const std::uint32_t m : options.ms) {
-    ensure(m >= 1 && m <= 16, "--m: {} is outside 1..16 (the entries' M tile)", m);
-  }
+  options.ms = parse_token_counts(args);
   options.entries = bench::parse_entries(args.value_or("entry", entry_names(bench::bench_entries())));
   options.replays = parse_one_u32(args, "replays", 7);
   ensure(options.replays >= 1, "--replays must be at least 1");

@@ -67,16 +67,10 @@ int cmd_plan(int argc, char** argv) {
     fmt::print("{}", kHelp);
     return 0;
   }
-  std::vector<bench::Shape> shapes;
-  for (const std::string& s : args.values("shape")) shapes.push_back(bench::parse_shape(s));
-  if (shapes.empty()) {
-    for (const bench::Shape& s : bench::default_shapes()) shapes.push_back(s);
-  }
-  const std::vector<std::uint32_t> ms = parse_u32_list(args.value_or("m", "1,8,16"), "--m");
-  for (const std::uint32_t m : ms) ensure(m >= 1 && m <= 16, "--m: {} is outside 1..16", m);
-  const std::vector<std::uint32_t> sms_list = parse_u32_list(args.value_or("sms", "132"), "--sms");
-  ensure(sms_list.size() == 1 && sms_list[0] >= 1, "--sms: one SM count of at least 1");
-  const std::uint32_t sms = sms_list[0];
+  const std::vector<bench::Shape> shapes = bench::shapes_or_default(args.values("shape"));
+  const std::vector<std::uint32_t> ms = parse_token_counts(args);
+  const std::uint32_t sms = parse_one_u32(args, "sms", 132);
+  ensure(sms >= 1, "--sms: {} SMs; the plan needs at least one", sms);
 
   fmt::print("plan_m16_gemm on {} SMs: without PDL | with PDL\n", sms);
   for (const bench::Shape& s : shapes) {

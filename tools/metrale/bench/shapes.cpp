@@ -53,6 +53,13 @@ std::uint64_t block_scale_count(const Shape& s) {
   return static_cast<std::uint64_t>((s.n + 127) / 128) * (s.k / 128);
 }
 
+std::vector<Shape> shapes_or_default(const std::vector<std::string>& texts) {
+  std::vector<Shape> shapes;
+  for (const std::string& text : texts) shapes.push_back(parse_shape(text));
+  if (shapes.empty()) shapes.assign(default_shapes().begin(), default_shapes().end());
+  return shapes;
+}
+
 std::uint64_t fp8_weight_bytes(const Shape& s) {
   return static_cast<std::uint64_t>(s.n) * s.k + block_scale_count(s) * sizeof(float);
 }

@@ -6,6 +6,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace metrale::bench {
 
@@ -24,6 +25,10 @@ std::span<const Shape> default_shapes();
 // "NxK" -> Shape; a known N x K gets its model and layer names. Throws Error when the
 // text is malformed or K is not a multiple of 128 (the block-scale granularity).
 Shape parse_shape(std::string_view text);
+
+// The shapes of the command line's --shape values (`texts`, parsed as parse_shape does),
+// or the default shapes where there are none.
+std::vector<Shape> shapes_or_default(const std::vector<std::string>& texts);
 
 // Bytes one launch must stream: FP8 weights [N, K] plus FP32 block scales
 // [ceil(N/128), K/128].
