@@ -941,9 +941,10 @@ TEST_CASE("plan_m16_gemm with PDL: the deep entry in chunks of K on small layers
 TEST_CASE("plan_m16_gemm: under 16 MiB up to 8 tokens, the deep entry at K = 4096 and 6144") {
   // Item 160. One chunk where each warp gets 2 blocks (K = 4096 on 16 warps): without PDL
   // from 75 % of the 264 slots (198 CTAs), with PDL from 45 % (119), spread one CTA per SM
-  // up to 132 CTAs, below it the skinny entry's cluster (item 161). Without PDL else 8 warps of 2 blocks in equal chunks (K = 4096 or 6144)
-  // that fill half the 528 slots; with PDL the one-chunk form of 3 blocks a warp where its
-  // CTAs fill two thirds and its chunks do not fit (K = 5120: 177 row groups x 3 = 531).
+  // up to 132 CTAs, below it the skinny entry's cluster (item 161). Without PDL else 8 warps
+  // of 2 blocks in equal chunks (K = 4096 or 6144) that fill half the 528 slots; with PDL
+  // the one-chunk form of 3 blocks a warp where its CTAs fill two thirds and its chunks do
+  // not fit (K = 5120: 177 row groups x 3 = 531).
   const auto plan = [](std::uint32_t m, std::uint32_t n, std::uint32_t k, bool pdl) {
     return plan_m16_gemm(m, n, k, 132, M16LaunchOptions{pdl});
   };
