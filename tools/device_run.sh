@@ -194,11 +194,12 @@ for s in "${steps[@]}"; do
                 # layers of other models of item 159 at m = 1, 4, 8, 12, 16;
                 # PLANCHECK_SET=small: 12 layers of 1-16 MiB of items 160-161 at m = 1, 4, 8,
                 # against the skinny and deep entries' forms; PLANCHECK_SET=narrow: item 162's
-                # 10 narrow layers of 16-48 MiB at m = 1, 4, 8), averaged by bench_table.py --plan
+                # 10 narrow layers of 16-48 MiB at m = 1, 4, 8; PLANCHECK_M replaces a named
+                # set's token counts), averaged by bench_table.py --plan
       export PLANCHECK_DEFAULT="--shape 6144x4096 --shape 4096x4096 --shape 4096x14336 --shape 10240x5120 --shape 24576x1536 --shape 8192x4096 --shape 5120x8192 --shape 14336x4096 --shape 12288x2048 --m 2,4,6,8,10,12,14,16"
       plancheck_set() {  # plancheck_set M ENTRIES SHAPES: a named set's bench options
         local entry shape
-        PLANCHECK_DEFAULT="--m $1"
+        PLANCHECK_DEFAULT="--m ${PLANCHECK_M:-$1}"
         if [[ -n $2 ]]; then
           PLANCHECK_DEFAULT+=" --entry "
           for entry in $2; do PLANCHECK_DEFAULT+="w8a16_gemm_m16_$entry,"; done
