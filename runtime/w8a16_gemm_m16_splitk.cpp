@@ -537,6 +537,40 @@ std::optional<M16Plan> chunked_deep_if_suited(std::uint32_t m, std::uint32_t n, 
   return M16Plan{"w8a16_gemm_m16_skinny_deep", 1, 0, 0, g.kWarps, g.kBlocks};
 }
 
+// The deep kernel in chunks of K above 8 tokens, with or without PDL, on layers under 64
+// MiB with K of at least 10240 and from 40 row groups to under 85 % of the SMs (where the
+// one-chunk form, w8a16_gemm_m16_skinny_deep_form, runs one CTA of 16 warps per group, one
+// per SM): on 4 warps of 4 blocks where their CTAs (row groups x chunks) all fit at once,
+// else on 4 warps of 8 where those fit and the groups are under three quarters of the SMs.
+// At 9-16 tokens an SM holds 5 CTAs of 4 warps but 2 of 8, so the 8-warp chunks of 8
+// tokens and fewer do not fit. With PDL the grid is spread where an SM's share is under
+// those 5 (spread_if_suited).
+// Item 164 (two runs each, m = 9, 12 and 16, 10 layers of 896-2000 x 10240-28672, then 11
+// more of 640-1856 x 8192-28672): without PDL 4 of 4 took 0.57-0.97x the plan's choice
+// then (the one-chunk form, split-K, the skinny entry) on 40-110 groups where they fit (30-83
+// % of the one-chunk slots), 4 of 8 0.62-0.97x (against stream-K on one CTA per SM too) on
+// 60-90 groups where 4 of 4 did not; on 116 and 125 groups (88 and 95 %) the one-chunk form
+// and 4 of 4 came within 3.5 % of each other either way, and on 112 and 120 (85 and 91 %, 4
+// of 4 not fitting) the one-chunk form led 4 of 8 by 2-12 %. With PDL the same choices,
+// spread where spread_if_suited spreads them, took 0.57-1.02x the plan's choice then.
+std::optional<M16Plan> chunked_deep_above_8_tokens(std::uint32_t m, std::uint32_t n,
+                                                   std::uint32_t k, std::uint32_t sms) {
+  const std::uint64_t groups = div_ceil(n, 16);
+  if (m <= 8 || k < 10240 || std::uint64_t{n} * k >= kLargeLayerBytes || groups < 40 ||
+      20 * groups >= 17 * std::uint64_t{sms}) {
+    return std::nullopt;
+  }
+  const std::uint64_t slots = std::uint64_t{sms} * w8a16_gemm_m16_skinny_deep_ctas_per_sm(m, 4);
+  if (groups * w8a16_gemm_m16_skinny_chunks(k, 4, 4) <= slots) {
+    return M16Plan{"w8a16_gemm_m16_skinny_deep", 1, 0, 0, 4, 4};
+  }
+  if (4 * groups < 3 * std::uint64_t{sms} &&
+      groups * w8a16_gemm_m16_skinny_chunks(k, 4, 8) <= slots) {
+    return M16Plan{"w8a16_gemm_m16_skinny_deep", 1, 0, 0, 4, 8};
+  }
+  return std::nullopt;
+}
+
 // The deep kernel in chunks of K without PDL, up to 8 tokens, on layers under 64 MiB with K
 // of at least 8192 and 80 row groups to under two per SM (1265-4208 rows on 132 SMs, of
 // which 1280-3584 were measured; from 48 or 72 groups, item 162, below) whose one-chunk
@@ -684,6 +718,9 @@ M16Plan plan_entry(std::uint32_t m, std::uint32_t n, std::uint32_t k, std::uint3
     return *skinny;
   }
   if (deep_chunks) {
+    if (const std::optional<M16Plan> chunked = chunked_deep_above_8_tokens(m, n, k, sms)) {
+      return *chunked;
+    }
     if (const std::optional<M16Plan> chunked = chunked_deep_without_pdl_if_suited(
             m, n, k, sms, launch.programmatic_dependent, form)) {
       return *chunked;

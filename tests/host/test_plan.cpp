@@ -446,7 +446,8 @@ TEST_CASE("plan_m16_gemm: without PDL, the deep entry in chunks on narrow, deep 
 TEST_CASE("plan_m16_gemm: with PDL, the deep entry in chunks on narrow, deep layers from 16 MiB") {
   // Item 162: up to 8 tokens, 16 to 64 MiB, K of 10240 and more, 48 row groups to one per
   // SM: 8 warps of 2 blocks on up to one and a half times their slots (528 on 132 SMs), else
-  // 4 of 4 where all fit. Not without PDL (there item 122's form), not above 8 tokens, not on
+  // 4 of 4 where all fit. Not without PDL (there item 122's form), not above 8 tokens (there
+  // item 164's 4 warps), not on
   // fewer row groups (752 x 24576) or more (2304 x 16384), not at K = 8192 (2048 x 8192),
   // not from 64 MiB (2048 x 32768).
   struct Case {
@@ -473,12 +474,59 @@ TEST_CASE("plan_m16_gemm: with PDL, the deep entry in chunks on narrow, deep lay
              w8a16_gemm_m16_skinny_chunks(k, p.warps, p.warp_blocks) <= 1));
     }
   }
-  const M16Plan above = plan_m16_gemm(9, 1536, 16384, 132, pdl);
-  CHECK((above.entry != "w8a16_gemm_m16_skinny_deep" ||
-         w8a16_gemm_m16_skinny_chunks(16384, above.warps, above.warp_blocks) <= 1));
+  const M16Plan above = plan_m16_gemm(9, 1536, 16384, 132, pdl);  // item 164's 4 warps
+  CHECK(above.warps == 4u);
+  CHECK(above.warp_blocks == 8u);
   const M16Plan without = plan_m16_gemm(1, 1536, 16384, 132);
   CHECK(without.warps == 4u);
   CHECK(without.warp_blocks == 4u);
+}
+
+TEST_CASE("plan_m16_gemm: above 8 tokens, the deep entry in chunks of 4 warps on narrow layers") {
+  // Item 164: at 9-16 tokens, with or without PDL, under 64 MiB, K of 10240 and more, 40
+  // row groups to under 85 % of the SMs: 4 warps of 4 blocks where their CTAs fit the 5 an
+  // SM holds, else 4 of 8 on groups under three quarters of the SMs; with PDL spread where
+  // an SM's share is under 5. Not at K = 9216 (1536 x 9216), not on 39 groups (624 x
+  // 28672), not from 85 % of the SMs (1856 x 10240: 116 groups; 2000 x 10240), not 4 of 8
+  // from three quarters (1792 x 14336, 1920 x 12288: 112 and 120 groups, 4 of 4 not
+  // fitting), not on 144 groups (2304 x 16384), not up to 8 tokens.
+  struct Case {
+    std::uint32_t n, k, blocks, ctas, share;  // share: the PDL plan's spread, 0 for none
+  };
+  for (const std::uint32_t m : {9u, 12u, 16u}) {
+    CAPTURE(m);
+    for (const Case c : {Case{896, 20480, 4, 560, 0}, {1344, 14336, 4, 588, 0},
+                         {1600, 12288, 4, 600, 0}, {1664, 10240, 4, 520, 4},
+                         {640, 28672, 4, 560, 0}, {768, 16384, 4, 384, 3},
+                         {1760, 12288, 4, 660, 0}, {1024, 28672, 8, 448, 4},
+                         {1088, 20480, 8, 340, 3}, {1152, 24576, 8, 432, 4},
+                         {1440, 16384, 8, 360, 3}, {960, 24576, 8, 360, 3}}) {
+      CAPTURE(c.n);
+      for (const bool with_pdl : {false, true}) {
+        const M16Plan p = plan_m16_gemm(m, c.n, c.k, 132, M16LaunchOptions{with_pdl});
+        CHECK(p.entry == "w8a16_gemm_m16_skinny_deep");
+        CHECK(p.warps == 4u);
+        CHECK(p.warp_blocks == c.blocks);
+        CHECK(w8a16_gemm_m16_skinny_grid_ctas(p.entry, c.n, c.k, 4, c.blocks) == c.ctas);
+        CHECK(p.max_ctas_per_sm == (with_pdl ? c.share : 0u));
+        CHECK_FALSE(p.chunk_cluster);
+      }
+    }
+    for (const auto& [n, k] : {std::pair{1536u, 9216u}, {624u, 28672u}, {1856u, 10240u},
+                               {2000u, 10240u}, {1792u, 14336u}, {1920u, 12288u},
+                               {2304u, 16384u}}) {
+      CAPTURE(n);
+      for (const bool with_pdl : {false, true}) {
+        const M16Plan p = plan_m16_gemm(m, n, k, 132, M16LaunchOptions{with_pdl});
+        CHECK((p.entry != "w8a16_gemm_m16_skinny_deep" ||
+               w8a16_gemm_m16_skinny_chunks(k, p.warps, p.warp_blocks) <= 1));
+      }
+    }
+  }
+  for (const std::uint32_t m : {1u, 8u}) {
+    CAPTURE(m);
+    CHECK(plan_m16_gemm(m, 640, 28672, 132).entry != "w8a16_gemm_m16_skinny_deep");
+  }
 }
 
 TEST_CASE("plan_m16_gemm: the skinny entry on small layers") {

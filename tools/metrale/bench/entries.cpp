@@ -218,6 +218,8 @@ constexpr std::array kTuning = {
                &skinny_deep<8, 2, true>},
     BenchEntry{"w8a16_gemm_m16_skinny_deep/4x4+pdl", "w8a16_gemm_m16_skinny_deep", 1, nullptr,
                &skinny_deep<4, 4, true>},
+    BenchEntry{"w8a16_gemm_m16_skinny_deep/4x8+pdl", "w8a16_gemm_m16_skinny_deep", 1, nullptr,
+               &skinny_deep<4, 8, true>},
     // Its 32-row form on chunks of K: 4 warps of 17 blocks (3 chunks on Qwen3-32B down, 2
     // on DeepSeek-V3 o), 2 warps of 17 (6 and 4).
     BenchEntry{"w8a16_gemm_m16_skinny_deep32/4x17", "w8a16_gemm_m16_skinny_deep32", 1, nullptr,
@@ -241,6 +243,10 @@ constexpr std::array kTuning = {
                &skinny_spread<4, true>},
     BenchEntry{"w8a16_gemm_m16_skinny_deep/8x2.sp+pdl", "w8a16_gemm_m16_skinny_deep", 1, nullptr,
                &skinny_deep_spread<8, 2, true>},
+    BenchEntry{"w8a16_gemm_m16_skinny_deep/4x4.sp+pdl", "w8a16_gemm_m16_skinny_deep", 1, nullptr,
+               &skinny_deep_spread<4, 4, true>},
+    BenchEntry{"w8a16_gemm_m16_skinny_deep/4x8.sp+pdl", "w8a16_gemm_m16_skinny_deep", 1, nullptr,
+               &skinny_deep_spread<4, 8, true>},
     BenchEntry{"w8a16_gemm_m16_skinny_deep/16.sp+pdl", "w8a16_gemm_m16_skinny_deep", 1, nullptr,
                &skinny_deep_spread<16, 0, true>},
     BenchEntry{"w8a16_gemm_m16_skinny_deep/8.sp+pdl", "w8a16_gemm_m16_skinny_deep", 1, nullptr,
