@@ -554,10 +554,12 @@ std::optional<M16Plan> chunked_deep_if_suited(std::uint32_t m, std::uint32_t n, 
 // of 4 not fitting) the one-chunk form led 4 of 8 by 2-12 %. With PDL the same choices,
 // spread where spread_if_suited spreads them, took 0.57-1.02x the plan's choice then.
 std::optional<M16Plan> chunked_deep_above_8_tokens(std::uint32_t m, std::uint32_t n,
-                                                   std::uint32_t k, std::uint32_t sms) {
+                                                   std::uint32_t k, std::uint32_t sms,
+                                                   bool pdl) {
   const std::uint64_t groups = div_ceil(n, 16);
-  if (m <= 8 || k < 10240 || std::uint64_t{n} * k >= kLargeLayerBytes || groups < 40 ||
-      20 * groups >= 17 * std::uint64_t{sms}) {
+  const std::uint64_t bytes = std::uint64_t{n} * k;
+  if (m <= 8 || k < 10240 || bytes < (pdl ? 10 : 8) * kMiB || bytes >= kLargeLayerBytes ||
+      groups < 40 || 20 * groups >= 17 * std::uint64_t{sms}) {
     return std::nullopt;
   }
   const std::uint64_t slots = std::uint64_t{sms} * w8a16_gemm_m16_skinny_deep_ctas_per_sm(m, 4);
@@ -718,7 +720,8 @@ M16Plan plan_entry(std::uint32_t m, std::uint32_t n, std::uint32_t k, std::uint3
     return *skinny;
   }
   if (deep_chunks) {
-    if (const std::optional<M16Plan> chunked = chunked_deep_above_8_tokens(m, n, k, sms)) {
+    if (const std::optional<M16Plan> chunked = chunked_deep_above_8_tokens(
+            m, n, k, sms, launch.programmatic_dependent)) {
       return *chunked;
     }
     if (const std::optional<M16Plan> chunked = chunked_deep_without_pdl_if_suited(
