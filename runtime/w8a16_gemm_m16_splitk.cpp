@@ -559,9 +559,8 @@ std::optional<M16Plan> chunked_deep_above_8_tokens(std::uint32_t m, std::uint32_
                                                    bool pdl) {
   const std::uint64_t groups = div_ceil(n, 16);
   const std::uint64_t bytes = std::uint64_t{n} * k;
-  const std::uint64_t min_groups = k >= 10240 ? 40 : 80;
-  if (m <= 8 || k < (pdl ? 10240 : 8192) || bytes < (pdl ? 10 : 8) * kMiB ||
-      bytes >= kLargeLayerBytes || groups < min_groups || 20 * groups >= 17 * std::uint64_t{sms}) {
+  if (m <= 8 || k < 10240 || bytes < (pdl ? 10 : 8) * kMiB || bytes >= kLargeLayerBytes ||
+      groups < 40 || 20 * groups >= 17 * std::uint64_t{sms}) {
     return std::nullopt;
   }
   const std::uint64_t slots = std::uint64_t{sms} * w8a16_gemm_m16_skinny_deep_ctas_per_sm(m, 4);
