@@ -545,14 +545,15 @@ std::optional<M16Plan> chunked_deep_if_suited(std::uint32_t m, std::uint32_t n, 
 // At 9-16 tokens an SM holds 5 CTAs of 4 warps but 2 of 8, so the 8-warp chunks of 8
 // tokens and fewer do not fit. With PDL the grid is spread where an SM's share is under
 // those 5 (spread_if_suited).
-// Item 164 (two runs each, m = 9-16; fit on 21 layers of 640-2000 x 8192-28672, checked
-// on 22 more): without PDL 4 of 4 took 0.40-0.99x the plan's choice then (the one-chunk
-// form, split-K, stream-K, the skinny entry) where they fit, 4 of 8 0.57-0.98x where 4 of 4
-// did not; with PDL, spread where the rule spreads them, 0.37-1.02x. On 116 and 125 groups (88 and 95 %) the one-chunk
-// form and 4 of 4 came within 3.5 % of each other, and on 112 and 120 (85 and 91 %, 4 of 4
-// not fitting) the one-chunk form led 4 of 8 by 2-12 %. Under 8 MiB the skinny entry led
-// (640 x 10240: 1.01-1.05x), and with PDL under 10 (8.75-9.6 MiB: 0.98-1.06x). On the 10
-// layers held out last the plan's choice was the fastest entry in 27 of 30 cases without
+// Item 164 (two runs each, m = 9-16; fit on 33 layers of 640-2000 x 8192-32768, the byte
+// bounds on the last 12 of them, then checked on 10 more): without PDL 4 of 4 took
+// 0.40-0.99x the plan's choice then (the one-chunk form, split-K, stream-K, the skinny
+// entry) where they fit, 4 of 8 0.57-0.98x where 4 of 4 did not; with PDL, spread where
+// spread_if_suited spreads them, 0.37-1.02x. On 116 and 125 groups (88 and 95 %) the
+// one-chunk form and 4 of 4 came within 3.5 % of each other, and on 112 and 120 (85 and
+// 91 %, 4 of 4 not fitting) the one-chunk form led 4 of 8 by 2-12 %. Under 8 MiB the skinny
+// entry led (640 x 10240: 1.01-1.05x), and with PDL under 10 (8.75-9.6 MiB: 0.98-1.06x). On
+// the 10 layers held out the plan's choice was the fastest entry in 27 of 30 cases without
 // PDL, within 2 % in 26 of 30 with it.
 std::optional<M16Plan> chunked_deep_above_8_tokens(std::uint32_t m, std::uint32_t n,
                                                    std::uint32_t k, std::uint32_t sms,
