@@ -83,9 +83,10 @@ void skinny_deep_spread(const GpuBackend& gpu, KernelHandle kernel, DevicePtr in
                         StreamHandle s) {
   const std::uint32_t blocks =
       kBlocks != 0 ? kBlocks : w8a16_gemm_m16_skinny_deep_one_chunk_blocks(k, kWarps);
-  w8a16_gemm_m16_skinny_deep(
-      gpu, kernel, input, weight, block_scale, output, m, n, k, k, n, resources.workspace, kWarps,
-      blocks, s, M16LaunchOptions{kPdl, false, even_share(kernel, n, k, kWarps, blocks, resources)});
+  const M16LaunchOptions options{kPdl, false,
+                                 even_share(kernel, n, k, kWarps, blocks, resources)};
+  w8a16_gemm_m16_skinny_deep(gpu, kernel, input, weight, block_scale, output, m, n, k, k, n,
+                             resources.workspace, kWarps, blocks, s, options);
 }
 
 // The deep skinny kernel on kWarps warps, one chunk, at most kCap of its CTAs on an SM
