@@ -2,7 +2,8 @@
 # `metrale plan` names every launch it prints as `metrale bench --entry` takes it: each
 # name it gives, over a grid of shapes and every m with and without PDL, is one of the
 # entries `metrale bench --help` lists (default or tuning point), so that the benchmark
-# times exactly what the plan runs. Bad values are refused. Run by CTest:
+# times exactly what the plan runs, and each comes with its grid and workspace. Bad values
+# are refused. Run by CTest:
 # tests/cli_plan.sh METRALE_BINARY.
 set -uo pipefail
 if [[ ${1:-} == -h || ${1:-} == --help || $# -ne 1 ]]; then
@@ -29,6 +30,14 @@ for name in $planned; do
   fi
 done
 echo "ok: $lines plans, $(wc -w <<<"$planned") distinct names, each one metrale bench takes"
+# Each launch, with and without PDL, comes with its grid (at least one CTA) and workspace.
+sized=$(grep -oE '\([1-9][0-9]* CTAs, workspace [0-9]+\)' <<<"$out" | wc -l)
+if ((sized != 2 * lines)); then
+  echo "FAILED: $sized of $((2 * lines)) launches give their CTAs and workspace"
+  failures=$((failures + 1))
+else
+  echo "ok: every launch gives its CTAs and workspace"
+fi
 for bad in "--m 0" "--m 17" "--sms 0" "--shape 4096x100"; do
   # shellcheck disable=SC2086  # the option and its value, split on purpose
   if "$metrale" plan $bad >/dev/null 2>&1; then

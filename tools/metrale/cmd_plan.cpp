@@ -13,8 +13,11 @@
 #include "metrale/bench/shapes.hpp"
 #include "metrale/commands.hpp"
 #include "metrale/error.hpp"
+#include "metrale/kernel_launch.hpp"
+#include "metrale/w8a16_gemm_m16.hpp"
 #include "metrale/w8a16_gemm_m16_skinny.hpp"
 #include "metrale/w8a16_gemm_m16_splitk.hpp"
+#include "metrale/w8a16_gemm_m16_stream.hpp"
 #include "metrale/w8a16_gemm_m16_streamk.hpp"
 
 namespace metrale::cli {
@@ -48,14 +51,19 @@ Launch launch_of(const M16Plan& plan, std::uint32_t n, std::uint32_t k) {
     return {w8a16_gemm_m16_skinny_grid_ctas(plan.entry, n, k, plan.warps, plan.warp_blocks),
             w8a16_gemm_m16_skinny_workspace_bytes(n, k, plan.warps, blocks)};
   }
-  return {};  // the tiled entries: a grid of their own tile counts, no workspace
+  // The tiled entries: a CTA per tile of N (and per split of K), no workspace.
+  if (plan.entry == "w8a16_gemm_m16_n64") return {div_ceil(n, W8A16_GEMM_M16_N_TILE_WIDE), 0};
+  if (plan.entry == "w8a16_gemm_m16_stream") {
+    return {std::uint64_t{div_ceil(n, stream_tile_rows(n))} * plan.split, 0};
+  }
+  return {std::uint64_t{div_ceil(n, W8A16_GEMM_M16_N_TILE)} * plan.split, 0};
 }
 
 std::string describe(const M16Plan& plan, std::uint32_t n, std::uint32_t k, std::uint32_t sms,
                      bool pdl) {
   const Launch l = launch_of(plan, n, k);
   std::string text = bench::plan_entry_name(plan, k, sms) + (pdl ? "+pdl" : "");
-  if (l.ctas != 0) text += fmt::format(" ({} CTAs, workspace {})", l.ctas, l.workspace_bytes);
+  text += fmt::format(" ({} CTAs, workspace {})", l.ctas, l.workspace_bytes);
   return text;
 }
 
