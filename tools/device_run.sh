@@ -194,8 +194,10 @@ for s in "${steps[@]}"; do
                 # layers of other models of item 159 at m = 1, 4, 8, 12, 16;
                 # PLANCHECK_SET=small: 12 layers of 1-16 MiB of items 160-161 at m = 1, 4, 8,
                 # against the skinny and deep entries' forms; PLANCHECK_SET=narrow: item 162's
-                # 10 narrow layers of 16-48 MiB at m = 1, 4, 8; PLANCHECK_M replaces a named
-                # set's token counts), averaged by bench_table.py --plan
+                # 10 narrow layers of 16-48 MiB at m = 1, 4, 8; PLANCHECK_SET=above8: item
+                # 164's leads, 10 narrow layers at K = 8192-9216 and with a short last chunk,
+                # at m = 10, 13, 16; PLANCHECK_M replaces a named set's token counts),
+                # averaged by bench_table.py --plan
       export PLANCHECK_DEFAULT="--shape 6144x4096 --shape 4096x4096 --shape 4096x14336 --shape 10240x5120 --shape 24576x1536 --shape 8192x4096 --shape 5120x8192 --shape 14336x4096 --shape 12288x2048 --m 2,4,6,8,10,12,14,16"
       plancheck_set() {  # plancheck_set M ENTRIES SHAPES: a named set's bench options
         local entry shape
@@ -223,6 +225,12 @@ for s in "${steps[@]}"; do
            skinny_deep/8x2.sp+pdl skinny_deep/4x4+pdl skinny_deep/16+pdl" \
           "1088x20480 1344x14336 1600x12288 1920x12288 1440x16384 1152x24576
            1024x28672 896x20480 1664x10240 2000x10240" ;;
+        above8) plancheck_set 10,13,16 \
+          "skinny/8 skinny/8+pdl skinny/8.sp+pdl skinny_deep/16 skinny_deep/16+pdl
+           skinny_deep/4x4 skinny_deep/4x4+pdl skinny_deep/4x4.sp+pdl skinny_deep/4x8
+           skinny_deep/4x8+pdl skinny_deep/4x8.sp+pdl streamk.c1 streamk.c1+pdl" \
+          "1344x8192 1472x8192 1600x9216 1728x8192 1312x9216 1760x9216 1376x15360
+           1312x15360 1440x15360 1248x11264" ;;
       esac
       step plancheck bash -c "
         for run in \$(seq ${PLANCHECK_RUNS:-2}); do
