@@ -1,0 +1,192 @@
+#include "m16_plan_chunks.hpp"
+
+#include "metrale/kernel_launch.hpp"
+
+namespace metrale::m16_plan {
+
+SmallChunkGrid small_chunk_grid(std::uint32_t m, std::uint32_t n, std::uint32_t k,
+                                std::uint32_t sms) {
+  using G = SmallChunkGrid;
+  const std::uint32_t chunks = w8a16_gemm_m16_skinny_chunks(k, G::kWarps, G::kBlocks);
+  return {chunks, std::uint64_t{div_ceil(n, 16)} * chunks,
+          std::uint64_t{sms} * w8a16_gemm_m16_skinny_deep_ctas_per_sm(m, G::kWarps)};
+}
+
+// Under 16 MiB up to 8 tokens with K of 4096 and more, the deep entry on one chunk (`form`,
+// all of whose CTAs fit): where each warp gets at most 2 blocks (K = 4096 on 16 warps),
+// from 75 % of the slots without PDL and from 45 % with it (the launch spread one CTA per
+// SM below 50 %, spread_if_suited); with PDL also where its CTAs fill two thirds of the
+// slots and the chunks of chunked_deep_if_suited do not all fit. Item 160 (two runs, m = 1,
+// 2, 4, 6, 8, 12 layers of 1536-3840 x 4096-8192, against the skinny entry and the deep
+// entry in chunks): without PDL 3584 and 3840 x 4096 (85 and 91 %) took 0.85-0.87x the
+// skinny entry's time, 0.95-0.98x the chunks'; at 61-73 % the chunks led
+// (chunked_deep_without_pdl_if_suited). With PDL 0.82-0.93x the plan's choice from 2048 to
+// 3840 x 4096 (48-91 %; at 48 % spread, 0.87x unspread), and 3072 x 5120 (73 %, 3 blocks a
+// warp, its chunks over the slots) 0.89-0.90x the skinny entry's; where the chunks fit and
+// a warp would get 3 blocks or more, the chunks led (2560 x 5120, 2048 and 2560 x 6144).
+// Without PDL the bound was 80 % until 3328 x 4096 (79 %) took 1.05-1.07x the one-chunk
+// form's time in chunks. With PDL it was 40 % while the skinny entry below it ran
+// unclustered (1792 x 4096, 42 %: 1.09-1.12x); since its chunks run as a cluster there
+// (chunk_cluster_suits), the cluster took 0.95-1.00x the one-chunk form's time on 106-116
+// CTAs (item 161).
+bool small_layer_one_chunk_suits(std::uint32_t m, std::uint32_t n, std::uint32_t k,
+                                 std::uint32_t sms, bool pdl, const SkinnyDeepForm& form) {
+  const std::uint64_t ctas = div_ceil(n, 16);
+  const std::uint64_t slots = std::uint64_t{sms} * form.ctas_per_sm;
+  if (m > 8 || k < 4096 || std::uint64_t{n} * k >= 16 * kMiB || ctas > slots) return false;
+  if (w8a16_gemm_m16_skinny_deep_one_chunk_blocks(k, form.warps) <= 2) {
+    return pdl ? 20 * ctas >= 9 * slots : 4 * ctas >= 3 * slots;
+  }
+  const SmallChunkGrid chunks = small_chunk_grid(m, n, k, sms);
+  return pdl && 3 * ctas >= 2 * slots && chunks.ctas > chunks.slots;
+}
+
+// The deep kernel in chunks of K, its 8 warps on 2 blocks each, for callers that launch with
+// PDL: under 16 MiB up to 8 tokens, with K of at least 4096 in two chunks or more, where its
+// CTAs (row groups x chunks) all fit at once and fill 45 % of the slots. Item 92 (m = 1, 4
+// and 8, with PDL, against the skinny entry on 8 warps, its chunks as a cluster or not):
+// 0.86-0.95x its time on q_a (384 CTAs in 528 slots), 2048 x 7168 (512), 2560 x 5120
+// (480), and on 5 layers the rule was not fitted on 0.88-0.96x (352-448 CTAs); 1.07-1.10x
+// on 1024 x 7168 (256) and 1.06-1.07x on 3072 x 7168 (768, two waves), 0.96-1.02x on 1280 x
+// 7168 (320). So it asked two thirds of the slots; since grids under them are spread
+// (spread_if_suited, item 94), item 160 (two runs each, m = 1..8, 8 layers of 1024-1792 x
+// 5120-8192 with 240-336 CTAs): spread they took 0.75-0.98x the time of the plan's choice
+// then (the skinny entry, 1024 x 7168 and x 8192 as a cluster), 1.03x the skinny entry
+// spread on 1536 x 5120; under 45 % the skinny entry led (1152 x 6144: 216 CTAs, as a
+// cluster 0.97x; 768 x 8192: 192, spread 0.91x). The chunks hand their partials through
+// the caller's workspace.
+std::optional<M16Plan> chunked_deep_if_suited(std::uint32_t m, std::uint32_t n, std::uint32_t k,
+                                              std::uint32_t sms, bool pdl) {
+  if (!pdl || m > 8 || k < 4096 || std::uint64_t{n} * k >= 16 * kMiB) return std::nullopt;
+  const SmallChunkGrid g = small_chunk_grid(m, n, k, sms);
+  if (g.chunks < 2 || g.ctas > g.slots || 20 * g.ctas < 9 * g.slots) return std::nullopt;
+  return M16Plan{"w8a16_gemm_m16_skinny_deep", 1, 0, 0, g.kWarps, g.kBlocks};
+}
+
+// The deep kernel in chunks of K above 8 tokens, with or without PDL, on layers under 64
+// MiB with K of at least 10240 and from 40 row groups to under 85 % of the SMs (where the
+// one-chunk form, w8a16_gemm_m16_skinny_deep_form, runs one CTA of 16 warps per group, one
+// per SM): on 4 warps of 4 blocks where their CTAs (row groups x chunks) all fit at once,
+// else on 4 warps of 8 where those fit and the groups are under three quarters of the SMs.
+// At 9-16 tokens an SM holds 5 CTAs of 4 warps but 2 of 8, so the 8-warp chunks of 8
+// tokens and fewer do not fit. With PDL the grid is spread where an SM's share is under
+// those 5 (spread_if_suited).
+// Item 164 (two runs each, m = 9-16; fit on 33 layers of 640-2000 x 8192-32768, the byte
+// bounds on the last 12 of them, then checked on 10 more): without PDL 4 of 4 took
+// 0.40-0.99x the plan's choice then (the one-chunk form, split-K, stream-K, the skinny
+// entry) where they fit, 4 of 8 0.57-0.98x where 4 of 4 did not; with PDL, spread where
+// spread_if_suited spreads them, 0.37-1.02x. On 116 and 125 groups (88 and 95 %) the
+// one-chunk form and 4 of 4 came within 3.5 % of each other, and on 112 and 120 (85 and
+// 91 %, 4 of 4 not fitting) the one-chunk form led 4 of 8 by 2-12 %. Under 8 MiB the skinny
+// entry led (640 x 10240: 1.01-1.05x), and with PDL under 10 (8.75-9.6 MiB: 0.98-1.06x). On
+// the 10 layers held out the plan's choice was the fastest entry in 27 of 30 cases without
+// PDL, within 2 % in 26 of 30 with it.
+std::optional<M16Plan> chunked_deep_above_8_tokens(std::uint32_t m, std::uint32_t n,
+                                                   std::uint32_t k, std::uint32_t sms,
+                                                   bool pdl) {
+  const std::uint64_t groups = div_ceil(n, 16);
+  const std::uint64_t bytes = std::uint64_t{n} * k;
+  if (m <= 8 || k < 10240 || bytes < (pdl ? 10 : 8) * kMiB || bytes >= kLargeLayerBytes ||
+      groups < 40 || 20 * groups >= 17 * std::uint64_t{sms}) {
+    return std::nullopt;
+  }
+  const std::uint64_t slots = std::uint64_t{sms} * w8a16_gemm_m16_skinny_deep_ctas_per_sm(m, 4);
+  if (groups * w8a16_gemm_m16_skinny_chunks(k, 4, 4) <= slots) {
+    return M16Plan{"w8a16_gemm_m16_skinny_deep", 1, 0, 0, 4, 4};
+  }
+  if (4 * groups < 3 * std::uint64_t{sms} &&
+      groups * w8a16_gemm_m16_skinny_chunks(k, 4, 8) <= slots) {
+    return M16Plan{"w8a16_gemm_m16_skinny_deep", 1, 0, 0, 4, 8};
+  }
+  return std::nullopt;
+}
+
+// The deep kernel in chunks of K without PDL, up to 8 tokens, on layers under 64 MiB with K
+// of at least 8192 and 80 row groups to under two per SM (1265-4208 rows on 132 SMs, of
+// which 1280-3584 were measured; from 48 or 72 groups, item 162, below) whose one-chunk
+// form (w8a16_gemm_m16_skinny_deep_form) fills under three quarters of its CTA slots: the
+// first of 8 warps of 2 blocks, 4 of 4 and 4 of 8 whose CTAs (row groups x chunks) all fit
+// at once, the chunks' partials through the caller's workspace. Item 122 (one probe run, 8
+// layers of 1280-3584 x 8192-16384, m = 1, 4 and 8): the plan's choice before took 1.130x
+// the fastest entry (worst 1.314x, split-K and stream-K on 1792 x 16384), the form that
+// fits with the most warps 1.001x (worst 1.019x; 3584 x 8192, whose one-chunk form fills
+// 85 %, within 2 %). On 8 other layers that form took 1.016x (worst 1.128x: 2304 x 10240, 8
+// warps of 4 blocks in 3 chunks, the last of half the K, against 4 of 4 in 5 equal ones).
+// Item 123: a warp's blocks, not its CTA's warps, set how long it streams, and a short last
+// chunk leaves warps idle; so the fewest blocks per warp, ties to more CTAs. 8 warps of 4
+// blocks never comes first: where its CTAs fit, those of 4 warps of 4 do. Item 162 (two
+// runs each, m = 1, 4 and 8, 48-79 row groups, against the skinny entry on 8 warps): 8
+// warps of 2 blocks took 0.85-0.94x its time at K of 10240-16384 on 48-76 groups,
+// 0.95-0.98x at K = 8192 on 74-79 and 0.95-0.99x at 9216 on 72; 0.99-1.02x at 8192 on
+// 71-72, 1.02-1.07x on 64-68. Where its CTAs do not all fit, 4 warps of 4 took 0.91-0.98x
+// (1024 x 20480, 1152 x 16384, 1216 x 14336). Hence from 48 groups at K of 10240 and more,
+// from 72 below.
+// Under 16 MiB also at K = 4096 and 6144, in equal chunks of 8 warps of 2 blocks whose CTAs
+// all fit and fill half the slots, where the one-chunk form does not suit
+// (small_layer_one_chunk_suits). Item 160 (two runs, m = 1, 2, 4, 6, 8): 0.91-0.93x the
+// skinny entry's time on 2560 x 4096 (320 CTAs of 528 slots), 0.88-0.91x on 3072 x 4096
+// (384), 0.88-0.92x on 2048 x 6144 (384) and 0.90-0.91x on 2560 x 6144 (480); 0.99-1.03x
+// on 2048 x 4096 (256); where the last chunk is short 0.96-1.02x (2560 x 5120, 2048 x 7168).
+// `one_chunk`: w8a16_gemm_m16_skinny_deep_form of the shape.
+std::optional<M16Plan> chunked_deep_without_pdl_if_suited(std::uint32_t m, std::uint32_t n,
+                                                          std::uint32_t k, std::uint32_t sms,
+                                                          bool pdl,
+                                                          const SkinnyDeepForm& one_chunk) {
+  const std::uint64_t bytes = std::uint64_t{n} * k;
+  if (pdl || m > 8 || bytes >= kLargeLayerBytes) return std::nullopt;
+  const std::uint64_t groups = div_ceil(n, 16);
+  if (bytes < 16 * kMiB && k >= 4096 && k < 8192) {
+    const SmallChunkGrid g = small_chunk_grid(m, n, k, sms);
+    if (k / 128 % (g.kWarps * g.kBlocks) != 0 || g.ctas > g.slots || 2 * g.ctas < g.slots ||
+        small_layer_one_chunk_suits(m, n, k, sms, false, one_chunk)) {
+      return std::nullopt;
+    }
+    return M16Plan{"w8a16_gemm_m16_skinny_deep", 1, 0, 0, g.kWarps, g.kBlocks};
+  }
+  if (k < 8192) return std::nullopt;
+  const std::uint64_t min_groups = k >= 10240 ? 48 : 72;
+  if (groups < min_groups || groups >= 2 * std::uint64_t{sms}) return std::nullopt;
+  if (4 * groups >= 3 * std::uint64_t{sms} * one_chunk.ctas_per_sm) return std::nullopt;
+  for (const auto& [warps, blocks] : {std::pair{8u, 2u}, {4u, 4u}, {4u, 8u}}) {
+    const std::uint64_t ctas = groups * w8a16_gemm_m16_skinny_chunks(k, warps, blocks);
+    if (ctas <= std::uint64_t{sms} * w8a16_gemm_m16_skinny_deep_ctas_per_sm(m, warps)) {
+      return M16Plan{"w8a16_gemm_m16_skinny_deep", 1, 0, 0, warps, blocks};
+    }
+  }
+  return std::nullopt;
+}
+
+// The deep kernel in chunks of K with PDL on narrow, deep layers from 16 MiB (under it,
+// chunked_deep_if_suited): up to 8 tokens, under 64 MiB, K of at least 10240, 48 row
+// groups to one per SM, where the one-chunk form fills under three quarters of its slots:
+// 8 warps of 2 blocks where its CTAs (row groups x chunks) fill at most one and a half
+// times the slots, else 4 of 4 where all of those fit. With PDL a second wave of the
+// 8-warp CTAs costs less than the wider chunks' longer streams: item 162 (two runs, m = 1,
+// 4 and 8, 12 layers of 1024-2048 x 12288-32768) had it fastest up to 768 CTAs on 528
+// slots, 4 of 4 from 896; this rule's choice took at most 1.009x the fastest PDL entry,
+// the plan's before (split-K or stream-K with PDL, the skinny entry at 16 MiB) 1.05-1.53x.
+// On 10 other layers (896-2000 x 10240-28672) at most 1.013x; 0.58-0.94x the old choice.
+// `one_chunk`: w8a16_gemm_m16_skinny_deep_form of the shape.
+std::optional<M16Plan> chunked_deep_narrow_with_pdl_if_suited(std::uint32_t m, std::uint32_t n,
+                                                             std::uint32_t k, std::uint32_t sms,
+                                                             bool pdl,
+                                                             const SkinnyDeepForm& one_chunk) {
+  const std::uint64_t bytes = std::uint64_t{n} * k;
+  if (!pdl || m > 8 || k < 10240 || bytes < 16 * kMiB || bytes >= kLargeLayerBytes) {
+    return std::nullopt;
+  }
+  const std::uint64_t groups = div_ceil(n, 16);
+  if (groups < 48 || groups > sms) return std::nullopt;
+  if (4 * groups >= 3 * std::uint64_t{sms} * one_chunk.ctas_per_sm) return std::nullopt;
+  const SmallChunkGrid g = small_chunk_grid(m, n, k, sms);
+  if (2 * g.ctas <= 3 * g.slots) {
+    return M16Plan{"w8a16_gemm_m16_skinny_deep", 1, 0, 0, g.kWarps, g.kBlocks};
+  }
+  const std::uint64_t ctas4 = groups * w8a16_gemm_m16_skinny_chunks(k, 4, 4);
+  if (ctas4 <= std::uint64_t{sms} * w8a16_gemm_m16_skinny_deep_ctas_per_sm(m, 4)) {
+    return M16Plan{"w8a16_gemm_m16_skinny_deep", 1, 0, 0, 4, 4};
+  }
+  return std::nullopt;
+}
+
+}  // namespace metrale::m16_plan
