@@ -1,8 +1,25 @@
 #include "m16_plan_chunks.hpp"
 
+#include <utility>
+
 #include "metrale/kernel_launch.hpp"
 
 namespace metrale::m16_plan {
+namespace {
+
+// The deep entry in chunks of K on `warps` warps of `blocks` blocks each.
+M16Plan deep_in_chunks(std::uint32_t warps, std::uint32_t blocks) {
+  return {"w8a16_gemm_m16_skinny_deep", 1, 0, 0, warps, blocks};
+}
+
+// Whether those chunks' CTAs on `groups` row groups all fit on `sms` SMs at once at m tokens.
+bool chunks_fit(std::uint32_t m, std::uint64_t groups, std::uint32_t k, std::uint32_t sms,
+                std::uint32_t warps, std::uint32_t blocks) {
+  return groups * w8a16_gemm_m16_skinny_chunks(k, warps, blocks) <=
+         std::uint64_t{sms} * w8a16_gemm_m16_skinny_deep_ctas_per_sm(m, warps);
+}
+
+}  // namespace
 
 SmallChunkGrid small_chunk_grid(std::uint32_t m, std::uint32_t n, std::uint32_t k,
                                 std::uint32_t sms) {
@@ -60,7 +77,7 @@ std::optional<M16Plan> chunked_deep_if_suited(std::uint32_t m, std::uint32_t n, 
   if (!pdl || m > 8 || k < 4096 || std::uint64_t{n} * k >= 16 * kMiB) return std::nullopt;
   const SmallChunkGrid g = small_chunk_grid(m, n, k, sms);
   if (g.chunks < 2 || g.ctas > g.slots || 20 * g.ctas < 9 * g.slots) return std::nullopt;
-  return M16Plan{"w8a16_gemm_m16_skinny_deep", 1, 0, 0, g.kWarps, g.kBlocks};
+  return deep_in_chunks(g.kWarps, g.kBlocks);
 }
 
 // The deep kernel in chunks of K above 8 tokens, with or without PDL, on layers under 64
@@ -90,13 +107,9 @@ std::optional<M16Plan> chunked_deep_above_8_tokens(std::uint32_t m, std::uint32_
       groups < 40 || 20 * groups >= 17 * std::uint64_t{sms}) {
     return std::nullopt;
   }
-  const std::uint64_t slots = std::uint64_t{sms} * w8a16_gemm_m16_skinny_deep_ctas_per_sm(m, 4);
-  if (groups * w8a16_gemm_m16_skinny_chunks(k, 4, 4) <= slots) {
-    return M16Plan{"w8a16_gemm_m16_skinny_deep", 1, 0, 0, 4, 4};
-  }
-  if (4 * groups < 3 * std::uint64_t{sms} &&
-      groups * w8a16_gemm_m16_skinny_chunks(k, 4, 8) <= slots) {
-    return M16Plan{"w8a16_gemm_m16_skinny_deep", 1, 0, 0, 4, 8};
+  if (chunks_fit(m, groups, k, sms, 4, 4)) return deep_in_chunks(4, 4);
+  if (4 * groups < 3 * std::uint64_t{sms} && chunks_fit(m, groups, k, sms, 4, 8)) {
+    return deep_in_chunks(4, 8);
   }
   return std::nullopt;
 }
@@ -141,17 +154,14 @@ std::optional<M16Plan> chunked_deep_without_pdl_if_suited(std::uint32_t m, std::
         small_layer_one_chunk_suits(m, n, k, sms, false, one_chunk)) {
       return std::nullopt;
     }
-    return M16Plan{"w8a16_gemm_m16_skinny_deep", 1, 0, 0, g.kWarps, g.kBlocks};
+    return deep_in_chunks(g.kWarps, g.kBlocks);
   }
   if (k < 8192) return std::nullopt;
   const std::uint64_t min_groups = k >= 10240 ? 48 : 72;
   if (groups < min_groups || groups >= 2 * std::uint64_t{sms}) return std::nullopt;
   if (4 * groups >= 3 * std::uint64_t{sms} * one_chunk.ctas_per_sm) return std::nullopt;
   for (const auto& [warps, blocks] : {std::pair{8u, 2u}, {4u, 4u}, {4u, 8u}}) {
-    const std::uint64_t ctas = groups * w8a16_gemm_m16_skinny_chunks(k, warps, blocks);
-    if (ctas <= std::uint64_t{sms} * w8a16_gemm_m16_skinny_deep_ctas_per_sm(m, warps)) {
-      return M16Plan{"w8a16_gemm_m16_skinny_deep", 1, 0, 0, warps, blocks};
-    }
+    if (chunks_fit(m, groups, k, sms, warps, blocks)) return deep_in_chunks(warps, blocks);
   }
   return std::nullopt;
 }
@@ -179,13 +189,8 @@ std::optional<M16Plan> chunked_deep_narrow_with_pdl_if_suited(std::uint32_t m, s
   if (groups < 48 || groups > sms) return std::nullopt;
   if (4 * groups >= 3 * std::uint64_t{sms} * one_chunk.ctas_per_sm) return std::nullopt;
   const SmallChunkGrid g = small_chunk_grid(m, n, k, sms);
-  if (2 * g.ctas <= 3 * g.slots) {
-    return M16Plan{"w8a16_gemm_m16_skinny_deep", 1, 0, 0, g.kWarps, g.kBlocks};
-  }
-  const std::uint64_t ctas4 = groups * w8a16_gemm_m16_skinny_chunks(k, 4, 4);
-  if (ctas4 <= std::uint64_t{sms} * w8a16_gemm_m16_skinny_deep_ctas_per_sm(m, 4)) {
-    return M16Plan{"w8a16_gemm_m16_skinny_deep", 1, 0, 0, 4, 4};
-  }
+  if (2 * g.ctas <= 3 * g.slots) return deep_in_chunks(g.kWarps, g.kBlocks);
+  if (chunks_fit(m, groups, k, sms, 4, 4)) return deep_in_chunks(4, 4);
   return std::nullopt;
 }
 
