@@ -25,6 +25,12 @@ std::uint64_t w8a16_gemm_m16_streamk_workspace_bytes(std::uint32_t n, std::uint3
   return std::uint64_t{ctas} * kSlotBytes;
 }
 
+std::uint32_t w8a16_gemm_m16_streamk_grid_ctas(std::uint32_t n, std::uint32_t k,
+                                               std::uint32_t ctas) {
+  const std::uint64_t units = std::uint64_t{div_ceil(n, kRows)} * (k / 128);
+  return static_cast<std::uint32_t>(std::min<std::uint64_t>(ctas, units));
+}
+
 void w8a16_gemm_m16_streamk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input,
                             DevicePtr weight, DevicePtr block_scale, DevicePtr output,
                             std::uint32_t m, std::uint32_t n, std::uint32_t k,
@@ -35,8 +41,7 @@ void w8a16_gemm_m16_streamk(const GpuBackend& gpu, KernelHandle kernel, DevicePt
   guards::check_m_and_k(fn, m, k);
   guards::check_strides(fn, n, k, a_row_stride, c_row_stride);
   ensure(ctas >= 1, "{}: ctas={} must be at least 1", fn, ctas);
-  const std::uint64_t units = std::uint64_t{div_ceil(n, kRows)} * (k / 128);
-  const auto grid = static_cast<std::uint32_t>(std::min<std::uint64_t>(ctas, units));
+  const std::uint32_t grid = w8a16_gemm_m16_streamk_grid_ctas(n, k, ctas);
   const std::uint32_t stage_bytes = stream_stage_bytes(m, kRows);
   const std::uint32_t ring_stages = stream_ring_stages(fn, stage_bytes, stages);
   guards::check_operands(fn, input, weight, block_scale, output, n);

@@ -31,6 +31,11 @@ struct StreamKWorkspace {
 
 std::uint64_t w8a16_gemm_m16_streamk_workspace_bytes(std::uint32_t n, std::uint32_t ctas);
 
+// The CTAs a launch asked for `ctas` runs on n x k: at most one per unit (128 weight rows x
+// 128 K), so a grid larger than the layer's units is cut to them.
+std::uint32_t w8a16_gemm_m16_streamk_grid_ctas(std::uint32_t n, std::uint32_t k,
+                                               std::uint32_t ctas);
+
 // `ctas`: the persistent grid, e.g. 1 or 2 x the SM count (a CTA per 128 x 128 unit at most:
 // a larger value is cut to the unit count). `stages`: ring stages, 0 = as many as
 // W8A16_GEMM_M16_STREAM_RING_BYTES holds, at most 4; 2..12 where the ring fits in a

@@ -13,12 +13,8 @@
 #include "metrale/bench/shapes.hpp"
 #include "metrale/commands.hpp"
 #include "metrale/error.hpp"
-#include "metrale/kernel_launch.hpp"
-#include "metrale/w8a16_gemm_m16.hpp"
-#include "metrale/w8a16_gemm_m16_skinny.hpp"
+#include "metrale/m16_plan_grid.hpp"
 #include "metrale/w8a16_gemm_m16_splitk.hpp"
-#include "metrale/w8a16_gemm_m16_stream.hpp"
-#include "metrale/w8a16_gemm_m16_streamk.hpp"
 
 namespace metrale::cli {
 namespace {
@@ -34,34 +30,9 @@ constexpr const char* kHelp =
     "  --m LIST     token counts, each 1..16 (default 1,8,16)\n"
     "  --sms N      SMs of the device planned for (default 132: H100 and H200 SXM)\n";
 
-struct Launch {
-  std::uint64_t ctas = 0;
-  std::uint64_t workspace_bytes = 0;
-};
-
-// The grid and workspace of a plan's launch, as its launcher sizes them.
-Launch launch_of(const M16Plan& plan, std::uint32_t n, std::uint32_t k) {
-  if (plan.entry == "w8a16_gemm_m16_streamk") {
-    return {plan.ctas, w8a16_gemm_m16_streamk_workspace_bytes(n, plan.ctas)};
-  }
-  if (plan.entry.starts_with("w8a16_gemm_m16_skinny")) {
-    // The launcher asks for the workspace wherever K takes chunks, a cluster's too (it
-    // falls back to the workspace where the device runs no cluster).
-    const std::uint32_t blocks = plan.entry == "w8a16_gemm_m16_skinny" ? 1 : plan.warp_blocks;
-    return {w8a16_gemm_m16_skinny_grid_ctas(plan.entry, n, k, plan.warps, plan.warp_blocks),
-            w8a16_gemm_m16_skinny_workspace_bytes(n, k, plan.warps, blocks)};
-  }
-  // The tiled entries: a CTA per tile of N (and per split of K), no workspace.
-  if (plan.entry == "w8a16_gemm_m16_n64") return {div_ceil(n, W8A16_GEMM_M16_N_TILE_WIDE), 0};
-  if (plan.entry == "w8a16_gemm_m16_stream") {
-    return {std::uint64_t{div_ceil(n, stream_tile_rows(n))} * plan.split, 0};
-  }
-  return {std::uint64_t{div_ceil(n, W8A16_GEMM_M16_N_TILE)} * plan.split, 0};
-}
-
 std::string describe(const M16Plan& plan, std::uint32_t n, std::uint32_t k, std::uint32_t sms,
                      bool pdl) {
-  const Launch l = launch_of(plan, n, k);
+  const M16PlanGrid l = m16_plan_grid(plan, n, k);
   std::string text = bench::plan_entry_name(plan, k, sms) + (pdl ? "+pdl" : "");
   text += fmt::format(" ({} CTAs, workspace {})", l.ctas, l.workspace_bytes);
   return text;
