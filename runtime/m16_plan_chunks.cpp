@@ -103,8 +103,9 @@ std::optional<M16Plan> chunked_deep_above_8_tokens(std::uint32_t m, std::uint32_
                                                    bool pdl) {
   const std::uint64_t groups = div_ceil(n, 16);
   const std::uint64_t bytes = std::uint64_t{n} * k;
-  if (m <= 8 || k < 10240 || bytes < (pdl ? 10 : 8) * kMiB || bytes >= kLargeLayerBytes ||
-      groups < 40 || 20 * groups >= 17 * std::uint64_t{sms}) {
+  const std::uint64_t min_groups = k >= 10240 ? 40 : 80;
+  if (m <= 8 || k < (pdl ? 10240 : 8192) || bytes < (pdl ? 10 : 8) * kMiB ||
+      bytes >= kLargeLayerBytes || groups < min_groups || 20 * groups >= 17 * std::uint64_t{sms}) {
     return std::nullopt;
   }
   if (chunks_fit(m, groups, k, sms, 4, 4)) return deep_in_chunks(4, 4);
