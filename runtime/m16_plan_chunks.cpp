@@ -103,15 +103,20 @@ std::optional<M16Plan> chunked_deep_above_8_tokens(std::uint32_t m, std::uint32_
                                                    bool pdl) {
   const std::uint64_t groups = div_ceil(n, 16);
   const std::uint64_t bytes = std::uint64_t{n} * k;
-  const std::uint64_t min_groups = k >= 10240 ? 40 : 80;
+  const std::uint64_t sm64 = sms;
+  // K of 8192-9216 (without PDL): from 80 groups to under 80 % of the SMs.
+  const bool deep_k = k >= 10240;
   if (m <= 8 || k < (pdl ? 10240 : 8192) || bytes < (pdl ? 10 : 8) * kMiB ||
-      bytes >= kLargeLayerBytes || groups < min_groups || 20 * groups >= 17 * std::uint64_t{sms}) {
+      bytes >= kLargeLayerBytes || groups < (deep_k ? 40 : 80) ||
+      (deep_k ? 20 * groups >= 17 * sm64 : 5 * groups >= 4 * sm64)) {
     return std::nullopt;
   }
   if (chunks_fit(m, groups, k, sms, 4, 4)) return deep_in_chunks(4, 4);
-  if (4 * groups < 3 * std::uint64_t{sms} && chunks_fit(m, groups, k, sms, 4, 8)) {
-    return deep_in_chunks(4, 8);
-  }
+  if (4 * groups >= 3 * sm64) return std::nullopt;
+  // A short last chunk counts as the share of a chunk it streams.
+  const std::uint64_t slots = sm64 * w8a16_gemm_m16_skinny_deep_ctas_per_sm(m, 4);
+  if (groups * (k / 128) <= slots * 4 * 4) return deep_in_chunks(4, 4);
+  if (chunks_fit(m, groups, k, sms, 4, 8)) return deep_in_chunks(4, 8);
   return std::nullopt;
 }
 
