@@ -83,7 +83,8 @@ std::optional<M16Plan> chunked_deep_if_suited(std::uint32_t m, std::uint32_t n, 
 // The deep kernel in chunks of K above 8 tokens, with or without PDL, on layers under 64
 // MiB with K of at least 10240 and from 40 row groups to under 85 % of the SMs (where the
 // one-chunk form, w8a16_gemm_m16_skinny_deep_form, runs one CTA of 16 warps per group, one
-// per SM): on 4 warps of 4 blocks where their CTAs (row groups x chunks) all fit at once,
+// per SM), and without PDL with K of 8192-9216 from 80 groups to under 80 %: on 4 warps of
+// 4 blocks where their CTAs (row groups x chunks) all fit at once,
 // else on 4 warps of 8 where those fit and the groups are under three quarters of the SMs.
 // At 9-16 tokens an SM holds 5 CTAs of 4 warps but 2 of 8, so the 8-warp chunks of 8
 // tokens and fewer do not fit. With PDL the grid is spread where an SM's share is under
@@ -97,7 +98,15 @@ std::optional<M16Plan> chunked_deep_if_suited(std::uint32_t m, std::uint32_t n, 
 // 91 %, 4 of 4 not fitting) the one-chunk form led 4 of 8 by 2-12 %. Under 8 MiB the skinny
 // entry led (640 x 10240: 1.01-1.05x), and with PDL under 10 (8.75-9.6 MiB: 0.98-1.06x). On
 // the 10 layers held out the plan's choice was the fastest entry in 27 of 30 cases without
-// PDL, within 2 % in 26 of 30 with it.
+// PDL, within 2 % in 26 of 30 with it. Item 165 (K of 8192-9216 without PDL; fit on 16
+// layers of 1024-1760 rows, two runs each, m = 9-16): 4 of 4 led the skinny entry and the
+// one-chunk form from 80 groups (on 64-72 only at 16 tokens; on 82 with a short last chunk
+// 0.97-1.03x the skinny entry) to 100 (76 %), and the one-chunk form led from 104 groups
+// (by 0-4 %, most at 16 tokens); on 5 layers held out (81-103
+// groups) 0.907-1.013x the old choice's time (15 cases, median 0.955). Where 4 of 4 overflow
+// the slots only through a short last chunk, 4 of 8 stays: counting that chunk as its
+// share took 0.90-0.98x 4 of 8's time at K = 15360 but 1.006-1.025x at 13312, 17408 and
+// 19456.
 std::optional<M16Plan> chunked_deep_above_8_tokens(std::uint32_t m, std::uint32_t n,
                                                    std::uint32_t k, std::uint32_t sms,
                                                    bool pdl) {
@@ -112,11 +121,7 @@ std::optional<M16Plan> chunked_deep_above_8_tokens(std::uint32_t m, std::uint32_
     return std::nullopt;
   }
   if (chunks_fit(m, groups, k, sms, 4, 4)) return deep_in_chunks(4, 4);
-  if (4 * groups >= 3 * sm64) return std::nullopt;
-  // A short last chunk counts as the share of a chunk it streams.
-  const std::uint64_t slots = sm64 * w8a16_gemm_m16_skinny_deep_ctas_per_sm(m, 4);
-  if (groups * (k / 128) <= slots * 4 * 4) return deep_in_chunks(4, 4);
-  if (chunks_fit(m, groups, k, sms, 4, 8)) return deep_in_chunks(4, 8);
+  if (4 * groups < 3 * sm64 && chunks_fit(m, groups, k, sms, 4, 8)) return deep_in_chunks(4, 8);
   return std::nullopt;
 }
 

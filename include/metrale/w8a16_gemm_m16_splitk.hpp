@@ -56,8 +56,8 @@ void w8a16_gemm_m16_splitk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr
 // METRALE_FFN_M16_TC_NTILE): above 8 tokens the deep skinny entry's 32-row form on one
 // chunk of K where w8a16_gemm_m16_skinny_deep32_form suits the shape; else above 8
 // tokens, with or without PDL, on layers of 8-64 MiB (with PDL 10-64) with K of at least
-// 10240 and 40 row groups to under 85 % of the SMs, the deep skinny entry in chunks of K on
-// 4 warps, of 4 blocks where those CTAs all fit at once, else of 8 where those fit and the
+// 10240 and 40 row groups to under 85 % of the SMs (without PDL also with K of 8192-9216
+// from 80 row groups to under 80 %), the deep skinny entry in chunks of K on 4 warps, of 4 blocks where those CTAs all fit at once, else of 8 where those fit and the
 // groups are under three quarters of the SMs (the caller's workspace); else without PDL up
 // to 8 tokens, on layers under 64 MiB with K of at least 8192, 72 row groups (48 with K of
 // at least 10240) to under two per SM, whose one-chunk deep CTAs fill under three quarters

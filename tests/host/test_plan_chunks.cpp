@@ -118,15 +118,15 @@ TEST_CASE("plan_m16_gemm: with PDL, the deep entry in chunks on narrow, deep lay
 }
 
 TEST_CASE("plan_m16_gemm: above 8 tokens, the deep entry in chunks of 4 warps on narrow layers") {
-  // Item 164: at 9-16 tokens, from 8 MiB (with PDL 10) to 64, K of 10240 and more (without
-  // PDL 8192 and more from 80 groups, item 165), 40 row groups to under 85 % of the SMs: 4
-  // warps of 4 blocks where their CTAs fit the 5 an SM holds, else 4 of 8 on groups under
-  // three quarters of the SMs; with PDL spread where an SM's share is under 5. Not at 6.25
-  // MiB (640 x 10240), not with PDL at 8.75 (896 x 10240) nor at K = 9216 (1536 x 9216), not
-  // at K = 8192 on 72 groups (1152 x 8192), not on 39 groups (624 x 28672), not from 85 % of
-  // the SMs (1856 x 10240: 116 groups; 2000 x 10240), not 4 of 8 from three quarters (1792 x
-  // 14336, 1920 x 12288: 112 and 120 groups, 4 of 4 not fitting), not on 144 groups (2304 x
-  // 16384), not up to 8 tokens.
+  // Item 164: at 9-16 tokens, from 8 MiB (with PDL 10) to 64, K of 10240 and more, 40 row
+  // groups to under 85 % of the SMs (item 165: without PDL also K of 8192-9216, from 80
+  // groups to under 80 %): 4 warps of 4 blocks where their CTAs fit the 5 an SM holds, else
+  // 4 of 8 on groups under three quarters of the SMs; with PDL spread where an SM's share is
+  // under 5. Not at 6.25 MiB (640 x 10240), not with PDL at 8.75 (896 x 10240) nor at K =
+  // 9216 (1536 x 9216), not at K = 8192 on 72 groups (1152 x 8192) nor on 106 (1696 x 8192),
+  // not on 39 groups (624 x 28672), not from 85 % of the SMs (1856 x 10240: 116 groups; 2000
+  // x 10240), not 4 of 8 from three quarters (1792 x 14336, 1920 x 12288: 112 and 120
+  // groups, 4 of 4 not fitting), not on 144 groups (2304 x 16384), not up to 8 tokens.
   struct Case {
     std::uint32_t n, k, blocks, ctas, share;  // share: the PDL plan's spread, 0 for none
   };
@@ -161,6 +161,10 @@ TEST_CASE("plan_m16_gemm: above 8 tokens, the deep entry in chunks of 4 warps on
     const M16Plan shallow_pdl = plan_m16_gemm(m, 1536, 9216, 132, M16LaunchOptions{true});
     CHECK((shallow_pdl.entry != "w8a16_gemm_m16_skinny_deep" ||
            w8a16_gemm_m16_skinny_chunks(9216, shallow_pdl.warps, shallow_pdl.warp_blocks) <= 1));
+    // K = 8192-9216 without PDL up to 103 groups (under 80 % of the SMs), not from 106.
+    CHECK(plan_m16_gemm(m, 1648, 9216, 132).warp_blocks == 4u);
+    CHECK(plan_m16_gemm(m, 1696, 8192, 132).warps == 16u);
+    CHECK(plan_m16_gemm(m, 1696, 8192, 132).warp_blocks == 4u);  // one chunk of 64 blocks
     for (const auto& [n, k] : {std::pair{640u, 10240u}, {1152u, 8192u}, {624u, 28672u},
                                {1856u, 10240u}, {2000u, 10240u}, {1792u, 14336u},
                                {1920u, 12288u}, {2304u, 16384u}}) {
