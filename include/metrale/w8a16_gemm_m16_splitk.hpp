@@ -51,59 +51,41 @@ void w8a16_gemm_m16_splitk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr
                            std::uint32_t split, StreamHandle stream,
                            M16LaunchOptions options = {});
 
-// Which entry and split to run for a shape on a device with `sm_count` SMs (for callers
-// that ask for the automatic choice, e.g. attention projections; the dense FFN keeps
-// METRALE_FFN_M16_TC_NTILE): above 8 tokens the deep skinny entry's 32-row form on one
-// chunk of K where w8a16_gemm_m16_skinny_deep32_form suits the shape; else above 8
-// tokens, with or without PDL, on layers of 8-64 MiB (with PDL 10-64) with K of at least
-// 10240 and 40 row groups to under 85 % of the SMs (without PDL also with K of 8192-9216
-// from 80 row groups to under 80 %), the deep skinny entry in chunks of K on 4 warps, of 4 blocks where those CTAs all fit at once, else of 8 where those fit and the
-// groups are under three quarters of the SMs (the caller's workspace); else without PDL up
-// to 8 tokens, on layers under 64 MiB with K of at least 8192, 72 row groups (48 with K of
-// at least 10240) to under two per SM, whose one-chunk deep CTAs fill under three quarters
-// of the slots, the deep skinny entry in chunks of K (the first of 8 warps of 2 blocks, 4
-// of 4 and 4 of 8 whose CTAs all fit at once; the caller's workspace), and under 16 MiB
-// with K of 4096 or 6144 in equal chunks of 8 warps of 2 blocks that fill half the slots
-// where the one-chunk form (below) does not suit; else on layers of 8-32 MiB where the deep
-// entry's form has 4 warps, the skinny entry on one chunk of K: at K = 512 on 4 warps up to 8
-// tokens, and above without PDL where no deep form fits at once; at K of 640-896 on 8 warps
-// up to 8 tokens without PDL where the form fits (with PDL at K = 640 stream-K on one CTA
-// per SM); at K = 896 on 8 warps up to 8 tokens where the form's 2-warp CTAs fit (with PDL
-// where they fill under three quarters of the slots); else the deep skinny entry on
-// one chunk of K (w8a16_gemm_m16_skinny_deep or _deep3, as w8a16_gemm_m16_skinny_deep_form
-// says) on layers of 16-64 MiB with K of at least 1536, or of 512-1024 on layers of up to
-// 32 MiB (above 8 tokens only where its CTAs all fit at once), where its CTAs fill at
-// least half of the device's CTA slots (above 8 tokens from 20 MiB, CTAs of 2 warps, 90
-// %; above 14 tokens the three-per-SM form with K of at least 7168, 90 %); with K of 512 or
-// 1024 where no form fits at once, up to 48 MiB, up to 8 tokens (with PDL up to 6) on 4
-// warps, in waves; on layers of 8-16 MiB with K of 512-896 or 1536-3584 (or of 1024 above 8
-// tokens, or up to 8 where the form's CTAs have 4 warps) as on those of 16-64 MiB; and
-// up to 8 tokens on smaller layers with K of at least 4096 where its CTAs all fit at once
-// with at most 2 blocks a warp and fill 75 % of the slots (with PDL 45 %, or with more
-// blocks two thirds where its chunks below do not fit), and above 8 tokens on smaller
-// layers with K of at least 4096 where its CTAs all fit at once and fill 80 % of the slots
-// (70 % from 13 tokens, 12 with PDL, two thirds from 14 tokens, 13 with PDL; without PDL
-// with K of at least 5120), and up to 8 tokens on layers of 64 MiB
-// and more where its CTAs all fit at once and fill two thirds of the slots (with PDL 80 %),
-// on 8 warps with at most 12 blocks of K each, on 16 with at most 14, or without PDL on 4
-// with at most 12; else, for callers that launch with PDL, up to 8 tokens on layers under
-// 16 MiB with K of at least 4096, the deep skinny entry in chunks of K (8 warps of 2
-// blocks, the caller's workspace) where its CTAs all fit at once and fill 45 % of the
-// slots; else the skinny entry
-// (w8a16_gemm_m16_skinny.hpp, 8 warps per CTA, the caller's workspace) on layers under 16
-// MiB, on 16 MiB ones, up to 8 tokens on those up to 24 MiB and at one token on those of
-// 32-64 MiB with K of at least 4096, all with K of at least 1024; else stream-K
-// (w8a16_gemm_m16_streamk.hpp, on `ctas` CTAs with `stages` ring stages and the caller's
-// workspace) on layers of 64 MiB and more, on two CTAs per SM or on one where the layer
-// has at most 64 units (128 rows x 128 K) per SM and, up to 8 tokens, fewer 128-row tiles
-// than two per SM, above 8 at most one per SM; on one from 32 MiB at 2 tokens and more
-// (at 1 where the seed's tiles leave SMs idle), from 20 MiB at 5 tokens and more, and from
-// 8 MiB with K of 512-896 where the seed's tiles would run; else the streaming entry on
-// wide layers where a split
-// of its 128-row tiles fills the SMs 1.5 to 2 times over; else above 8 tokens the seed's
-// w8a16_gemm_m16_n64 where its 64-wide tiles fill the device; else the seed's
-// w8a16_gemm_m16 when its tiles do; else w8a16_gemm_m16_splitk with the smallest
-// power-of-two split that does.
+// Which entry and split to run for m tokens on n x k on a device with `sm_count` SMs (0:
+// 132), for callers that ask for the automatic choice (e.g. attention projections; the
+// dense FFN keeps METRALE_FFN_M16_TC_NTILE). A pure function of its arguments: no GPU, no
+// compile, the same plan on every call; `metrale plan` prints it for any shape, and
+// m16_plan_grid (m16_plan_grid.hpp) gives its launch's CTAs and workspace bytes.
+//
+// The rules, in the order plan_entry (runtime/w8a16_gemm_m16_splitk.cpp) tries them, the
+// first that suits the shape deciding; each rule's definition there or in
+// runtime/m16_plan_chunks.cpp carries its thresholds and the measurements behind them,
+// docs/performance.md the items they name:
+//  - above 8 tokens, the deep skinny entry's 32-row form (w8a16_gemm_m16_skinny_deep32_form);
+//  - shallow K (512-1536) where the deep entry's form is narrow: stream-K on one or two
+//    CTAs per SM, or the skinny entry on one chunk of K;
+//  - narrow, deep layers under 64 MiB (K of 8192 and more, tens of row groups up to about
+//    one per SM), and without PDL small ones up to 8 tokens at K of 4096 or 6144: the deep
+//    skinny entry in chunks of K on 4 or 8 warps (the caller's workspace);
+//  - layers of 16-64 MiB, and smaller or larger ones whose CTAs fill the device: the deep
+//    skinny entry on one chunk of K (_deep, _deep3 or _deep32 as
+//    w8a16_gemm_m16_skinny_deep_form says), no workspace; then with PDL, small layers up to
+//    8 tokens: its chunks of 8 warps of 2 blocks;
+//  - small layers (under 16 MiB, some to 64 MiB): the skinny entry on 8 warps (4 at K =
+//    512), the caller's workspace;
+//  - layers of 64 MiB and more: stream-K on one or two CTAs per SM (the caller's
+//    workspace), and on one from 20-32 MiB at a few tokens and more;
+//  - else the streaming entry where its 128-row tiles split fill the SMs 1.5 to 2 times, the
+//    seed's 64- or 32-wide tiles where they fill the device, split-K with the smallest
+//    power-of-two split that does; where those tiles are shallow (K of 512-896 from 8 MiB),
+//    stream-K on one CTA per SM.
+// With `launch.programmatic_dependent` the plan is for callers whose preceding kernel is
+// PDL-aware: the same classes with thresholds of their own, plus grids spread over the SMs
+// (M16Plan::max_ctas_per_sm: a skinny or deep grid whose even share is 2 to 6 CTAs per SM
+// below what its registers allow, or a one-chunk deep grid of at most one CTA per SM), the
+// skinny entry's chunks as one cluster (M16Plan::chunk_cluster), stream-K in place of the
+// tiled entries from 16 MiB at 4-8 tokens, and the seed's contiguous entries replaced by
+// split-K with a split of 1 (the same kernel, launched with PDL).
 struct M16Plan {
   // "w8a16_gemm_m16", "w8a16_gemm_m16_n64", "w8a16_gemm_m16_splitk",
   // "w8a16_gemm_m16_stream" (w8a16_gemm_m16_stream.hpp), "w8a16_gemm_m16_streamk" or
@@ -123,32 +105,7 @@ struct M16Plan {
   // The skinny entries: launch with M16LaunchOptions::max_ctas_per_sm (a PDL plan only).
   std::uint32_t max_ctas_per_sm = 0;
 };
-//
-// With `launch.programmatic_dependent` the plan is for callers that launch with
-// programmatic dependent launch (their preceding kernel PDL-aware): the 32-row form as
-// above on layers of up to 64 MiB; else up to 8 tokens, on layers of 16-64 MiB whose deep
-// CTAs fit at once only on 2 warps, CTAs of 8 or 4 warps with 2 or 3 blocks each, and on
-// those of up to 36 MiB with K = 1536 stream-K on two CTAs per SM instead, as on those
-// under 64 MiB with K of 640-896 where no form of the deep entry fits at once; else the deep
-// skinny entry as above where its CTAs all fit on the device at once and fill at least two
-// thirds of its CTA slots or are spread over the SMs (below), and up to 8 tokens its form
-// in chunks as above; up to 8 tokens on layers of 16-64 MiB with K of at least 10240 and
-// 48 row groups to one per SM whose one-chunk deep CTAs fill under three quarters of the
-// slots, the deep skinny entry in chunks of K, not on one chunk: 8 warps of 2 blocks
-// where those CTAs fill at most one and a half times the slots, else 4 of 4 where they all
-// fit; else the skinny entry on layers under 16 MiB and on 16 MiB ones with
-// K of at least 4096, its chunks as one cluster (chunk_cluster) up to 8 tokens where they
-// number 4 to 8 and its CTAs fill at most 90 % of its CTA slots, above 8 tokens where they
-// number 7 or 8 and all its CTAs fit on the device at once. A skinny or deep grid whose
-// even share, ceil(CTAs / SMs), is 2 to 6 CTAs per SM and below what their registers allow
-// runs spread, that share at most on an SM (max_ctas_per_sm), and never as a cluster; so
-// does a one-chunk deep grid of at most one CTA per SM where two fit. From 16 MiB at 4 to
-// 8 tokens (with K = 1024 from 4 tokens up) stream-K on one CTA per SM
-// replaces the tiled entries; otherwise
-// the seed's contiguous entries, which take no launch options, give way to
-// w8a16_gemm_m16_splitk with a split of 1 (the same kernel code, strided); stream-K keeps
-// its grid, but from 64 MiB takes one CTA per SM only up to 56 units per SM and three
-// 128-row tiles per eight SMs, or above 8 tokens up to 49 units and one tile per SM.
+
 M16Plan plan_m16_gemm(std::uint32_t m, std::uint32_t n, std::uint32_t k,
                       std::uint32_t sm_count, M16LaunchOptions launch = {});
 
