@@ -175,11 +175,12 @@ TEST_CASE("gpu: the C ABI's planned entries equal the C++ launchers, bit for bit
   }
 
   // Narrow, deep layers (2304 x 16384 at 4 tokens, 1280 x 8192 at 8; above 8 tokens 1088 x
-  // 20480 at 12 on 4 warps of 8 blocks, 1344 x 14336 at 16 on 4 of 4): the plan for callers
-  // with a workspace names the deep entry in chunks of K, the form plan_m16_gemm gives the
-  // device, its partials through the caller's workspace, which it leaves zero.
+  // 20480 at 12 on 4 warps of 8 blocks, 1344 x 14336 at 16 and 1440 x 9216 at 10 on 4 of
+  // 4): the plan for callers with a workspace names the deep entry in chunks of K, the form
+  // plan_m16_gemm gives the device, its partials through the caller's workspace, which it
+  // leaves zero.
   for (const auto& [m, n, k] : {std::array<std::uint32_t, 3>{4, 2304, 16384}, {8, 1280, 8192},
-                                {12, 1088, 20480}, {16, 1344, 14336}}) {
+                                {12, 1088, 20480}, {16, 1344, 14336}, {10, 1440, 9216}}) {
     CAPTURE(m);
     CAPTURE(n);
     const char* entry = nullptr;
