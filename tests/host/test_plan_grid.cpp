@@ -1,6 +1,8 @@
-// m16_plan_grid against the launchers: every plan plan_m16_gemm makes over a grid of shapes,
-// token counts and SM counts is launched through its launcher on the recording backend, and
-// the grid it launches and the least workspace it takes are what m16_plan_grid says.
+// m16_plan_grid and w8a16_gemm_m16_planned against the launchers: every plan plan_m16_gemm
+// makes over a grid of shapes, token counts and SM counts is launched through its launcher on
+// the recording backend, as a caller would launch it by hand; the grid it launches and the
+// least workspace it takes are what m16_plan_grid says, and w8a16_gemm_m16_planned (and
+// w8a16_gemm_m16_auto) launch the same kernel with the same configuration and arguments.
 #include <doctest/doctest.h>
 
 #include <cstdint>
@@ -10,6 +12,7 @@
 
 #include "metrale/error.hpp"
 #include "metrale/m16_plan_grid.hpp"
+#include "metrale/w8a16_gemm_m16_auto.hpp"
 #include "metrale/w8a16_gemm_m16.hpp"
 #include "metrale/w8a16_gemm_m16_skinny.hpp"
 #include "metrale/w8a16_gemm_m16_splitk.hpp"
@@ -28,7 +31,7 @@ struct Problem {
   bool pdl;
 };
 
-// Launches `plan` as a caller of the launchers would, with `workspace`.
+// Launches `plan` as a caller of the launchers would by hand, with `workspace`.
 void launch_plan(const GpuBackend& gpu, ModuleCache& cache, const M16Plan& plan,
                  const Problem& p, StreamKWorkspace workspace) {
   const M16LaunchOptions options{p.pdl, plan.chunk_cluster, plan.max_ctas_per_sm};
@@ -53,6 +56,16 @@ void launch_plan(const GpuBackend& gpu, ModuleCache& cache, const M16Plan& plan,
     w8a16_gemm_m16_skinny_deep(gpu, kernel, kIn, kW, kS, kOut, m, n, k, k, n, workspace,
                                plan.warps, plan.warp_blocks, 0, options);
   }
+}
+
+// Whether two recorded launches are the same launch.
+bool same_launch(const test::RecordedLaunch& a, const test::RecordedLaunch& b) {
+  const auto dims = [](const Dim3& d) { return std::tuple{d.x, d.y, d.z}; };
+  return a.function == b.function && dims(a.config.grid) == dims(b.config.grid) &&
+         dims(a.config.block) == dims(b.config.block) &&
+         dims(a.config.cluster) == dims(b.config.cluster) &&
+         a.config.shared_bytes == b.config.shared_bytes &&
+         a.config.programmatic_dependent == b.config.programmatic_dependent && a.args == b.args;
 }
 
 }  // namespace
@@ -84,6 +97,20 @@ TEST_CASE("m16_plan_grid: the CTAs and the least workspace of every plan's launc
                                     << g.y << " x " << g.z << " CTAs launched, "
                                     << grid.ctas << " planned");
             }
+            // The library's launch of the plan, and its automatic call, are the same launch.
+            test::RecordingBackend planned_gpu;
+            w8a16_gemm_m16_planned(planned_gpu, cache, plan, kIn, kW, kS, kOut, m, n, k, k, n,
+                                   {kWs, grid.workspace_bytes}, 0, pdl);
+            w8a16_gemm_m16_auto(planned_gpu, cache, sms, kIn, kW, kS, kOut, m, n, k, k, n,
+                                {kWs, grid.workspace_bytes}, 0, pdl);
+            const auto planned = planned_gpu.launches();
+            REQUIRE(planned.size() == 2);
+            if (!same_launch(planned[0], launches[0]) || !same_launch(planned[1], launches[0])) {
+              FAIL_CHECK(plan.entry << " on " << n << " x " << k << ", m = " << m << ", "
+                                    << sms << " SMs, PDL " << pdl
+                                    << ": w8a16_gemm_m16_planned or _auto launched otherwise");
+            }
+            CHECK(w8a16_gemm_m16_auto_workspace_bytes(m, n, k, sms, pdl) == grid.workspace_bytes);
             // One byte less than the plan's workspace is refused, and nothing launched.
             if (grid.workspace_bytes > 0) {
               test::RecordingBackend short_gpu;

@@ -1,0 +1,52 @@
+// The automatic choice in one call: the entry plan_m16_gemm picks for the shape and the
+// device, launched as its own launcher launches it (split, CTAs, ring stages, warps, blocks
+// per warp, spread and cluster from the plan). For callers that let the library pick, e.g.
+// attention projections; the dense FFN keeps METRALE_FFN_M16_TC_NTILE (dense_ffn.hpp).
+//
+// Operands and pitches as w8a16_gemm_m16_strided. Deterministic for a device, shape and
+// launch mode (the plan is a function of them), and held to the same accuracy budget as
+// every entry. Every check precedes the launch: an error launches nothing and writes
+// nothing.
+#pragma once
+
+#include <cstdint>
+
+#include "metrale/gpu_backend.hpp"
+#include "metrale/m16_plan_grid.hpp"
+#include "metrale/module_cache.hpp"
+#include "metrale/w8a16_gemm_m16_splitk.hpp"
+#include "metrale/w8a16_gemm_m16_streamk.hpp"
+
+namespace metrale {
+
+// The workspace w8a16_gemm_m16_auto needs for m x n x k on `sm_count` SMs (0 where its
+// plan needs none): m16_plan_grid of plan_m16_gemm's plan.
+std::uint64_t w8a16_gemm_m16_auto_workspace_bytes(std::uint32_t m, std::uint32_t n,
+                                                  std::uint32_t k, std::uint32_t sm_count,
+                                                  bool programmatic_dependent = false);
+
+// plan_m16_gemm(m, n, k, sm_count, {programmatic_dependent}), run by w8a16_gemm_m16_planned.
+// `sm_count`: the device's (the plan is made for it; KernelService::backend().info()).
+void w8a16_gemm_m16_auto(const GpuBackend& gpu, ModuleCache& kernels, std::uint32_t sm_count,
+                         DevicePtr input, DevicePtr weight, DevicePtr block_scale,
+                         DevicePtr output, std::uint32_t m, std::uint32_t n, std::uint32_t k,
+                         std::uint32_t a_row_stride, std::uint32_t c_row_stride,
+                         StreamKWorkspace workspace, StreamHandle stream,
+                         bool programmatic_dependent = false);
+
+// Runs `plan`, plan_m16_gemm's for m, n and k, through the launcher its entry names, with
+// programmatic dependent launch where `programmatic_dependent` (as the plan was made: a PDL
+// plan's spread and cluster are for launches with PDL). Handles come from `kernels`
+// (KernelService::cache()). `workspace`: at least m16_plan_grid(plan, n, k).workspace_bytes,
+// 16-byte aligned, zeroed once and left zero by every launch, one stream at a time (as
+// stream-K's, StreamKWorkspace); empty where that is 0. The seed's contiguous entries run
+// as planned on contiguous rows (a_row_stride == k, c_row_stride == n), else as
+// w8a16_gemm_m16_strided (its 32-wide tiles).
+void w8a16_gemm_m16_planned(const GpuBackend& gpu, ModuleCache& kernels, const M16Plan& plan,
+                            DevicePtr input, DevicePtr weight, DevicePtr block_scale,
+                            DevicePtr output, std::uint32_t m, std::uint32_t n, std::uint32_t k,
+                            std::uint32_t a_row_stride, std::uint32_t c_row_stride,
+                            StreamKWorkspace workspace, StreamHandle stream,
+                            bool programmatic_dependent = false);
+
+}  // namespace metrale

@@ -1,0 +1,96 @@
+#include "metrale/w8a16_gemm_m16_auto.hpp"
+
+#include "launch_guards.hpp"
+#include "metrale/error.hpp"
+#include "metrale/w8a16_gemm_m16.hpp"
+#include "metrale/w8a16_gemm_m16_skinny.hpp"
+#include "metrale/w8a16_gemm_m16_stream.hpp"
+
+namespace metrale {
+namespace {
+
+// The checks every launcher makes, under the caller's name, before a plan is made: a plan
+// of a shape no launcher accepts is never asked for.
+void check_call(std::string_view fn, DevicePtr input, DevicePtr weight, DevicePtr block_scale,
+                DevicePtr output, std::uint32_t m, std::uint32_t n, std::uint32_t k,
+                std::uint32_t a_row_stride, std::uint32_t c_row_stride) {
+  guards::check_m_and_k(fn, m, k);
+  guards::check_strides(fn, n, k, a_row_stride, c_row_stride);
+  guards::check_operands(fn, input, weight, block_scale, output, n);
+}
+
+}  // namespace
+
+std::uint64_t w8a16_gemm_m16_auto_workspace_bytes(std::uint32_t m, std::uint32_t n,
+                                                  std::uint32_t k, std::uint32_t sm_count,
+                                                  bool programmatic_dependent) {
+  constexpr std::string_view fn = "w8a16_gemm_m16_auto_workspace_bytes";
+  guards::check_m_and_k(fn, m, k);
+  ensure(n >= 1, "{}: n=0: nothing to compute (N must be at least 1)", fn);
+  const M16Plan plan = plan_m16_gemm(m, n, k, sm_count, M16LaunchOptions{programmatic_dependent});
+  return m16_plan_grid(plan, n, k).workspace_bytes;
+}
+
+void w8a16_gemm_m16_auto(const GpuBackend& gpu, ModuleCache& kernels, std::uint32_t sm_count,
+                         DevicePtr input, DevicePtr weight, DevicePtr block_scale,
+                         DevicePtr output, std::uint32_t m, std::uint32_t n, std::uint32_t k,
+                         std::uint32_t a_row_stride, std::uint32_t c_row_stride,
+                         StreamKWorkspace workspace, StreamHandle stream,
+                         bool programmatic_dependent) {
+  check_call("w8a16_gemm_m16_auto", input, weight, block_scale, output, m, n, k, a_row_stride,
+             c_row_stride);
+  const M16Plan plan = plan_m16_gemm(m, n, k, sm_count, M16LaunchOptions{programmatic_dependent});
+  w8a16_gemm_m16_planned(gpu, kernels, plan, input, weight, block_scale, output, m, n, k,
+                         a_row_stride, c_row_stride, workspace, stream, programmatic_dependent);
+}
+
+void w8a16_gemm_m16_planned(const GpuBackend& gpu, ModuleCache& kernels, const M16Plan& plan,
+                            DevicePtr input, DevicePtr weight, DevicePtr block_scale,
+                            DevicePtr output, std::uint32_t m, std::uint32_t n, std::uint32_t k,
+                            std::uint32_t a_row_stride, std::uint32_t c_row_stride,
+                            StreamKWorkspace workspace, StreamHandle stream,
+                            bool programmatic_dependent) {
+  constexpr std::string_view fn = "w8a16_gemm_m16_planned";
+  check_call(fn, input, weight, block_scale, output, m, n, k, a_row_stride, c_row_stride);
+  const std::uint64_t need = m16_plan_grid(plan, n, k).workspace_bytes;
+  ensure(need == 0 || (workspace.ptr.address != 0 && workspace.bytes >= need),
+         "{}: the plan ({}) needs a workspace of {} bytes (m16_plan_grid), and the caller's "
+         "is {} bytes at 0x{:x}",
+         fn, plan.entry, need, workspace.bytes, workspace.ptr.address);
+  const M16LaunchOptions options{programmatic_dependent, plan.chunk_cluster,
+                                 plan.max_ctas_per_sm};
+  const std::string_view e = plan.entry;
+  if (e == "w8a16_gemm_m16" || e == "w8a16_gemm_m16_n64") {
+    if (a_row_stride != k || c_row_stride != n) {
+      w8a16_gemm_m16_strided(gpu, kernels.kernel("w8a16_gemm_m16_strided"), input, weight,
+                             block_scale, output, m, n, k, a_row_stride, c_row_stride, stream);
+    } else if (e == "w8a16_gemm_m16") {
+      w8a16_gemm_m16(gpu, kernels.kernel(e), input, weight, block_scale, output, m, n, k, stream);
+    } else {
+      w8a16_gemm_m16_n64(gpu, kernels.kernel(e), input, weight, block_scale, output, m, n, k,
+                         stream);
+    }
+  } else if (e == "w8a16_gemm_m16_splitk") {
+    w8a16_gemm_m16_splitk(gpu, kernels.kernel(e), input, weight, block_scale, output, m, n, k,
+                          a_row_stride, c_row_stride, plan.split, stream, options);
+  } else if (e == "w8a16_gemm_m16_stream") {
+    w8a16_gemm_m16_stream(gpu, kernels.kernel(e), input, weight, block_scale, output, m, n, k,
+                          a_row_stride, c_row_stride, plan.split, stream, options);
+  } else if (e == "w8a16_gemm_m16_streamk") {
+    w8a16_gemm_m16_streamk(gpu, kernels.kernel(e), input, weight, block_scale, output, m, n, k,
+                           a_row_stride, c_row_stride, workspace, plan.ctas, stream, options,
+                           plan.stages);
+  } else if (e == "w8a16_gemm_m16_skinny") {
+    w8a16_gemm_m16_skinny(gpu, kernels.kernel(e), input, weight, block_scale, output, m, n, k,
+                          a_row_stride, c_row_stride, workspace, plan.warps, stream, options);
+  } else if (e == "w8a16_gemm_m16_skinny_deep" || e == "w8a16_gemm_m16_skinny_deep3" ||
+             e == "w8a16_gemm_m16_skinny_deep32") {
+    w8a16_gemm_m16_skinny_deep(gpu, kernels.kernel(e), input, weight, block_scale, output, m, n,
+                               k, a_row_stride, c_row_stride, workspace, plan.warps,
+                               plan.warp_blocks, stream, options);
+  } else {
+    fail("{}: the plan names '{}', which no launcher runs", fn, e);
+  }
+}
+
+}  // namespace metrale

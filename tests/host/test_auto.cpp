@@ -1,0 +1,104 @@
+// w8a16_gemm_m16_auto and w8a16_gemm_m16_planned: their own checks, made before anything is
+// planned, compiled or launched, and the seed's contiguous entries on strided rows.
+// (tests/host/test_plan_grid.cpp holds both to the launchers over a grid of plans.)
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "metrale/error.hpp"
+#include "metrale/w8a16_gemm_m16_auto.hpp"
+#include "support/fake_backend.hpp"
+
+using namespace metrale;
+
+namespace {
+
+constexpr DevicePtr kIn(0x10000), kW(0x20000), kS(0x30000), kOut(0x40000), kWs(0x50000);
+
+std::string error_of(auto&& call) {
+  try {
+    call();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "<no error>";
+}
+
+struct Fixture {
+  test::RecordingBackend gpu;
+  test::CountingCompiler compiler;
+  ModuleCache cache{gpu, compiler.fn()};
+};
+
+}  // namespace
+
+TEST_CASE("w8a16_gemm_m16_auto: bad arguments are refused before anything is compiled") {
+  Fixture f;
+  const auto call = [&](std::uint32_t m, std::uint32_t n, std::uint32_t k, std::uint32_t a,
+                        std::uint32_t c, DevicePtr out, StreamKWorkspace ws) {
+    return error_of([&] {
+      w8a16_gemm_m16_auto(f.gpu, f.cache, 132, kIn, kW, kS, out, m, n, k, a, c, ws, 0);
+    });
+  };
+  CHECK(call(0, 4096, 4096, 4096, 4096, kOut, {}) ==
+        "w8a16_gemm_m16_auto: m=0 outside 1..=16 (kernel M tile)");
+  CHECK(call(17, 4096, 4096, 4096, 4096, kOut, {}) ==
+        "w8a16_gemm_m16_auto: m=17 outside 1..=16 (kernel M tile)");
+  CHECK(call(1, 4096, 4000, 4000, 4096, kOut, {}) ==
+        "w8a16_gemm_m16_auto: K=4000 not a multiple of 128 (block-scale granularity)");
+  CHECK(call(1, 4096, 4096, 4092, 4096, kOut, {}).starts_with(
+      "w8a16_gemm_m16_auto: row pitches (a=4092, c=4096) must cover"));
+  CHECK(call(1, 0, 4096, 4096, 0, kOut, {}) ==
+        "w8a16_gemm_m16_auto: n=0: nothing to compute (N must be at least 1)");
+  CHECK(call(1, 4096, 4096, 4096, 4096, DevicePtr(), {}) ==
+        "w8a16_gemm_m16_auto: output is a null device pointer");
+  // Llama-3-8B gate_up at one token: stream-K on one CTA per SM, which needs a workspace.
+  const std::uint64_t need = w8a16_gemm_m16_auto_workspace_bytes(1, 28672, 4096, 132);
+  CHECK(need == w8a16_gemm_m16_streamk_workspace_bytes(28672, 132));
+  CHECK(call(1, 28672, 4096, 4096, 28672, kOut, {}) ==
+        fmt::format("w8a16_gemm_m16_planned: the plan (w8a16_gemm_m16_streamk) needs a "
+                    "workspace of {} bytes (m16_plan_grid), and the caller's is 0 bytes at 0x0",
+                    need));
+  CHECK(call(1, 28672, 4096, 4096, 28672, kOut, {kWs, need - 16}).starts_with(
+      "w8a16_gemm_m16_planned: the plan (w8a16_gemm_m16_streamk) needs a workspace"));
+  CHECK(error_of([] { (void)w8a16_gemm_m16_auto_workspace_bytes(1, 4096, 100, 132); }) ==
+        "w8a16_gemm_m16_auto_workspace_bytes: K=100 not a multiple of 128 (block-scale "
+        "granularity)");
+  CHECK(f.gpu.launches().empty());
+  CHECK(f.compiler.calls == 0);
+  // A layer whose plan needs none runs without one (Llama-3-8B o: the deep entry).
+  CHECK(w8a16_gemm_m16_auto_workspace_bytes(1, 4096, 4096, 132) == 0);
+  CHECK(call(1, 4096, 4096, 4096, 4096, kOut, {}) == "<no error>");
+  CHECK(f.gpu.launches().size() == 1);
+}
+
+TEST_CASE("w8a16_gemm_m16_planned: the seed's contiguous entries on strided rows") {
+  Fixture f;
+  const KernelHandle strided = f.cache.kernel("w8a16_gemm_m16_strided");
+  const KernelHandle n64 = f.cache.kernel("w8a16_gemm_m16_n64");
+  for (const char* entry : {"w8a16_gemm_m16", "w8a16_gemm_m16_n64"}) {
+    CAPTURE(entry);
+    const M16Plan plan{entry, 1};
+    w8a16_gemm_m16_planned(f.gpu, f.cache, plan, kIn, kW, kS, kOut, 4, 4096, 1024, 1024, 4096,
+                           {}, 0);  // contiguous: the entry planned
+    w8a16_gemm_m16_planned(f.gpu, f.cache, plan, kIn, kW, kS, kOut, 4, 4096, 1024, 3072, 5120,
+                           {}, 0);  // strided: the strided entry
+  }
+  const auto l = f.gpu.launches();
+  REQUIRE(l.size() == 4);
+  CHECK(l[0].config.grid.x == 128);
+  CHECK(l[0].function == strided.function);  // the contiguous entry runs the strided kernel
+  CHECK(l[1].config.grid.x == 128);
+  CHECK(l[1].function == strided.function);
+  CHECK(l[1].u32_arg(7) == 3072);
+  CHECK(l[1].u32_arg(8) == 5120);
+  CHECK(l[2].config.grid.x == 64);
+  CHECK(l[2].function == n64.function);
+  CHECK(l[3].config.grid.x == 128);  // 32-wide tiles
+  CHECK(l[3].function == strided.function);
+  CHECK(error_of([&] {
+          w8a16_gemm_m16_planned(f.gpu, f.cache, M16Plan{"w8a16_gemm_m16_nope", 1}, kIn, kW, kS,
+                                 kOut, 4, 4096, 1024, 1024, 4096, {}, 0);
+        }) == "m16_plan_grid: the plan names 'w8a16_gemm_m16_nope', which no launcher runs");
+  CHECK(f.gpu.launches().size() == 4);
+}
