@@ -9,6 +9,7 @@
 #include "metrale/kernel_variants.hpp"
 #include "metrale/kernels.h"
 #include "metrale/w8a16_gemm_m16.hpp"
+#include "metrale/w8a16_gemm_m16_auto.hpp"
 #include "metrale/w8a16_gemm_m16_splitk.hpp"
 #include "metrale/kernel_launch.hpp"
 #include "metrale/w8a16_gemm_m16_skinny.hpp"
@@ -46,23 +47,21 @@ void require(const void* pointer, std::string_view fn, std::string_view what) {
   if (pointer == nullptr) fail("{}: {} is NULL", fn, what);
 }
 
+std::uint32_t device_sm_count(KernelService& svc) { return plan_sm_count(svc); }
+
 }  // namespace metrale::capi
 
 using metrale::DevicePtr;
 using metrale::GpuBackend;
 using metrale::KernelHandle;
 using metrale::KernelService;
+using metrale::capi::device_sm_count;
 using metrale::capi::launch_entry;
 using metrale::capi::require;
 using metrale::capi::run;
 using metrale::capi::stream_handle;
 
 namespace {
-
-// The service's device's SM count; a compile-only service plans for 132 (an H100 / H200).
-std::uint32_t device_sm_count(metrale::KernelService& svc) {
-  return svc.compile_only() ? 132u : static_cast<std::uint32_t>(svc.backend().info().sm_count);
-}
 
 // The plan without PDL. metrale_w8a16_gemm_m16_skinny_deep takes no workspace, so the plan
 // that names it keeps the deep entry on one chunk; the plan for callers with a workspace

@@ -31,12 +31,28 @@ std::uint64_t w8a16_gemm_m16_auto_workspace_bytes(std::uint32_t m, std::uint32_t
   return m16_plan_grid(plan, n, k).workspace_bytes;
 }
 
-void w8a16_gemm_m16_auto(const GpuBackend& gpu, ModuleCache& kernels, std::uint32_t sm_count,
-                         DevicePtr input, DevicePtr weight, DevicePtr block_scale,
-                         DevicePtr output, std::uint32_t m, std::uint32_t n, std::uint32_t k,
-                         std::uint32_t a_row_stride, std::uint32_t c_row_stride,
-                         StreamKWorkspace workspace, StreamHandle stream,
-                         bool programmatic_dependent) {
+std::uint32_t plan_sm_count(KernelService& service) {
+  return service.compile_only() ? 132u
+                                : static_cast<std::uint32_t>(service.backend().info().sm_count);
+}
+
+void w8a16_gemm_m16_auto(KernelService& service, DevicePtr input, DevicePtr weight,
+                         DevicePtr block_scale, DevicePtr output, std::uint32_t m,
+                         std::uint32_t n, std::uint32_t k, std::uint32_t a_row_stride,
+                         std::uint32_t c_row_stride, StreamKWorkspace workspace,
+                         StreamHandle stream, bool programmatic_dependent) {
+  w8a16_gemm_m16_auto(
+      service.gpu(), [&service](std::string_view entry) { return service.kernel(entry); },
+      plan_sm_count(service), input, weight, block_scale, output, m, n, k, a_row_stride,
+      c_row_stride, workspace, stream, programmatic_dependent);
+}
+
+void w8a16_gemm_m16_auto(const GpuBackend& gpu, const KernelLookup& kernels,
+                         std::uint32_t sm_count, DevicePtr input, DevicePtr weight,
+                         DevicePtr block_scale, DevicePtr output, std::uint32_t m,
+                         std::uint32_t n, std::uint32_t k, std::uint32_t a_row_stride,
+                         std::uint32_t c_row_stride, StreamKWorkspace workspace,
+                         StreamHandle stream, bool programmatic_dependent) {
   check_call("w8a16_gemm_m16_auto", input, weight, block_scale, output, m, n, k, a_row_stride,
              c_row_stride);
   const M16Plan plan = plan_m16_gemm(m, n, k, sm_count, M16LaunchOptions{programmatic_dependent});
@@ -44,7 +60,8 @@ void w8a16_gemm_m16_auto(const GpuBackend& gpu, ModuleCache& kernels, std::uint3
                          a_row_stride, c_row_stride, workspace, stream, programmatic_dependent);
 }
 
-void w8a16_gemm_m16_planned(const GpuBackend& gpu, ModuleCache& kernels, const M16Plan& plan,
+void w8a16_gemm_m16_planned(const GpuBackend& gpu, const KernelLookup& kernels,
+                            const M16Plan& plan,
                             DevicePtr input, DevicePtr weight, DevicePtr block_scale,
                             DevicePtr output, std::uint32_t m, std::uint32_t n, std::uint32_t k,
                             std::uint32_t a_row_stride, std::uint32_t c_row_stride,
@@ -62,30 +79,30 @@ void w8a16_gemm_m16_planned(const GpuBackend& gpu, ModuleCache& kernels, const M
   const std::string_view e = plan.entry;
   if (e == "w8a16_gemm_m16" || e == "w8a16_gemm_m16_n64") {
     if (a_row_stride != k || c_row_stride != n) {
-      w8a16_gemm_m16_strided(gpu, kernels.kernel("w8a16_gemm_m16_strided"), input, weight,
+      w8a16_gemm_m16_strided(gpu, kernels("w8a16_gemm_m16_strided"), input, weight,
                              block_scale, output, m, n, k, a_row_stride, c_row_stride, stream);
     } else if (e == "w8a16_gemm_m16") {
-      w8a16_gemm_m16(gpu, kernels.kernel(e), input, weight, block_scale, output, m, n, k, stream);
+      w8a16_gemm_m16(gpu, kernels(e), input, weight, block_scale, output, m, n, k, stream);
     } else {
-      w8a16_gemm_m16_n64(gpu, kernels.kernel(e), input, weight, block_scale, output, m, n, k,
+      w8a16_gemm_m16_n64(gpu, kernels(e), input, weight, block_scale, output, m, n, k,
                          stream);
     }
   } else if (e == "w8a16_gemm_m16_splitk") {
-    w8a16_gemm_m16_splitk(gpu, kernels.kernel(e), input, weight, block_scale, output, m, n, k,
+    w8a16_gemm_m16_splitk(gpu, kernels(e), input, weight, block_scale, output, m, n, k,
                           a_row_stride, c_row_stride, plan.split, stream, options);
   } else if (e == "w8a16_gemm_m16_stream") {
-    w8a16_gemm_m16_stream(gpu, kernels.kernel(e), input, weight, block_scale, output, m, n, k,
+    w8a16_gemm_m16_stream(gpu, kernels(e), input, weight, block_scale, output, m, n, k,
                           a_row_stride, c_row_stride, plan.split, stream, options);
   } else if (e == "w8a16_gemm_m16_streamk") {
-    w8a16_gemm_m16_streamk(gpu, kernels.kernel(e), input, weight, block_scale, output, m, n, k,
+    w8a16_gemm_m16_streamk(gpu, kernels(e), input, weight, block_scale, output, m, n, k,
                            a_row_stride, c_row_stride, workspace, plan.ctas, stream, options,
                            plan.stages);
   } else if (e == "w8a16_gemm_m16_skinny") {
-    w8a16_gemm_m16_skinny(gpu, kernels.kernel(e), input, weight, block_scale, output, m, n, k,
+    w8a16_gemm_m16_skinny(gpu, kernels(e), input, weight, block_scale, output, m, n, k,
                           a_row_stride, c_row_stride, workspace, plan.warps, stream, options);
   } else if (e == "w8a16_gemm_m16_skinny_deep" || e == "w8a16_gemm_m16_skinny_deep3" ||
              e == "w8a16_gemm_m16_skinny_deep32") {
-    w8a16_gemm_m16_skinny_deep(gpu, kernels.kernel(e), input, weight, block_scale, output, m, n,
+    w8a16_gemm_m16_skinny_deep(gpu, kernels(e), input, weight, block_scale, output, m, n,
                                k, a_row_stride, c_row_stride, workspace, plan.warps,
                                plan.warp_blocks, stream, options);
   } else {

@@ -215,14 +215,40 @@ metrale_status metrale_plan_m16_gemm_entry(metrale_service* service, uint32_t m,
                                            uint32_t* split_out, uint32_t* ctas_out) METRALE_NOEXCEPT;
 
 /* As metrale_plan_m16_gemm_entry, for a caller that holds a workspace: the C++ plan without
- * PDL itself, which runs the deep entry in chunks of K on narrow, deep layers (up to 8
- * tokens, under 64 MiB, K of at least 8192, 1265-4208 rows on 132 SMs, where the one-chunk
- * form leaves a quarter of the CTA slots free); there *entry_out is
+ * PDL itself, which runs the deep entry in chunks of K on narrow, deep layers (under 64 MiB,
+ * K of at least 8192, from tens of 16-row groups to about one per SM; the rules and their
+ * bounds are plan_m16_gemm's); there *entry_out is
  * "metrale_w8a16_gemm_m16_skinny_deep_chunked". */
 metrale_status metrale_plan_m16_gemm_entry_chunked(metrale_service* service, uint32_t m,
                                                    uint32_t n, uint32_t k,
                                                    const char** entry_out, uint32_t* split_out,
                                                    uint32_t* ctas_out) METRALE_NOEXCEPT;
+
+/* The automatic choice in one call: the entry the C++ plan_m16_gemm picks for m x n x k on
+ * the service's device (132 SMs on a compile-only service), launched as its launcher
+ * launches it, with programmatic dependent launch where `programmatic_dependent` is
+ * non-zero (the caller's preceding kernel must be PDL-aware; the plan then is the one for
+ * PDL launches). Strided rows as metrale_w8a16_gemm_m16_strided. `workspace`: device memory
+ * of `workspace_bytes`, at least metrale_w8a16_gemm_m16_auto_workspace_bytes for the same
+ * arguments, 16-byte aligned, zeroed once before the first launch and left zero by every
+ * launch, one stream at a time (the same memory serves stream-K and the skinny entries);
+ * it may be 0 where that size is 0. Every argument is checked before anything is compiled
+ * or launched. Deterministic for a device, shape and launch mode. */
+metrale_status metrale_w8a16_gemm_m16_auto(metrale_service* service, uint64_t input,
+                                           uint64_t weight, uint64_t block_scale, uint64_t output,
+                                           uint32_t m, uint32_t n, uint32_t k,
+                                           uint32_t a_row_stride, uint32_t c_row_stride,
+                                           uint64_t workspace, uint64_t workspace_bytes,
+                                           int programmatic_dependent,
+                                           void* stream) METRALE_NOEXCEPT;
+
+/* *bytes_out receives the workspace metrale_w8a16_gemm_m16_auto needs for m x n x k on the
+ * service's device with or without programmatic dependent launch (0 where its plan needs
+ * none). */
+metrale_status metrale_w8a16_gemm_m16_auto_workspace_bytes(metrale_service* service, uint32_t m,
+                                                           uint32_t n, uint32_t k,
+                                                           int programmatic_dependent,
+                                                           uint64_t* bytes_out) METRALE_NOEXCEPT;
 
 /* The scalar reference (FP32 sequential accumulation, one BF16 round), for checking
  * the tensor-core launchers with metrale_within_m16_tc_budget. */

@@ -10,14 +10,20 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <string_view>
 
 #include "metrale/gpu_backend.hpp"
+#include "metrale/kernel_service.hpp"
 #include "metrale/m16_plan_grid.hpp"
-#include "metrale/module_cache.hpp"
 #include "metrale/w8a16_gemm_m16_splitk.hpp"
 #include "metrale/w8a16_gemm_m16_streamk.hpp"
 
 namespace metrale {
+
+// Where a launch takes its kernel handles from, by entry name: KernelService::kernel or
+// ModuleCache::kernel (compiling a module on its first use).
+using KernelLookup = std::function<KernelHandle(std::string_view entry)>;
 
 // The workspace w8a16_gemm_m16_auto needs for m x n x k on `sm_count` SMs (0 where its
 // plan needs none): m16_plan_grid of plan_m16_gemm's plan.
@@ -26,23 +32,34 @@ std::uint64_t w8a16_gemm_m16_auto_workspace_bytes(std::uint32_t m, std::uint32_t
                                                   bool programmatic_dependent = false);
 
 // plan_m16_gemm(m, n, k, sm_count, {programmatic_dependent}), run by w8a16_gemm_m16_planned.
-// `sm_count`: the device's (the plan is made for it; KernelService::backend().info()).
-void w8a16_gemm_m16_auto(const GpuBackend& gpu, ModuleCache& kernels, std::uint32_t sm_count,
-                         DevicePtr input, DevicePtr weight, DevicePtr block_scale,
-                         DevicePtr output, std::uint32_t m, std::uint32_t n, std::uint32_t k,
-                         std::uint32_t a_row_stride, std::uint32_t c_row_stride,
-                         StreamKWorkspace workspace, StreamHandle stream,
-                         bool programmatic_dependent = false);
+// `sm_count`: the device's (the plan is made for it).
+void w8a16_gemm_m16_auto(const GpuBackend& gpu, const KernelLookup& kernels,
+                         std::uint32_t sm_count, DevicePtr input, DevicePtr weight,
+                         DevicePtr block_scale, DevicePtr output, std::uint32_t m,
+                         std::uint32_t n, std::uint32_t k, std::uint32_t a_row_stride,
+                         std::uint32_t c_row_stride, StreamKWorkspace workspace,
+                         StreamHandle stream, bool programmatic_dependent = false);
+
+// The same on a service: its device's SMs (132 on a compile-only service, which launches
+// nothing), its kernels and its launch backend.
+void w8a16_gemm_m16_auto(KernelService& service, DevicePtr input, DevicePtr weight,
+                         DevicePtr block_scale, DevicePtr output, std::uint32_t m,
+                         std::uint32_t n, std::uint32_t k, std::uint32_t a_row_stride,
+                         std::uint32_t c_row_stride, StreamKWorkspace workspace,
+                         StreamHandle stream, bool programmatic_dependent = false);
+
+// The SMs a service plans for: its device's, or 132 (an H100 / H200) on a compile-only one.
+std::uint32_t plan_sm_count(KernelService& service);
 
 // Runs `plan`, plan_m16_gemm's for m, n and k, through the launcher its entry names, with
 // programmatic dependent launch where `programmatic_dependent` (as the plan was made: a PDL
-// plan's spread and cluster are for launches with PDL). Handles come from `kernels`
-// (KernelService::cache()). `workspace`: at least m16_plan_grid(plan, n, k).workspace_bytes,
+// plan's spread and cluster are for launches with PDL). Handles come from `kernels`. `workspace`: at least m16_plan_grid(plan, n, k).workspace_bytes,
 // 16-byte aligned, zeroed once and left zero by every launch, one stream at a time (as
 // stream-K's, StreamKWorkspace); empty where that is 0. The seed's contiguous entries run
 // as planned on contiguous rows (a_row_stride == k, c_row_stride == n), else as
 // w8a16_gemm_m16_strided (its 32-wide tiles).
-void w8a16_gemm_m16_planned(const GpuBackend& gpu, ModuleCache& kernels, const M16Plan& plan,
+void w8a16_gemm_m16_planned(const GpuBackend& gpu, const KernelLookup& kernels,
+                            const M16Plan& plan,
                             DevicePtr input, DevicePtr weight, DevicePtr block_scale,
                             DevicePtr output, std::uint32_t m, std::uint32_t n, std::uint32_t k,
                             std::uint32_t a_row_stride, std::uint32_t c_row_stride,

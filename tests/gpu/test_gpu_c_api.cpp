@@ -1,7 +1,7 @@
 // The C ABI on a device: for shapes where the plan names the skinny, deep skinny (on one
-// chunk of K and in chunks) and stream-K entries, and for split-K, the C functions give bit
-// for bit what the C++ launchers give on the same operands, within the budget of the
-// reference; the entries that take a C-owned workspace leave it zero.
+// chunk of K and in chunks) and stream-K entries, for split-K and for the automatic choice,
+// the C functions give bit for bit what the C++ launchers give on the same operands, within
+// the budget of the reference; the entries that take a C-owned workspace leave it zero.
 #include <doctest/doctest.h>
 
 #include <fmt/format.h>
@@ -15,6 +15,7 @@
 
 #include "gpu/gpu_fixture.hpp"
 #include "metrale/kernels.h"
+#include "metrale/w8a16_gemm_m16_auto.hpp"
 #include "metrale/w8a16_gemm_m16_splitk.hpp"
 #include "metrale/w8a16_gemm_m16_skinny.hpp"
 #include "metrale/w8a16_gemm_m16_streamk.hpp"
@@ -265,5 +266,38 @@ TEST_CASE("gpu: the C ABI's planned entries equal the C++ launchers, bit for bit
           },
           "C ABI stream-K");
     });
+  }
+
+  // The automatic choice: the C function gives the C++ one's bits, on contiguous and
+  // strided rows, with and without PDL (stream-K, the skinny entry, the deep entry in
+  // chunks), and leaves the C workspace zero.
+  for (const auto& [m, n, k] : {std::array<std::uint32_t, 3>{1, 28672, 4096}, {3, 576, 7168},
+                                {12, 1344, 8192}}) {
+    for (const int pdl : {0, 1}) {
+      const std::uint32_t a = pdl != 0 ? k + 64 : k, cs = pdl != 0 ? n + 8 : n;
+      CAPTURE(n);
+      CAPTURE(pdl);
+      std::uint64_t bytes = 0;
+      REQUIRE(metrale_w8a16_gemm_m16_auto_workspace_bytes(c.svc, m, n, k, pdl, &bytes) ==
+              METRALE_OK);
+      Problem p(m, n, k, a, cs, 4300 + m + pdl);
+      with_c_workspace(c, std::max<std::uint64_t>(bytes, 16), [&](std::uint64_t workspace) {
+        compare(
+            c, p,
+            [&] {
+              REQUIRE(metrale_w8a16_gemm_m16_auto(c.svc, p.input.get().address,
+                                                  p.weight.get().address, p.scale.get().address,
+                                                  p.out.get().address, m, n, k, a, cs, workspace,
+                                                  bytes, pdl, nullptr) == METRALE_OK);
+            },
+            [&] {
+              w8a16_gemm_m16_auto(
+                  gpu().backend, [](std::string_view e) { return gpu().cache.kernel(e); },
+                  gpu().sm_count(), p.input.get(), p.weight.get(), p.scale.get(), p.out.get(),
+                  m, n, k, a, cs, gpu().streamk_workspace(), 0, pdl != 0);
+            },
+            "C ABI automatic choice");
+      });
+    }
   }
 }

@@ -28,6 +28,7 @@ struct Fixture {
   test::RecordingBackend gpu;
   test::CountingCompiler compiler;
   ModuleCache cache{gpu, compiler.fn()};
+  const KernelLookup kernels = [this](std::string_view e) { return cache.kernel(e); };
 };
 
 }  // namespace
@@ -37,7 +38,7 @@ TEST_CASE("w8a16_gemm_m16_auto: bad arguments are refused before anything is com
   const auto call = [&](std::uint32_t m, std::uint32_t n, std::uint32_t k, std::uint32_t a,
                         std::uint32_t c, DevicePtr out, StreamKWorkspace ws) {
     return error_of([&] {
-      w8a16_gemm_m16_auto(f.gpu, f.cache, 132, kIn, kW, kS, out, m, n, k, a, c, ws, 0);
+      w8a16_gemm_m16_auto(f.gpu, f.kernels, 132, kIn, kW, kS, out, m, n, k, a, c, ws, 0);
     });
   };
   CHECK(call(0, 4096, 4096, 4096, 4096, kOut, {}) ==
@@ -79,9 +80,9 @@ TEST_CASE("w8a16_gemm_m16_planned: the seed's contiguous entries on strided rows
   for (const char* entry : {"w8a16_gemm_m16", "w8a16_gemm_m16_n64"}) {
     CAPTURE(entry);
     const M16Plan plan{entry, 1};
-    w8a16_gemm_m16_planned(f.gpu, f.cache, plan, kIn, kW, kS, kOut, 4, 4096, 1024, 1024, 4096,
+    w8a16_gemm_m16_planned(f.gpu, f.kernels, plan, kIn, kW, kS, kOut, 4, 4096, 1024, 1024, 4096,
                            {}, 0);  // contiguous: the entry planned
-    w8a16_gemm_m16_planned(f.gpu, f.cache, plan, kIn, kW, kS, kOut, 4, 4096, 1024, 3072, 5120,
+    w8a16_gemm_m16_planned(f.gpu, f.kernels, plan, kIn, kW, kS, kOut, 4, 4096, 1024, 3072, 5120,
                            {}, 0);  // strided: the strided entry
   }
   const auto l = f.gpu.launches();
@@ -97,7 +98,7 @@ TEST_CASE("w8a16_gemm_m16_planned: the seed's contiguous entries on strided rows
   CHECK(l[3].config.grid.x == 128);  // 32-wide tiles
   CHECK(l[3].function == strided.function);
   CHECK(error_of([&] {
-          w8a16_gemm_m16_planned(f.gpu, f.cache, M16Plan{"w8a16_gemm_m16_nope", 1}, kIn, kW, kS,
+          w8a16_gemm_m16_planned(f.gpu, f.kernels, M16Plan{"w8a16_gemm_m16_nope", 1}, kIn, kW, kS,
                                  kOut, 4, 4096, 1024, 1024, 4096, {}, 0);
         }) == "m16_plan_grid: the plan names 'w8a16_gemm_m16_nope', which no launcher runs");
   CHECK(f.gpu.launches().size() == 4);

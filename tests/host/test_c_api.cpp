@@ -192,6 +192,11 @@ TEST_CASE("C ABI: every entry refuses a NULL service") {
                                                   32, kWs, 1 << 20, nullptr)},
       {"metrale_w8a16_gemm_m16_skinny_deep_chunked_workspace_bytes",
        metrale_w8a16_gemm_m16_skinny_deep_chunked_workspace_bytes(nullptr, 1, 32, 256, &ptr)},
+      {"metrale_w8a16_gemm_m16_auto",
+       metrale_w8a16_gemm_m16_auto(nullptr, kIn, kW, kS, kOut, 1, 32, 256, 256, 32, kWs, 1 << 20,
+                                   0, nullptr)},
+      {"metrale_w8a16_gemm_m16_auto_workspace_bytes",
+       metrale_w8a16_gemm_m16_auto_workspace_bytes(nullptr, 1, 32, 256, 0, &ptr)},
       {"metrale_plan_m16_gemm", metrale_plan_m16_gemm(nullptr, 1, 576, 7168, &tile)},
       {"metrale_plan_m16_gemm_entry",
        metrale_plan_m16_gemm_entry(nullptr, 1, 576, 7168, &target, &tile, &tile)},
@@ -464,6 +469,57 @@ TEST_CASE("C ABI: launchers check their arguments, then refuse to launch without
   expect(metrale_w8a16_gemm_m16_skinny_deep(s, kIn, kW, kS, kOut, 4, 4096, 4096, 4096, 4096,
                                             nullptr),
          METRALE_ERROR_NO_DEVICE, "no CUDA device to launch w8a16_gemm_m16_skinny_deep");
+}
+
+TEST_CASE("C ABI: the automatic choice checks everything before it compiles or launches") {
+  Service svc;
+  metrale_service* s = svc.get();
+  uint64_t bytes = 1;
+  // Llama-3-8B gate_up at one token: stream-K on one CTA per SM, which takes a workspace;
+  // Llama-3-8B o: the deep entry on one chunk, which takes none.
+  REQUIRE(metrale_w8a16_gemm_m16_auto_workspace_bytes(s, 1, 28672, 4096, 0, &bytes) ==
+          METRALE_OK);
+  CHECK(bytes == metrale::w8a16_gemm_m16_streamk_workspace_bytes(28672, 132));
+  const uint64_t need = bytes;
+  REQUIRE(metrale_w8a16_gemm_m16_auto_workspace_bytes(s, 1, 4096, 4096, 1, &bytes) == METRALE_OK);
+  CHECK(bytes == 0);
+  expect(metrale_w8a16_gemm_m16_auto_workspace_bytes(s, 1, 4096, 4096, 0, nullptr),
+         METRALE_ERROR_INVALID_ARGUMENT,
+         "metrale_w8a16_gemm_m16_auto_workspace_bytes: bytes_out is NULL");
+  expect(metrale_w8a16_gemm_m16_auto_workspace_bytes(s, 17, 4096, 4096, 0, &bytes),
+         METRALE_ERROR_INVALID_ARGUMENT,
+         "w8a16_gemm_m16_auto_workspace_bytes: m=17 outside 1..=16");
+
+  // The C++ guards' messages under the C++ function's name.
+  const auto call = [&](uint32_t m, uint32_t n, uint32_t k, uint32_t a, uint32_t c,
+                        uint64_t out, uint64_t ws, uint64_t ws_bytes) {
+    return metrale_w8a16_gemm_m16_auto(s, kIn, kW, kS, out, m, n, k, a, c, ws, ws_bytes, 0,
+                                       nullptr);
+  };
+  expect(call(0, 4096, 4096, 4096, 4096, kOut, 0, 0), METRALE_ERROR_INVALID_ARGUMENT,
+         "w8a16_gemm_m16_auto: m=0 outside 1..=16 (kernel M tile)");
+  expect(call(1, 4096, 4000, 4000, 4096, kOut, 0, 0), METRALE_ERROR_INVALID_ARGUMENT,
+         "w8a16_gemm_m16_auto: K=4000 not a multiple of 128");
+  expect(call(1, 4096, 4096, 4100, 4096, kOut, 0, 0), METRALE_ERROR_INVALID_ARGUMENT,
+         "w8a16_gemm_m16_auto: a_row_stride=4100 must keep rows 16B-aligned");
+  expect(call(1, 4096, 4096, 4096, 4096, kOut + 1, 0, 0), METRALE_ERROR_INVALID_ARGUMENT,
+         "w8a16_gemm_m16_auto: output=0x40001 is not 2-byte aligned");
+  expect(call(1, 28672, 4096, 4096, 28672, kOut, 0, 0), METRALE_ERROR_INVALID_ARGUMENT,
+         fmt::format("metrale_w8a16_gemm_m16_auto: the plan (w8a16_gemm_m16_streamk) needs a "
+                     "workspace of {} bytes (metrale_w8a16_gemm_m16_auto_workspace_bytes), and "
+                     "the caller's is 0 bytes at 0x0",
+                     need));
+  expect(call(1, 28672, 4096, 4096, 28672, kOut, kWs, need - 16), METRALE_ERROR_INVALID_ARGUMENT,
+         "needs a workspace of");
+  // Good arguments reach the launch, which a compile-only service refuses: with and
+  // without a workspace, on strided rows, with PDL.
+  expect(call(1, 28672, 4096, 4096, 28672, kOut, kWs, need), METRALE_ERROR_NO_DEVICE,
+         "no CUDA device to launch w8a16_gemm_m16_streamk");
+  expect(call(1, 4096, 4096, 4608, 4100, kOut, 0, 0), METRALE_ERROR_NO_DEVICE,
+         "no CUDA device to launch w8a16_gemm_m16_skinny_deep");
+  expect(metrale_w8a16_gemm_m16_auto(s, kIn, kW, kS, kOut, 3, 576, 7168, 7168, 576, kWs,
+                                     1 << 20, 1, nullptr),
+         METRALE_ERROR_NO_DEVICE, "no CUDA device to launch w8a16_gemm_m16_skinny");
 }
 
 TEST_CASE("C ABI: dense FFN selection and call") {

@@ -74,6 +74,7 @@ TEST_CASE("m16_plan_grid: the CTAs and the least workspace of every plan's launc
   test::RecordingBackend handles_gpu;
   test::CountingCompiler compiler;
   ModuleCache cache{handles_gpu, compiler.fn()};
+  const KernelLookup lookup = [&cache](std::string_view e) { return cache.kernel(e); };
   std::set<std::string, std::less<>> entries;
   int plans = 0;
   for (const std::uint32_t sms : {132u, 114u, 66u, 16u}) {
@@ -99,9 +100,9 @@ TEST_CASE("m16_plan_grid: the CTAs and the least workspace of every plan's launc
             }
             // The library's launch of the plan, and its automatic call, are the same launch.
             test::RecordingBackend planned_gpu;
-            w8a16_gemm_m16_planned(planned_gpu, cache, plan, kIn, kW, kS, kOut, m, n, k, k, n,
+            w8a16_gemm_m16_planned(planned_gpu, lookup, plan, kIn, kW, kS, kOut, m, n, k, k, n,
                                    {kWs, grid.workspace_bytes}, 0, pdl);
-            w8a16_gemm_m16_auto(planned_gpu, cache, sms, kIn, kW, kS, kOut, m, n, k, k, n,
+            w8a16_gemm_m16_auto(planned_gpu, lookup, sms, kIn, kW, kS, kOut, m, n, k, k, n,
                                 {kWs, grid.workspace_bytes}, 0, pdl);
             const auto planned = planned_gpu.launches();
             REQUIRE(planned.size() == 2);

@@ -1,0 +1,70 @@
+// The C ABI's automatic choice: metrale_w8a16_gemm_m16_auto and its workspace size, over
+// w8a16_gemm_m16_auto (w8a16_gemm_m16_auto.hpp) with the service's device and kernels.
+#include "c_api_internal.hpp"
+#include "launch_guards.hpp"
+#include "metrale/kernels.h"
+#include "metrale/w8a16_gemm_m16_auto.hpp"
+
+using metrale::DevicePtr;
+using metrale::capi::device_sm_count;
+using metrale::capi::require;
+using metrale::capi::run;
+
+extern "C" {
+
+metrale_status metrale_w8a16_gemm_m16_auto_workspace_bytes(metrale_service* service, uint32_t m,
+                                                           uint32_t n, uint32_t k,
+                                                           int programmatic_dependent,
+                                                           uint64_t* bytes_out) noexcept {
+  return run([&](metrale_status&) {
+    constexpr std::string_view fn = "metrale_w8a16_gemm_m16_auto_workspace_bytes";
+    metrale::KernelService& svc = metrale::capi::service(service, fn);
+    require(bytes_out, fn, "bytes_out");
+    *bytes_out = metrale::w8a16_gemm_m16_auto_workspace_bytes(m, n, k, device_sm_count(svc),
+                                                              programmatic_dependent != 0);
+  });
+}
+
+metrale_status metrale_w8a16_gemm_m16_auto(metrale_service* service, uint64_t input,
+                                           uint64_t weight, uint64_t block_scale, uint64_t output,
+                                           uint32_t m, uint32_t n, uint32_t k,
+                                           uint32_t a_row_stride, uint32_t c_row_stride,
+                                           uint64_t workspace, uint64_t workspace_bytes,
+                                           int programmatic_dependent, void* stream) noexcept {
+  return run([&](metrale_status& phase) {
+    constexpr std::string_view fn = "metrale_w8a16_gemm_m16_auto";
+    metrale::KernelService& svc = metrale::capi::service(service, fn);
+    const bool pdl = programmatic_dependent != 0;
+    const std::uint32_t sms = device_sm_count(svc);
+    const metrale::StreamKWorkspace ws{DevicePtr(workspace), workspace_bytes};
+    // The arguments first, under the C++ function's name as every launcher's (the launch
+    // below checks them again and launches nothing on a bad one): a refused call compiles
+    // nothing.
+    constexpr std::string_view cpp_fn = "w8a16_gemm_m16_auto";
+    metrale::guards::check_m_and_k(cpp_fn, m, k);
+    metrale::guards::check_strides(cpp_fn, n, k, a_row_stride, c_row_stride);
+    metrale::guards::check_operands(cpp_fn, DevicePtr(input), DevicePtr(weight),
+                                    DevicePtr(block_scale), DevicePtr(output), n);
+    const metrale::M16Plan plan = metrale::plan_m16_gemm(m, n, k, sms, {pdl});
+    const std::uint64_t need = metrale::m16_plan_grid(plan, n, k).workspace_bytes;
+    metrale::ensure(need == 0 || (workspace != 0 && workspace_bytes >= need),
+                    "{}: the plan ({}) needs a workspace of {} bytes "
+                    "(metrale_w8a16_gemm_m16_auto_workspace_bytes), and the caller's is {} "
+                    "bytes at 0x{:x}",
+                    fn, plan.entry, need, workspace_bytes, workspace);
+    // Its kernel, compiled on first use: an error there is a compile error.
+    phase = METRALE_ERROR_COMPILE;
+    (void)svc.kernel(plan.entry);
+    if (plan.entry == "w8a16_gemm_m16" || plan.entry == "w8a16_gemm_m16_n64") {
+      (void)svc.kernel("w8a16_gemm_m16_strided");  // the strided rows' kernel
+    }
+    phase = METRALE_ERROR_INVALID_ARGUMENT;
+    const metrale::capi::TrackedGpu gpu(svc.gpu(), svc.compile_only(), phase);
+    metrale::w8a16_gemm_m16_planned(
+        gpu, [&svc](std::string_view entry) { return svc.kernel(entry); }, plan,
+        DevicePtr(input), DevicePtr(weight), DevicePtr(block_scale), DevicePtr(output), m, n, k,
+        a_row_stride, c_row_stride, ws, metrale::capi::stream_handle(stream), pdl);
+  });
+}
+
+}  // extern "C"
