@@ -1,6 +1,7 @@
 // An engine's use of the library through its C++ API: one KernelService per GPU, warmed
-// up before serving, then the dense FFN for 1..32 rows and the strided QKV projection,
-// each checked against the scalar reference kernel within the tensor-core budget.
+// up before serving, then the dense FFN for 1..32 rows, the strided QKV projection and two
+// attention projections through the automatic choice, each checked against the scalar
+// reference kernel within the tensor-core budget.
 //
 //   engine_cpp [DEVICE]     exit 0: checks passed, 1: a check or a call failed,
 //                           77: no CUDA device (the reason is printed)
@@ -14,6 +15,7 @@
 #include <metrale/kernel_launch.hpp>
 #include <metrale/kernel_service.hpp>
 #include <metrale/oracle.hpp>
+#include <metrale/w8a16_gemm_m16_auto.hpp>
 #include <metrale/w8a16_gemv_batch16.hpp>
 #include <string>
 #include <vector>
@@ -206,6 +208,49 @@ bool run_qkv(KernelService& service, Filler& fill) {
   return report("QKV strided Q2048+K256+V256 K=2048", t);
 }
 
+// DeepSeek-V3's q_a and kv_a projections (1536 and 576 x 7168) through the automatic choice:
+// the library plans each shape for the device and launches the entry it picks, on one
+// workspace sized for the largest plan and zeroed once.
+bool run_auto(KernelService& service, Filler& fill) {
+  constexpr std::uint32_t kK = 7168, kMaxRows = 16;
+  metrale::CudaBackend& gpu = service.backend();
+  const metrale::KernelHandle reference = service.kernel("w8a16_gemv_batch16");
+  const std::uint32_t sms = metrale::plan_sm_count(service);
+  Weight q_a(gpu, fill, 1536, kK, 31), kv_a(gpu, fill, 576, kK, 33);
+  std::uint64_t ws_bytes = 16;
+  for (const Weight* w : {&q_a, &kv_a}) {
+    for (std::uint32_t rows = 1; rows <= kMaxRows; ++rows) {
+      ws_bytes =
+          std::max(ws_bytes, metrale::w8a16_gemm_m16_auto_workspace_bytes(rows, w->n, kK, sms));
+    }
+  }
+  DeviceBuffer workspace(gpu, ws_bytes);
+  gpu.fill_bytes(workspace.get(), 0, ws_bytes);
+  DeviceBuffer input(gpu, std::size_t{kMaxRows} * kK * 2);
+  DeviceBuffer out(gpu, std::size_t{kMaxRows} * 1536 * 2);
+  DeviceBuffer ref(gpu, std::size_t{kMaxRows} * 1536 * 2);
+  fill.bf16(input.get(), kMaxRows * kK, 13, 1.0f);
+
+  Tally t;
+  for (const Weight* w : {&q_a, &kv_a}) {
+    for (std::uint32_t rows : {1u, 4u, 8u, 16u}) {
+      fill.poison(out.get(), rows * w->n);
+      fill.poison(ref.get(), rows * w->n);
+      metrale::w8a16_gemm_m16_auto(service, input.get(), w->codes.get(), w->scales.get(),
+                                   out.get(), rows, w->n, kK, kK, w->n,
+                                   {workspace.get(), ws_bytes}, 0);
+      metrale::w8a16_gemv_batch16(service.gpu(), reference, input.get(), w->codes.get(),
+                                  w->scales.get(), ref.get(), rows, w->n, kK, 0);
+      gpu.synchronize();
+      check(t, download(gpu, out.get(), rows * w->n), download(gpu, ref.get(), rows * w->n), rows,
+            w->n, 0, w->n, kK,
+            ("auto " + std::to_string(w->n) + " x 7168, " + std::to_string(rows) + " tokens")
+                .c_str());
+    }
+  }
+  return report("auto q_a 1536 / kv_a 576 x 7168", t);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -227,12 +272,14 @@ int main(int argc, char** argv) {
     Filler fill(service);
     const bool ffn_ok = run_dense_ffn(service, fill);
     const bool qkv_ok = run_qkv(service, fill);
+    const bool auto_ok = run_auto(service, fill);
     const metrale::ModuleCacheStats stats = service.cache().stats();
     std::printf("module cache: %llu compiled, %llu hits\n",
                 static_cast<unsigned long long>(stats.compiles),
                 static_cast<unsigned long long>(stats.hits));
-    std::printf("%s\n", ffn_ok && qkv_ok ? "PASS" : "FAIL");
-    return ffn_ok && qkv_ok ? 0 : 1;
+    const bool ok = ffn_ok && qkv_ok && auto_ok;
+    std::printf("%s\n", ok ? "PASS" : "FAIL");
+    return ok ? 0 : 1;
   } catch (const metrale::Error& e) {
     std::fprintf(stderr, "engine_cpp: %s\n", e.what());
     return 1;

@@ -53,9 +53,10 @@ std::uint32_t plan_sm_count(KernelService& service);
 
 // Runs `plan`, plan_m16_gemm's for m, n and k, through the launcher its entry names, with
 // programmatic dependent launch where `programmatic_dependent` (as the plan was made: a PDL
-// plan's spread and cluster are for launches with PDL). Handles come from `kernels`. `workspace`: at least m16_plan_grid(plan, n, k).workspace_bytes,
-// 16-byte aligned, zeroed once and left zero by every launch, one stream at a time (as
-// stream-K's, StreamKWorkspace); empty where that is 0. The seed's contiguous entries run
+// plan's spread and cluster are for launches with PDL). Handles come from `kernels`.
+// `workspace`: at least m16_plan_grid(plan, n, k).workspace_bytes, 16-byte aligned, zeroed
+// once and left zero by every launch, one stream at a time (as stream-K's,
+// StreamKWorkspace); empty where that is 0. The seed's contiguous entries run
 // as planned on contiguous rows (a_row_stride == k, c_row_stride == n), else as
 // w8a16_gemm_m16_strided (its 32-wide tiles).
 void w8a16_gemm_m16_planned(const GpuBackend& gpu, const KernelLookup& kernels,
