@@ -1,6 +1,7 @@
 /* The engine_cpp example through the C ABI, in C99: create a service, warm it up, run
- * the dense FFN for 1..32 rows and the strided QKV projection, and check both against
- * the scalar reference kernel within the tensor-core budget.
+ * the dense FFN for 1..32 rows, the strided QKV projection and two attention projections
+ * through the automatic choice (with and without PDL), and check each against the scalar
+ * reference kernel within the tensor-core budget.
  *
  *   engine_c [DEVICE]     exit 0: checks passed, 1: a check or a call failed,
  *                         77: no CUDA device (the reason is printed) */
@@ -200,6 +201,64 @@ static int run_qkv(void) {
   return report("QKV strided Q2048+K256+V256 K=2048", &t);
 }
 
+/* DeepSeek-V3's q_a and kv_a projections (1536 and 576 x 7168) through the automatic
+ * choice, with programmatic dependent launch where `pdl`, on one workspace sized for the
+ * largest plan and zeroed once. */
+static int run_auto(int pdl) {
+  enum { K = 7168, MAX_ROWS = 16 };
+  static const uint32_t widths[2] = {1536, 576};
+  static const uint32_t token_counts[4] = {1, 4, 8, 16};
+  weight w[2];
+  tally t = {0, 0};
+  uint64_t input, out, ref, workspace, ws_bytes = 16, need = 0;
+  uint8_t* zeros;
+  int i, j;
+  w[0] = make_weight(widths[0], K, 31);
+  w[1] = make_weight(widths[1], K, 33);
+  for (i = 0; i < 2; ++i) {
+    for (j = 1; j <= MAX_ROWS; ++j) {
+      CHECK_CALL(metrale_w8a16_gemm_m16_auto_workspace_bytes(g_service, (uint32_t)j, widths[i],
+                                                             K, pdl, &need));
+      if (need > ws_bytes) ws_bytes = need;
+    }
+  }
+  workspace = device_alloc((size_t)ws_bytes);
+  zeros = calloc((size_t)ws_bytes, 1);
+  if (zeros == NULL) exit(1);
+  CHECK_CALL(metrale_upload(g_service, workspace, zeros, (size_t)ws_bytes));
+  free(zeros);
+  input = device_alloc((size_t)MAX_ROWS * K * 2);
+  out = device_alloc((size_t)MAX_ROWS * 1536 * 2);
+  ref = device_alloc((size_t)MAX_ROWS * 1536 * 2);
+  CHECK_CALL(metrale_fill_random_bf16(g_service, input, MAX_ROWS * K, 13, 1.0f, NULL));
+  for (i = 0; i < 2; ++i) {
+    for (j = 0; j < 4; ++j) {
+      const uint32_t n = widths[i], m = token_counts[j];
+      uint16_t *got, *expect;
+      char what[48];
+      poison(out, (size_t)m * n);
+      poison(ref, (size_t)m * n);
+      CHECK_CALL(metrale_w8a16_gemm_m16_auto(g_service, input, w[i].codes, w[i].scales, out, m,
+                                             n, K, K, n, workspace, ws_bytes, pdl, NULL));
+      CHECK_CALL(metrale_w8a16_gemv_batch16(g_service, input, w[i].codes, w[i].scales, ref, m,
+                                            n, K, NULL));
+      CHECK_CALL(metrale_synchronize(g_service));
+      got = download(out, (size_t)m * n);
+      expect = download(ref, (size_t)m * n);
+      snprintf(what, sizeof what, "auto %u x 7168, %u tokens", (unsigned)n, (unsigned)m);
+      check(&t, got, expect, m, n, n, K, what);
+      free(got);
+      free(expect);
+    }
+  }
+  CHECK_CALL(metrale_free(g_service, input));
+  CHECK_CALL(metrale_free(g_service, out));
+  CHECK_CALL(metrale_free(g_service, ref));
+  CHECK_CALL(metrale_free(g_service, workspace));
+  for (i = 0; i < 2; ++i) free_weight(&w[i]);
+  return report(pdl ? "auto q_a / kv_a x 7168, PDL" : "auto q_a / kv_a x 7168", &t);
+}
+
 int main(int argc, char** argv) {
   const int device = argc > 1 ? atoi(argv[1]) : 0;
   const char* target = NULL;
@@ -221,6 +280,8 @@ int main(int argc, char** argv) {
   CHECK_CALL(metrale_warm_up(g_service, NULL, 0));
   ok = run_dense_ffn();
   ok = run_qkv() && ok;
+  ok = run_auto(0) && ok;
+  ok = run_auto(1) && ok;
   metrale_service_destroy(g_service);
   printf("%s\n", ok ? "PASS" : "FAIL");
   return ok ? 0 : 1;
