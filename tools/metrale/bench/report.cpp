@@ -157,6 +157,10 @@ void print_report(const BenchRun& run) {
                "library's part without the driver {:.0f} ns; one tensor-map encode by the "
                "driver {:.0f} ns (two per call)\n",
                l.streamk_median_ns, l.streamk_library_median_ns, l.tensor_map_median_ns);
+    fmt::print("launcher host cost: w8a16_gemm_m16_auto {:.0f} ns per call (median; its plan "
+               "here: {}); the library's part without the driver {:.0f} ns (the plan, the "
+               "kernel lookup, the launcher)\n",
+               l.auto_median_ns, l.auto_entry, l.auto_library_median_ns);
   }
   fmt::print("NVRTC compile for {}:", d.target());
   for (const CompileTime& t : run.compiles) {
@@ -275,13 +279,15 @@ void write_json(const BenchRun& run, const std::string& path) {
                  "\"driver_median_ns\": {}, \"driver_no_args_median_ns\": {}, "
                  "\"busy_median_ns\": {}, \"busy_driver_median_ns\": {}, "
                  "\"streamk_median_ns\": {}, \"streamk_library_median_ns\": {}, "
-                 "\"tensor_map_median_ns\": {}}},\n"
+                 "\"tensor_map_median_ns\": {}, \"auto_entry\": {}, \"auto_median_ns\": {}, "
+                 "\"auto_library_median_ns\": {}}},\n"
                  "  \"compile\": [",
                  js(l.entry), num(l.median_ns), num(l.min_ns), num(l.max_ns), l.calls, l.batch,
                  num(l.library_median_ns), num(l.driver_median_ns),
                  num(l.driver_no_args_median_ns), num(l.busy_median_ns),
                  num(l.busy_driver_median_ns), num(l.streamk_median_ns),
-                 num(l.streamk_library_median_ns), num(l.tensor_map_median_ns));
+                 num(l.streamk_library_median_ns), num(l.tensor_map_median_ns),
+                 js(l.auto_entry), num(l.auto_median_ns), num(l.auto_library_median_ns));
   for (std::size_t i = 0; i < run.compiles.size(); ++i) {
     const CompileTime& t = run.compiles[i];
     fmt::format_to(out, "{}\n    {{\"module\": {}, \"ms\": {}, \"image_bytes\": {}}}",

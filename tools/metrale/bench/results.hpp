@@ -67,6 +67,11 @@ struct LaunchCost {
   double streamk_median_ns = 0.0;
   double streamk_library_median_ns = 0.0;
   double tensor_map_median_ns = 0.0;
+  // w8a16_gemm_m16_auto on the same problem (the entry its plan picks there): its call and
+  // its library part (the plan, the kernel lookup, the guards and the argument packing).
+  std::string auto_entry;
+  double auto_median_ns = 0.0;
+  double auto_library_median_ns = 0.0;
 };
 
 // read_ceiling's kernel on one layer's bytes per launch (measure_size_ceiling): what pure
