@@ -71,26 +71,30 @@ std::span<const KernelVariant> kernel_variants() {
   return variants;
 }
 
+// The lookups below run on launch paths (KernelService::kernel): the lists of known names
+// are built only for the error.
 const KernelVariant& variant_for_entry(std::string_view entry) {
-  std::string known;
   for (const KernelVariant& v : kernel_variants()) {
     for (const std::string& e : v.entries) {
       if (e == entry) return v;
-      known += (known.empty() ? "" : ", ") + e;
     }
+  }
+  std::string known;
+  for (const KernelVariant& v : kernel_variants()) {
+    for (const std::string& e : v.entries) known += (known.empty() ? "" : ", ") + e;
   }
   fail("no kernel entry named {} (known entries: {})", entry, known);
 }
 
 const KernelVariant& variant_named(std::string_view name) {
-  std::string known;
   for (const KernelVariant& v : kernel_variants()) {
     if (v.name == name) return v;
-    known += (known.empty() ? "" : ", ") + v.name;
   }
   for (const KernelVariant& v : kernel_variants()) {
     if (std::find(v.entries.begin(), v.entries.end(), name) != v.entries.end()) return v;
   }
+  std::string known;
+  for (const KernelVariant& v : kernel_variants()) known += (known.empty() ? "" : ", ") + v.name;
   fail("no kernel variant or entry named {} (known variants: {})", name, known);
 }
 

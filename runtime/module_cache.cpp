@@ -186,7 +186,20 @@ KernelHandle ModuleCache::kernel_of(std::span<const KernelVariant> builds, std::
 }
 
 KernelHandle ModuleCache::kernel(std::string_view entry) {
-  return kernel_of(shipped_module_builds(variant_for_entry(entry)), entry);
+  {
+    std::lock_guard lock(mutex_);
+    if (const auto it = resolved_.find(entry); it != resolved_.end()) {
+      // As many hits as the lookups of its modules would have counted.
+      hits_.fetch_add(it->second.builds, std::memory_order_relaxed);
+      return it->second.handle;
+    }
+  }
+  const std::span<const KernelVariant> builds = shipped_module_builds(variant_for_entry(entry));
+  const KernelHandle handle = kernel_of(builds, entry);
+  std::lock_guard lock(mutex_);
+  resolved_.try_emplace(std::string(entry),
+                        Resolved{handle, static_cast<std::uint32_t>(builds.size())});
+  return handle;
 }
 
 void ModuleCache::warm_up(std::span<const std::string> variant_names) {

@@ -94,6 +94,13 @@ class ModuleCache {
   std::unique_ptr<DiskCache> disk_;
   mutable std::mutex mutex_;
   std::map<Key, std::shared_future<std::shared_ptr<const Loaded>>> modules_;
+  // kernel(entry)'s handles once their modules are loaded (they stay loaded for the cache's
+  // life), with the module builds each stands for: a launch path's lookup without a key.
+  struct Resolved {
+    KernelHandle handle;
+    std::uint32_t builds;
+  };
+  std::map<std::string, Resolved, std::less<>> resolved_;
   std::atomic<std::uint64_t> compiles_{0};
   std::atomic<std::uint64_t> hits_{0};
   std::atomic<std::uint64_t> disk_hits_{0};

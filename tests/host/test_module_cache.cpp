@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -33,6 +34,12 @@ TEST_CASE("16 threads asking for one entry at once compile its modules once") {
     CHECK(h.function == handles[0].function);
     CHECK(h.function_above8 == handles[0].function_above8);
   }
+  // Asked again, the entry's handle is the same and counts a hit per module, as before.
+  const KernelHandle again = cache.kernel("w8a16_gemm_m16");
+  CHECK(again.function == handles[0].function);
+  CHECK(again.function_above8 == handles[0].function_above8);
+  CHECK(std::string_view(again.name) == "w8a16_gemm_m16");
+  CHECK(cache.stats().hits == 32);
   // A second entry of a module is a hit, no compile.
   cache.kernel("fill_random_bf16");
   CHECK(compiler.calls.load() == 3);
