@@ -109,6 +109,19 @@ static void check(tally* t, const uint16_t* got, const uint16_t* ref, uint32_t r
   }
 }
 
+/* Waits for the service's work, then checks `rows` rows of `out` against `ref` (pitch and
+ * width `cols`) as check() does. */
+static void check_outputs(tally* t, uint64_t out, uint64_t ref, uint32_t rows, uint32_t cols,
+                          uint32_t k, const char* what) {
+  uint16_t *got, *expect;
+  CHECK_CALL(metrale_synchronize(g_service));
+  got = download(out, (size_t)rows * cols);
+  expect = download(ref, (size_t)rows * cols);
+  check(t, got, expect, rows, cols, cols, k, what);
+  free(got);
+  free(expect);
+}
+
 static int report(const char* name, const tally* t) {
   printf("%-34s %10llu outputs, %llu outside the budget\n", name, t->checked, t->failures);
   return t->failures == 0 && t->checked > 0;
@@ -129,7 +142,6 @@ static int run_dense_ffn(void) {
   CHECK_CALL(metrale_dense_ffn_select(g_service, &n_tile));
   CHECK_CALL(metrale_fill_random_bf16(g_service, input, MAX_ROWS * K, 7, 1.0f, NULL));
   for (rows = 1; rows <= MAX_ROWS; ++rows) {
-    uint16_t *got, *expect;
     char what[32];
     poison(out, (size_t)rows * N);
     poison(ref, (size_t)rows * N);
@@ -140,13 +152,8 @@ static int run_dense_ffn(void) {
       CHECK_CALL(metrale_w8a16_gemv_batch16(g_service, input + (uint64_t)r0 * K * 2, w.codes,
                                             w.scales, ref + (uint64_t)r0 * N * 2, m, N, K, NULL));
     }
-    CHECK_CALL(metrale_synchronize(g_service));
-    got = download(out, (size_t)rows * N);
-    expect = download(ref, (size_t)rows * N);
     snprintf(what, sizeof what, "dense FFN, %u rows", (unsigned)rows);
-    check(&t, got, expect, rows, N, N, K, what);
-    free(got);
-    free(expect);
+    check_outputs(&t, out, ref, rows, N, K, what);
   }
   CHECK_CALL(metrale_free(g_service, input));
   CHECK_CALL(metrale_free(g_service, out));
@@ -175,7 +182,6 @@ static int run_qkv(void) {
   CHECK_CALL(metrale_fill_random_bf16(g_service, input, MAX_SEQ * STRIDE, 9, 1.0f, NULL));
   for (s = 0; s < 4; ++s) {
     const uint32_t n_seq = seqs[s];
-    uint16_t *got, *expect;
     char what[32];
     poison(qkv, (size_t)n_seq * PER_SEQ);
     poison(ref, (size_t)n_seq * PER_SEQ);
@@ -186,13 +192,8 @@ static int run_qkv(void) {
                                                     ref + (uint64_t)offsets[i] * 2, n_seq,
                                                     widths[i], K, STRIDE, PER_SEQ, NULL));
     }
-    CHECK_CALL(metrale_synchronize(g_service));
-    got = download(qkv, (size_t)n_seq * PER_SEQ);
-    expect = download(ref, (size_t)n_seq * PER_SEQ);
     snprintf(what, sizeof what, "QKV, %u sequences", (unsigned)n_seq);
-    check(&t, got, expect, n_seq, PER_SEQ, PER_SEQ, K, what);
-    free(got);
-    free(expect);
+    check_outputs(&t, qkv, ref, n_seq, PER_SEQ, K, what);
   }
   CHECK_CALL(metrale_free(g_service, input));
   CHECK_CALL(metrale_free(g_service, qkv));
@@ -234,7 +235,6 @@ static int run_auto(int pdl) {
   for (i = 0; i < 2; ++i) {
     for (j = 0; j < 4; ++j) {
       const uint32_t n = widths[i], m = token_counts[j];
-      uint16_t *got, *expect;
       char what[48];
       poison(out, (size_t)m * n);
       poison(ref, (size_t)m * n);
@@ -242,13 +242,8 @@ static int run_auto(int pdl) {
                                              n, K, K, n, workspace, ws_bytes, pdl, NULL));
       CHECK_CALL(metrale_w8a16_gemv_batch16(g_service, input, w[i].codes, w[i].scales, ref, m,
                                             n, K, NULL));
-      CHECK_CALL(metrale_synchronize(g_service));
-      got = download(out, (size_t)m * n);
-      expect = download(ref, (size_t)m * n);
       snprintf(what, sizeof what, "auto %u x 7168, %u tokens", (unsigned)n, (unsigned)m);
-      check(&t, got, expect, m, n, n, K, what);
-      free(got);
-      free(expect);
+      check_outputs(&t, out, ref, m, n, K, what);
     }
   }
   CHECK_CALL(metrale_free(g_service, input));

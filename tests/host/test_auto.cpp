@@ -7,7 +7,7 @@
 
 #include "metrale/error.hpp"
 #include "metrale/w8a16_gemm_m16_auto.hpp"
-#include "support/fake_backend.hpp"
+#include "support/launcher_fixture.hpp"
 
 using namespace metrale;
 
@@ -15,21 +15,8 @@ namespace {
 
 constexpr DevicePtr kIn(0x10000), kW(0x20000), kS(0x30000), kOut(0x40000), kWs(0x50000);
 
-std::string error_of(auto&& call) {
-  try {
-    call();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
-
-struct Fixture {
-  test::RecordingBackend gpu;
-  test::CountingCompiler compiler;
-  ModuleCache cache{gpu, compiler.fn()};
-  const KernelLookup kernels = [this](std::string_view e) { return cache.kernel(e); };
-};
+using Fixture = test::LauncherFixture;
+using test::error_of;
 
 }  // namespace
 

@@ -18,7 +18,7 @@
 #include "metrale/w8a16_gemm_m16_skinny.hpp"
 #include "metrale/w8a16_gemm_m16_streamk.hpp"
 #include "metrale/w8a16_gemv_batch16.hpp"
-#include "support/fake_backend.hpp"
+#include "support/launcher_fixture.hpp"
 
 using namespace metrale;
 
@@ -26,20 +26,8 @@ namespace {
 
 constexpr DevicePtr kIn(0x10000), kW(0x20000), kS(0x30000), kOut(0x40000);
 
-std::string error_of(auto&& call) {
-  try {
-    call();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
-
-struct Fixture {
-  test::RecordingBackend gpu;
-  test::CountingCompiler compiler;
-  ModuleCache cache{gpu, compiler.fn()};
-};
+using Fixture = test::LauncherFixture;
+using test::error_of;
 
 // The guards every split launcher shares, through `launch(m, k, split)` on N = 576 with
 // contiguous rows: the split's range, its K bound, and m.
