@@ -124,10 +124,23 @@ void skinny_deep_one_chunk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr
                              M16LaunchOptions{kPdl});
 }
 
+// The automatic call (w8a16_gemm_m16_auto: its plan, then the planned entry's launcher),
+// as an engine calls it; with kPdl the plan and the launch for PDL.
+template <bool kPdl = false>
+void automatic(const GpuBackend& gpu, KernelHandle, DevicePtr input, DevicePtr weight,
+               DevicePtr block_scale, DevicePtr output, std::uint32_t m, std::uint32_t n,
+               std::uint32_t k, const EntryResources& resources, StreamHandle s) {
+  w8a16_gemm_m16_auto(gpu, resources.kernels, resources.sm_count, input, weight, block_scale,
+                      output, m, n, k, k, n, resources.workspace, s, kPdl);
+}
+
 // Tuning points, timed only when --entry names them: ".rR" fixes the streaming entry's
 // tile rows, ".sS" the ring stages, ".cC" the CTAs per SM of stream-K; "/W" the skinny
 // entry's warps per CTA.
 constexpr std::array kTuning = {
+    // The automatic call, to set against the entry its plan names (the same kernel).
+    BenchEntry{"w8a16_gemm_m16_auto", "w8a16_gemm_m16", 1, nullptr, &automatic<>},
+    BenchEntry{"w8a16_gemm_m16_auto+pdl", "w8a16_gemm_m16", 1, nullptr, &automatic<true>},
     // The seed's grid on the strided kernel, without a cluster or PDL.
     BenchEntry{"w8a16_gemm_m16_splitk/1", "w8a16_gemm_m16_splitk", 1, &splitk<1>},
     BenchEntry{"w8a16_gemm_m16_stream/1.s2", "w8a16_gemm_m16_stream", 1, &stream<1, false, 0, 2>},

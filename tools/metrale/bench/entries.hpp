@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "metrale/w8a16_gemm_m16.hpp"
+#include "metrale/w8a16_gemm_m16_auto.hpp"
 #include "metrale/w8a16_gemm_m16_streamk.hpp"
 
 namespace metrale::bench {
@@ -18,6 +19,7 @@ namespace metrale::bench {
 struct EntryResources {
   StreamKWorkspace workspace;  // zeroed once, large enough for any default shape
   std::uint32_t sm_count = 0;
+  KernelLookup kernels;  // the runner's module cache, for w8a16_gemm_m16_auto
 };
 
 // A launcher with contiguous operands that also takes the runner's resources.
