@@ -58,7 +58,7 @@ class Runner {
   void launch_entry(const BenchEntry& entry, KernelHandle kernel, const ShapeData& d,
                     std::uint32_t copy, std::uint32_t m);
   EntryResult run_entry(const ShapeData& d, const BenchEntry& entry, std::uint32_t m,
-                        const std::vector<std::uint16_t>& ref);
+                        const std::vector<std::uint16_t>& ref, bool first_on_layer = false);
   BaselineResult bf16_baseline(const ShapeData& d, std::uint32_t m);
   BaselineResult fp8_baseline(const ShapeData& d, std::uint32_t m);
   void check_memory(const Shape& shape, std::uint64_t needed) const;
