@@ -55,8 +55,9 @@ metrale_status metrale_w8a16_gemm_m16_auto(metrale_service* service, uint64_t in
     // Its kernel, compiled on first use: an error there is a compile error.
     phase = METRALE_ERROR_COMPILE;
     (void)svc.kernel(plan.entry);
-    if (plan.entry == "w8a16_gemm_m16" || plan.entry == "w8a16_gemm_m16_n64") {
-      (void)svc.kernel("w8a16_gemm_m16_strided");  // the strided rows' kernel
+    const bool seed = plan.entry == "w8a16_gemm_m16" || plan.entry == "w8a16_gemm_m16_n64";
+    if (seed && (a_row_stride != k || c_row_stride != n)) {
+      (void)svc.kernel("w8a16_gemm_m16_strided");  // what the seed's tiles run on strided rows
     }
     phase = METRALE_ERROR_INVALID_ARGUMENT;
     const metrale::capi::TrackedGpu gpu(svc.gpu(), svc.compile_only(), phase);
