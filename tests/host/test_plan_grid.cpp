@@ -70,7 +70,7 @@ bool same_launch(const test::RecordedLaunch& a, const test::RecordedLaunch& b) {
 
 }  // namespace
 
-TEST_CASE("m16_plan_grid: the CTAs and the least workspace of every plan's launch") {
+TEST_CASE("m16_plan_grid and w8a16_gemm_m16_planned / _auto against hand launches of each plan") {
   test::RecordingBackend handles_gpu;
   test::CountingCompiler compiler;
   ModuleCache cache{handles_gpu, compiler.fn()};
