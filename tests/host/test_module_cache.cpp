@@ -127,6 +127,42 @@ TEST_CASE("warm_up loads every variant in parallel, then lookups are hits") {
   CHECK_THROWS_AS(cache.warm_up(std::vector<std::string>{"nope"}), Error);
 }
 
+TEST_CASE("lookups by entry name from many threads at once give the entry's handle") {
+  test::RecordingBackend gpu;
+  test::CountingCompiler compiler;
+  ModuleCache cache(gpu, compiler.fn());
+  std::vector<std::string> names;
+  for (const KernelVariant& v : kernel_variants()) {
+    names.insert(names.end(), v.entries.begin(), v.entries.end());
+  }
+  // Each thread resolves every entry, in its own order, many times: first lookups race with
+  // repeated ones of the same entry.
+  std::vector<std::vector<KernelHandle>> seen(8);
+  std::vector<std::thread> threads;
+  for (std::size_t i = 0; i < seen.size(); ++i) {
+    threads.emplace_back([&, i] {
+      seen[i].resize(names.size());
+      for (int round = 0; round < 200; ++round) {
+        for (std::size_t j = 0; j < names.size(); ++j) {
+          const std::size_t e = (j + i * 3 + round) % names.size();
+          seen[i][e] = cache.kernel(names[e]);
+        }
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  CHECK(compiler.calls.load() == static_cast<int>(all_module_builds().size()));
+  for (std::size_t e = 0; e < names.size(); ++e) {
+    CAPTURE(names[e]);
+    const KernelHandle expected = cache.kernel(variant_for_entry(names[e]), names[e]);
+    for (const auto& handles : seen) {
+      CHECK(handles[e].function == expected.function);
+      CHECK(handles[e].function_above8 == expected.function_above8);
+      CHECK(std::string_view(handles[e].name) == std::string_view(expected.name));
+    }
+  }
+}
+
 TEST_CASE("entries that share a kernel: one compile, one function, warm-up by entry name") {
   const KernelVariant& strided = variant_named("w8a16_gemm_m16_strided");
   CHECK(&variant_named("w8a16_gemm_m16") == &strided);
