@@ -47,17 +47,15 @@ void require(const void* pointer, std::string_view fn, std::string_view what) {
   if (pointer == nullptr) fail("{}: {} is NULL", fn, what);
 }
 
-std::uint32_t device_sm_count(KernelService& svc) { return plan_sm_count(svc); }
-
 }  // namespace metrale::capi
 
 using metrale::DevicePtr;
 using metrale::GpuBackend;
 using metrale::KernelHandle;
 using metrale::KernelService;
-using metrale::capi::device_sm_count;
 using metrale::capi::launch_entry;
 using metrale::capi::require;
+using metrale::plan_sm_count;
 using metrale::capi::run;
 using metrale::capi::stream_handle;
 
@@ -68,7 +66,7 @@ namespace {
 // (`chunked`) is plan_m16_gemm itself.
 metrale::M16Plan device_plan(metrale::KernelService& svc, uint32_t m, uint32_t n, uint32_t k,
                              bool chunked = false) {
-  const std::uint32_t sms = device_sm_count(svc);
+  const std::uint32_t sms = plan_sm_count(svc);
   return chunked ? metrale::plan_m16_gemm(m, n, k, sms)
                  : metrale::plan_m16_gemm_one_chunk_deep(m, n, k, sms);
 }
@@ -91,7 +89,7 @@ struct DeepLaunch {
 // entry (the 32-row form above 8 tokens where it suits the shape).
 DeepLaunch deep_launch(metrale::KernelService& svc, uint32_t m, uint32_t n, uint32_t k,
                        bool chunked) {
-  const std::uint32_t sms = device_sm_count(svc);
+  const std::uint32_t sms = plan_sm_count(svc);
   if (chunked) {
     const metrale::M16Plan plan = metrale::plan_m16_gemm(m, n, k, sms);
     if (deep_in_chunks(plan, k)) return {plan.entry, plan.warps, plan.warp_blocks};
@@ -312,7 +310,7 @@ metrale_status metrale_w8a16_gemm_m16_streamk(metrale_service* service, uint64_t
       service, "metrale_w8a16_gemm_m16_streamk", "w8a16_gemm_m16_streamk",
       [&](const GpuBackend& gpu, KernelHandle kernel, metrale::KernelService& svc) {
         // The ring depth the C++ plan gives this grid on this device.
-        const std::uint32_t stages = metrale::streamk_plan_stages(ctas, device_sm_count(svc));
+        const std::uint32_t stages = metrale::streamk_plan_stages(ctas, plan_sm_count(svc));
         metrale::w8a16_gemm_m16_streamk(
             gpu, kernel, DevicePtr(input), DevicePtr(weight), DevicePtr(block_scale),
             DevicePtr(output), m, n, k, a_row_stride, c_row_stride,

@@ -6,8 +6,8 @@
 #include "metrale/w8a16_gemm_m16_auto.hpp"
 
 using metrale::DevicePtr;
-using metrale::capi::device_sm_count;
 using metrale::capi::require;
+using metrale::plan_sm_count;
 using metrale::capi::run;
 
 extern "C" {
@@ -20,7 +20,7 @@ metrale_status metrale_w8a16_gemm_m16_auto_workspace_bytes(metrale_service* serv
     constexpr std::string_view fn = "metrale_w8a16_gemm_m16_auto_workspace_bytes";
     metrale::KernelService& svc = metrale::capi::service(service, fn);
     require(bytes_out, fn, "bytes_out");
-    *bytes_out = metrale::w8a16_gemm_m16_auto_workspace_bytes(m, n, k, device_sm_count(svc),
+    *bytes_out = metrale::w8a16_gemm_m16_auto_workspace_bytes(m, n, k, plan_sm_count(svc),
                                                               programmatic_dependent != 0);
   });
 }
@@ -35,7 +35,7 @@ metrale_status metrale_w8a16_gemm_m16_auto(metrale_service* service, uint64_t in
     constexpr std::string_view fn = "metrale_w8a16_gemm_m16_auto";
     metrale::KernelService& svc = metrale::capi::service(service, fn);
     const bool pdl = programmatic_dependent != 0;
-    const std::uint32_t sms = device_sm_count(svc);
+    const std::uint32_t sms = plan_sm_count(svc);
     const metrale::StreamKWorkspace ws{DevicePtr(workspace), workspace_bytes};
     // The arguments first, under the C++ function's name as every launcher's (the launch
     // below checks them again and launches nothing on a bad one): a refused call compiles
@@ -52,19 +52,19 @@ metrale_status metrale_w8a16_gemm_m16_auto(metrale_service* service, uint64_t in
                     "(metrale_w8a16_gemm_m16_auto_workspace_bytes), and the caller's is {} "
                     "bytes at 0x{:x}",
                     fn, plan.entry, need, workspace_bytes, workspace);
-    // Its kernel, compiled on first use: an error there is a compile error.
-    phase = METRALE_ERROR_COMPILE;
-    (void)svc.kernel(plan.entry);
-    const bool seed = plan.entry == "w8a16_gemm_m16" || plan.entry == "w8a16_gemm_m16_n64";
-    if (seed && (a_row_stride != k || c_row_stride != n)) {
-      (void)svc.kernel("w8a16_gemm_m16_strided");  // what the seed's tiles run on strided rows
-    }
-    phase = METRALE_ERROR_INVALID_ARGUMENT;
+    // The kernels the launch looks up are compiled on first use: an error there is a
+    // compile error.
+    const metrale::KernelLookup kernels = [&](std::string_view entry) {
+      phase = METRALE_ERROR_COMPILE;
+      const metrale::KernelHandle handle = svc.kernel(entry);
+      phase = METRALE_ERROR_INVALID_ARGUMENT;
+      return handle;
+    };
     const metrale::capi::TrackedGpu gpu(svc.gpu(), svc.compile_only(), phase);
-    metrale::w8a16_gemm_m16_planned(
-        gpu, [&svc](std::string_view entry) { return svc.kernel(entry); }, plan,
-        DevicePtr(input), DevicePtr(weight), DevicePtr(block_scale), DevicePtr(output), m, n, k,
-        a_row_stride, c_row_stride, ws, metrale::capi::stream_handle(stream), pdl);
+    metrale::w8a16_gemm_m16_planned(gpu, kernels, plan, DevicePtr(input), DevicePtr(weight),
+                                    DevicePtr(block_scale), DevicePtr(output), m, n, k,
+                                    a_row_stride, c_row_stride, ws,
+                                    metrale::capi::stream_handle(stream), pdl);
   });
 }
 

@@ -60,9 +60,6 @@ KernelService& service(metrale_service* handle, std::string_view fn);
 // Throws Error naming `fn` and `what` for a NULL pointer argument.
 void require(const void* pointer, std::string_view fn, std::string_view what);
 
-// The service's device's SM count; a compile-only service plans for 132 (an H100 / H200).
-std::uint32_t device_sm_count(KernelService& svc);
-
 inline StreamHandle stream_handle(void* stream) {
   return static_cast<StreamHandle>(reinterpret_cast<std::uintptr_t>(stream));
 }
