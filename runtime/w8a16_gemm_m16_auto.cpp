@@ -21,6 +21,14 @@ void check_call(std::string_view fn, DevicePtr input, DevicePtr weight, DevicePt
 
 }  // namespace
 
+KernelLookup kernel_lookup(ModuleCache& cache) {
+  return [&cache](std::string_view entry) { return cache.kernel(entry); };
+}
+
+KernelLookup kernel_lookup(KernelService& service) {
+  return [&service](std::string_view entry) { return service.kernel(entry); };
+}
+
 std::uint64_t w8a16_gemm_m16_auto_workspace_bytes(std::uint32_t m, std::uint32_t n,
                                                   std::uint32_t k, std::uint32_t sm_count,
                                                   bool programmatic_dependent) {
@@ -41,10 +49,9 @@ void w8a16_gemm_m16_auto(KernelService& service, DevicePtr input, DevicePtr weig
                          std::uint32_t n, std::uint32_t k, std::uint32_t a_row_stride,
                          std::uint32_t c_row_stride, StreamKWorkspace workspace,
                          StreamHandle stream, bool programmatic_dependent) {
-  w8a16_gemm_m16_auto(
-      service.gpu(), [&service](std::string_view entry) { return service.kernel(entry); },
-      plan_sm_count(service), input, weight, block_scale, output, m, n, k, a_row_stride,
-      c_row_stride, workspace, stream, programmatic_dependent);
+  w8a16_gemm_m16_auto(service.gpu(), kernel_lookup(service), plan_sm_count(service), input,
+                      weight, block_scale, output, m, n, k, a_row_stride, c_row_stride,
+                      workspace, stream, programmatic_dependent);
 }
 
 void w8a16_gemm_m16_auto(const GpuBackend& gpu, const KernelLookup& kernels,

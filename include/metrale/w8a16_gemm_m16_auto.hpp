@@ -16,6 +16,7 @@
 #include "metrale/gpu_backend.hpp"
 #include "metrale/kernel_service.hpp"
 #include "metrale/m16_plan_grid.hpp"
+#include "metrale/module_cache.hpp"
 #include "metrale/w8a16_gemm_m16_splitk.hpp"
 #include "metrale/w8a16_gemm_m16_streamk.hpp"
 
@@ -24,6 +25,10 @@ namespace metrale {
 // Where a launch takes its kernel handles from, by entry name: KernelService::kernel or
 // ModuleCache::kernel (compiling a module on its first use).
 using KernelLookup = std::function<KernelHandle(std::string_view entry)>;
+
+// The lookups of a module cache and of a service; each holds a reference to it.
+KernelLookup kernel_lookup(ModuleCache& cache);
+KernelLookup kernel_lookup(KernelService& service);
 
 // The workspace w8a16_gemm_m16_auto needs for m x n x k on `sm_count` SMs (0 where its
 // plan needs none): m16_plan_grid of plan_m16_gemm's plan.

@@ -21,7 +21,7 @@ using namespace metrale::test;
 
 TEST_CASE("gpu: w8a16_gemm_m16_auto runs every kind of plan within budget, bit-identically") {
   GpuContext& g = gpu();
-  const KernelLookup kernels = [&g](std::string_view e) { return g.cache.kernel(e); };
+  const KernelLookup kernels = kernel_lookup(g.cache);
   std::set<std::string, std::less<>> entries;
   std::uint32_t seed = 7100;
   for (const auto& [m, n, k] : {std::array<std::uint32_t, 3>{1, 64, 512}, {3, 576, 7168},

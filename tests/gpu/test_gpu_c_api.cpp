@@ -291,10 +291,9 @@ TEST_CASE("gpu: the C ABI's planned entries equal the C++ launchers, bit for bit
                                                   bytes, pdl, nullptr) == METRALE_OK);
             },
             [&] {
-              w8a16_gemm_m16_auto(
-                  gpu().backend, [](std::string_view e) { return gpu().cache.kernel(e); },
-                  gpu().sm_count(), p.input.get(), p.weight.get(), p.scale.get(), p.out.get(),
-                  m, n, k, a, cs, gpu().streamk_workspace(), 0, pdl != 0);
+              w8a16_gemm_m16_auto(gpu().backend, kernel_lookup(gpu().cache), gpu().sm_count(),
+                                  p.input.get(), p.weight.get(), p.scale.get(), p.out.get(), m,
+                                  n, k, a, cs, gpu().streamk_workspace(), 0, pdl != 0);
             },
             "C ABI automatic choice");
       });

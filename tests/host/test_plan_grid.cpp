@@ -74,7 +74,7 @@ TEST_CASE("m16_plan_grid and w8a16_gemm_m16_planned / _auto against hand launche
   test::RecordingBackend handles_gpu;
   test::CountingCompiler compiler;
   ModuleCache cache{handles_gpu, compiler.fn()};
-  const KernelLookup lookup = [&cache](std::string_view e) { return cache.kernel(e); };
+  const KernelLookup lookup = kernel_lookup(cache);
   std::set<std::string, std::less<>> entries;
   int plans = 0;
   for (const std::uint32_t sms : {132u, 114u, 66u, 16u}) {

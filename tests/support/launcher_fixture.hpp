@@ -26,7 +26,7 @@ struct LauncherFixture {
   RecordingBackend gpu;
   CountingCompiler compiler;
   ModuleCache cache{gpu, compiler.fn()};
-  const KernelLookup kernels = [this](std::string_view e) { return cache.kernel(e); };
+  const KernelLookup kernels = kernel_lookup(cache);
 };
 
 }  // namespace metrale::test

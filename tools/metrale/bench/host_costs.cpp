@@ -145,7 +145,7 @@ LaunchCost measure_launch_cost(const CudaBackend& gpu, ModuleCache& cache, const
   DeviceBuffer auto_ws(gpu, auto_ws_bytes);
   gpu.fill_bytes(auto_ws.get(), 0, auto_ws_bytes);
   gpu.synchronize();
-  const KernelLookup lookup = [&cache](std::string_view e) { return cache.kernel(e); };
+  const KernelLookup lookup = kernel_lookup(cache);
   const auto auto_call = [&](const GpuBackend& backend) {
     w8a16_gemm_m16_auto(backend, lookup, sms, x.get(), w.get(), s.get(), out.get(), 1, kN, kK,
                         kK, kN, {auto_ws.get(), auto_ws_bytes}, stream.handle());

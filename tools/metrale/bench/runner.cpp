@@ -78,7 +78,7 @@ Runner::Runner(const CudaBackend& gpu, ModuleCache& cache, const Stream& stream,
   gpu.fill_bytes(workspace_.get(), 0, workspace_bytes);
   gpu.synchronize();
   resources_.workspace = {workspace_.get(), workspace_bytes};
-  resources_.kernels = [&cache](std::string_view entry) { return cache.kernel(entry); };
+  resources_.kernels = kernel_lookup(cache);
   if (!options_.timeline.empty()) timeline_ = std::make_unique<TimelineWriter>(options_.timeline);
   if (!options_.baselines) return;
   prep_ = std::make_unique<BenchModule>(gpu, "baseline_prep.cu");
