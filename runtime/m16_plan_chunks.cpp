@@ -83,8 +83,10 @@ std::optional<M16Plan> chunked_deep_if_suited(std::uint32_t m, std::uint32_t n, 
 // The deep kernel in chunks of K above 8 tokens, with or without PDL, on layers under 64
 // MiB with K of at least 10240 and from 40 row groups to under 85 % of the SMs (where the
 // one-chunk form, w8a16_gemm_m16_skinny_deep_form, runs one CTA of 16 warps per group, one
-// per SM), and without PDL with K of 8192-9216 from 80 groups to under 80 %: on 4 warps of
-// 4 blocks where their CTAs (row groups x chunks) all fit at once,
+// per SM), without PDL with K of 8192-10239 from 80 groups to under 80 %, and with PDL below
+// 16 tokens with K of 8192-10239 that 16 warps do not split evenly (not 8192) from two thirds
+// of the SMs to under 80 %: on 4 warps of 4 blocks where their CTAs (row groups x chunks) all
+// fit at once,
 // else on 4 warps of 8 where those fit and the groups are under three quarters of the SMs.
 // At 9-16 tokens an SM holds 5 CTAs of 4 warps but 2 of 8, so the 8-warp chunks of 8
 // tokens and fewer do not fit. With PDL the grid is spread where an SM's share is under
@@ -106,17 +108,23 @@ std::optional<M16Plan> chunked_deep_if_suited(std::uint32_t m, std::uint32_t n, 
 // groups) 0.907-1.013x the old choice's time (15 cases, median 0.955). Where 4 of 4 overflow
 // the slots only through a short last chunk, 4 of 8 stays: counting that chunk as its
 // share took 0.90-0.98x 4 of 8's time at K = 15360 but 1.006-1.025x at 13312, 17408 and
-// 19456.
+// 19456. Item 167 (with PDL; fit on item 165's PDL rows): at K = 9216 the one-chunk form's
+// 16 warps take 5 blocks or 4, and 4 of 4 spread led it and the skinny entry on 90-103
+// groups; at 8192 (4 blocks each) it did not. Held out (two runs, m = 10, 13, 16, 7 layers
+// of 1408-1664 x 8704-9728, 88-104 groups): 0.84-1.01x the old choice's time at 10 tokens,
+// 0.96-0.99x at 13, 0.99-1.02x at 16; two more runs on 6 of them: 0.97-0.99x at 14,
+// 0.98-1.01x at 15. Hence below 16 tokens.
 std::optional<M16Plan> chunked_deep_above_8_tokens(std::uint32_t m, std::uint32_t n,
                                                    std::uint32_t k, std::uint32_t sms,
                                                    bool pdl) {
   const std::uint64_t groups = div_ceil(n, 16);
   const std::uint64_t bytes = std::uint64_t{n} * k;
   const std::uint64_t sm64 = sms;
-  // K of 8192-9216 (without PDL): from 80 groups to under 80 % of the SMs.
   const bool deep_k = k >= 10240;
-  if (m <= 8 || k < (pdl ? 10240 : 8192) || bytes < (pdl ? 10 : 8) * kMiB ||
-      bytes >= kLargeLayerBytes || groups < (deep_k ? 40 : 80) ||
+  const bool shallow_with_pdl_suits = m < 16 && k / 128 % 16 != 0;
+  if (m <= 8 || k < 8192 || (pdl && !deep_k && !shallow_with_pdl_suits) ||
+      bytes < (pdl ? 10 : 8) * kMiB || bytes >= kLargeLayerBytes ||
+      (deep_k ? groups < 40 : pdl ? 3 * groups < 2 * sm64 : groups < 80) ||
       (deep_k ? 20 * groups >= 17 * sm64 : 5 * groups >= 4 * sm64)) {
     return std::nullopt;
   }

@@ -123,7 +123,7 @@ TEST_CASE("plan_m16_gemm: above 8 tokens, the deep entry in chunks of 4 warps on
   // groups to under 80 %): 4 warps of 4 blocks where their CTAs fit the 5 an SM holds, else
   // 4 of 8 on groups under three quarters of the SMs; with PDL spread where an SM's share is
   // under 5. Not at 6.25 MiB (640 x 10240), not with PDL at 8.75 (896 x 10240) nor at K =
-  // 9216 (1536 x 9216), not at K = 8192 on 72 groups (1152 x 8192) nor on 106 (1696 x 8192),
+  // 8192 (1536 x 8192), not at K = 8192 on 72 groups (1152 x 8192) nor on 106 (1696 x 8192),
   // not on 39 groups (624 x 28672), not from 85 % of the SMs (1856 x 10240: 116 groups; 2000
   // x 10240), not 4 of 8 from three quarters (1792 x 14336, 1920 x 12288: 112 and 120
   // groups, 4 of 4 not fitting), not on 144 groups (2304 x 16384), not up to 8 tokens.
@@ -158,9 +158,27 @@ TEST_CASE("plan_m16_gemm: above 8 tokens, the deep entry in chunks of 4 warps on
     const M16Plan shallow = plan_m16_gemm(m, 1536, 9216, 132);
     CHECK(shallow.warps == 4u);
     CHECK(shallow.warp_blocks == 4u);
-    const M16Plan shallow_pdl = plan_m16_gemm(m, 1536, 9216, 132, M16LaunchOptions{true});
-    CHECK((shallow_pdl.entry != "w8a16_gemm_m16_skinny_deep" ||
-           w8a16_gemm_m16_skinny_chunks(9216, shallow_pdl.warps, shallow_pdl.warp_blocks) <= 1));
+    // With PDL (item 167) below 16 tokens at K = 8704-9728, from 88 groups to 104, spread;
+    // not at 8192 (16 warps of 4 blocks each), not on 86 groups, not at 16 tokens.
+    for (const auto& [n, k] : {std::pair{1408u, 9216u}, {1536u, 9216u}, {1664u, 9216u},
+                               {1440u, 8704u}, {1632u, 9728u}}) {
+      CAPTURE(n);
+      const M16Plan p = plan_m16_gemm(m, n, k, 132, M16LaunchOptions{true});
+      const bool chunked = p.entry == "w8a16_gemm_m16_skinny_deep" &&
+                           w8a16_gemm_m16_skinny_chunks(k, p.warps, p.warp_blocks) > 1;
+      CHECK(chunked == (m < 16));
+      if (m < 16) {
+        CHECK(p.warps == 4u);
+        CHECK(p.warp_blocks == 4u);
+        CHECK(p.max_ctas_per_sm == 4u);
+      }
+    }
+    for (const auto& [n, k] : {std::pair{1536u, 8192u}, {1376u, 9216u}, {1696u, 9216u}}) {
+      CAPTURE(n);
+      const M16Plan p = plan_m16_gemm(m, n, k, 132, M16LaunchOptions{true});
+      CHECK((p.entry != "w8a16_gemm_m16_skinny_deep" ||
+             w8a16_gemm_m16_skinny_chunks(k, p.warps, p.warp_blocks) <= 1));
+    }
     // K = 8192-9216 without PDL up to 103 groups (under 80 % of the SMs), not from 106.
     CHECK(plan_m16_gemm(m, 1648, 9216, 132).warp_blocks == 4u);
     CHECK(plan_m16_gemm(m, 1696, 8192, 132).warps == 16u);
