@@ -389,26 +389,29 @@ TEST_CASE("plan_m16_gemm: the skinny entry on small layers") {
   for (std::uint32_t m = 1; m <= 16; ++m) {
     CAPTURE(m);
     // Under 16 MiB (DeepSeek-V3 kv_a, q_a, 1024 x 2048, 1024 x 8192, 2048 x 2048, 1280 x
-    // 7168), with or without PDL; q_a from 13 tokens, 12 with PDL, takes the deep entry
+    // 7168), with or without PDL; q_a from 11 tokens, 12 with PDL, takes the deep entry
     // (below), and with PDL up to 8 tokens its form in chunks. (1024 x 8192 has too few row
     // groups for item 122's chunks without PDL.)
     for (const auto& [n, k] : {std::pair{576u, 7168u}, {1536u, 7168u}, {1024u, 2048u},
                                {1024u, 8192u}, {2048u, 2048u}, {1280u, 7168u}}) {
-      if (n != 1536 || m < 13) CHECK(skinny(m, n, k));
+      if (n != 1536 || m < 11) CHECK(skinny(m, n, k));
       // With PDL up to 8 tokens the deep entry in chunks (item 160: 256-384 CTAs of 528).
       const bool chunked_with_pdl = m <= 8 && k >= 7168 && n >= 1024;
       if (!chunked_with_pdl && (n != 1536 || m < 12)) CHECK(skinny(m, n, k, true));
     }
-    // The deep entry on 16 warps where its CTAs fill 70 % of the slots (q_a's 96 CTAs in
-    // 132, not kv_a's 36, 1024 x 8192's 64 nor 1280 x 7168's 80) from 13 tokens with K of
-    // 5120 and more, and with PDL from 12 tokens; two thirds (1408 x 8192's 88) from 14,
-    // with PDL from 13.
+    // The deep entry on 16 warps where its CTAs fill 69 % of the slots (q_a's 96 CTAs in
+    // 132, 1472 x 6144's 92, not kv_a's 36, 1024 x 8192's 64 nor 1280 x 7168's 80) from 11
+    // tokens with K of 5120 and more (item 169), and with PDL where they fill 70 % from 12
+    // tokens; two thirds (1408 x 8192's 88) from 14, with PDL from 13.
     for (const bool pdl : {false, true}) {
       CAPTURE(pdl);
       const M16Plan q_a = plan_m16_gemm(m, 1536, 7168, 132, M16LaunchOptions{pdl});
       const M16Plan narrow_k = plan_m16_gemm(m, 1536, 4096, 132, M16LaunchOptions{pdl});
       const M16Plan two_thirds = plan_m16_gemm(m, 1408, 8192, 132, M16LaunchOptions{pdl});
-      if (m >= (pdl ? 12u : 13u)) {
+      const M16Plan at_92 = plan_m16_gemm(m, 1472, 6144, 132, M16LaunchOptions{pdl});
+      CHECK((at_92.entry == "w8a16_gemm_m16_skinny_deep" && at_92.warps == 16u &&
+             at_92.warp_blocks == 3u) == (m >= (pdl ? 13u : 11u)));
+      if (m >= (pdl ? 12u : 11u)) {
         CHECK(q_a.entry == "w8a16_gemm_m16_skinny_deep");
         CHECK(q_a.warps == 16u);
         CHECK(q_a.warp_blocks == 4u);  // 56 K blocks on 16 warps
@@ -597,9 +600,9 @@ TEST_CASE("plan_m16_gemm: the deep skinny entry on 16-64 MiB layers, one chunk o
     CHECK((w8a16_gemm_m16_skinny_chunks(8192, chunked.warps, chunked.warp_blocks) > 1) ==
           (m <= 8));
   }
-  // Not under 16 MiB up to 12 tokens where the CTAs fill under 80 % of the slots, from 64
+  // Not under 16 MiB up to 10 tokens where the CTAs fill under 80 % of the slots, from 64
   // MiB, or with K under 1536.
-  for (const std::uint32_t m : {1u, 8u, 12u}) {
+  for (const std::uint32_t m : {1u, 8u, 10u}) {
     CHECK(plan_m16_gemm(m, 1536, 7168, 132).entry == "w8a16_gemm_m16_skinny");
     CHECK(plan_m16_gemm(m, 28672, 4096, 132).entry == "w8a16_gemm_m16_streamk");
     CHECK(plan_m16_gemm(m, 4096, 16384, 132).entry ==
