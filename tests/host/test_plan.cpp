@@ -402,7 +402,8 @@ TEST_CASE("plan_m16_gemm: the skinny entry on small layers") {
     // The deep entry on 16 warps where its CTAs fill 69 % of the slots (q_a's 96 CTAs in
     // 132, 1472 x 6144's 92, not kv_a's 36, 1024 x 8192's 64 nor 1280 x 7168's 80) from 11
     // tokens with K of 5120 and more (item 169), and with PDL where they fill 70 % from 12
-    // tokens; two thirds (1408 x 8192's 88) from 14, with PDL from 13.
+    // tokens (at K of 4608-6144 from 9, item 170); two thirds (1408 x 8192's 88) from 14,
+    // with PDL from 13.
     for (const bool pdl : {false, true}) {
       CAPTURE(pdl);
       const M16Plan q_a = plan_m16_gemm(m, 1536, 7168, 132, M16LaunchOptions{pdl});
@@ -410,7 +411,14 @@ TEST_CASE("plan_m16_gemm: the skinny entry on small layers") {
       const M16Plan two_thirds = plan_m16_gemm(m, 1408, 8192, 132, M16LaunchOptions{pdl});
       const M16Plan at_92 = plan_m16_gemm(m, 1472, 6144, 132, M16LaunchOptions{pdl});
       CHECK((at_92.entry == "w8a16_gemm_m16_skinny_deep" && at_92.warps == 16u &&
-             at_92.warp_blocks == 3u) == (m >= (pdl ? 13u : 11u)));
+             at_92.warp_blocks == 3u) == (m >= (pdl ? 9u : 11u)));
+      // With PDL from 9 tokens from two thirds at K of 4608-6144 (item 170): 1408 x 5120's 88
+      // CTAs, not 1376 x 5120's 86, not at K = 4096 (1536 x 4096, above) nor 7168 (q_a).
+      const M16Plan at_88 = plan_m16_gemm(m, 1408, 5120, 132, M16LaunchOptions{pdl});
+      const M16Plan at_86 = plan_m16_gemm(m, 1376, 5120, 132, M16LaunchOptions{pdl});
+      CHECK((at_88.entry == "w8a16_gemm_m16_skinny_deep" && at_88.warps == 16u) ==
+            (m >= (pdl ? 9u : 14u)));
+      CHECK_FALSE((at_86.entry == "w8a16_gemm_m16_skinny_deep" && at_86.warps == 16u));
       if (m >= (pdl ? 12u : 11u)) {
         CHECK(q_a.entry == "w8a16_gemm_m16_skinny_deep");
         CHECK(q_a.warps == 16u);
