@@ -406,8 +406,8 @@ std::optional<SkinnyDeepForm> deep_form_if_suited(std::uint32_t m, std::uint32_t
   // of 4096 and more where its CTAs fit at once: from 9 tokens where they fill 80 % of the slots;
   // with PDL from 9 where they fill two thirds with K of 4608-6144 (item 170), else where they
   // fill 70 % from 12 tokens; without PDL where they fill 69 % (92 groups on 132 SMs) from 11
-  // (item 169); and two thirds from 14 (13 with PDL); with K of 5120 and more without PDL. Item 81 (the deep kernel's loads filling 256 bytes of L2; m =
-  // 9..16, 16 layers of 1024-2048 x 4096-12288, against the skinny entry on 8 warps, with and
+  // (item 169); and two thirds from 14 (13 with PDL); with K of 5120 and more without PDL.
+  // Item 81 (the deep kernel's loads filling 256 bytes of L2; m = 9..16, 16 layers of 1024-2048 x 4096-12288, against the skinny entry on 8 warps, with and
   // without PDL): the deep entry gains with m and loses with fewer CTAs. 112-128 CTAs of 16 warps
   // in 132 slots took 0.85-0.97x the skinny entry's time from 9 tokens; 96-104 (73-79 %) lost up to
   // 1.03x at 9-12 tokens without PDL and won from 13 (0.89-1.00x, K of 5120 and more; K = 4096 lost
