@@ -404,21 +404,22 @@ std::optional<SkinnyDeepForm> deep_form_if_suited(std::uint32_t m, std::uint32_t
                             (k == 1024 && (m > 8 || form.warps <= 4)));
   // Else under 16 MiB up to 8 tokens where small_layer_one_chunk_suits, and above 8 tokens with K
   // of 4096 and more where its CTAs fit at once: from 9 tokens where they fill 80 % of the slots;
-  // with PDL from 9 where they fill two thirds with K of 4608-6144 (item 170), else where they
-  // fill 70 % from 12 tokens; without PDL where they fill 69 % (92 groups on 132 SMs) from 11
-  // (item 169); and two thirds from 14 (13 with PDL); with K of 5120 and more without PDL.
-  // Item 81 (the deep kernel's loads filling 256 bytes of L2; m = 9..16, 16 layers of 1024-2048 x 4096-12288, against the skinny entry on 8 warps, with and
-  // without PDL): the deep entry gains with m and loses with fewer CTAs. 112-128 CTAs of 16 warps
-  // in 132 slots took 0.85-0.97x the skinny entry's time from 9 tokens; 96-104 (73-79 %) lost up to
-  // 1.03x at 9-12 tokens without PDL and won from 13 (0.89-1.00x, K of 5120 and more; K = 4096 lost
-  // 1.07-1.10x at every m), with PDL from 12 (0.86-0.99x); 88 (two thirds) lost 1.02x at 13 tokens
-  // without PDL and 1.01x at 12 with it, and won at 16 (0.98x, 0.97x); 80 CTAs lost 1.02-1.11x and
-  // 64 1.14-1.20x everywhere. Item 169 (two runs, m = 10-13, without PDL, 7 layers of 1472-1664 x
-  // 5120-7168, 92-104 groups): the deep entry took 0.951-0.995x the skinny entry's time from 11
-  // tokens, and at 10 0.97-1.01x. Item 170 (with PDL, two runs, m = 9-11, 9 layers of 1408-3104
-  // x 4608-6144, 88-104 CTAs of 16 warps and 184-194 of 8): 0.880-0.990x the skinny entry's
-  // time at 9-11 tokens (q_a, at K = 7168, 1.008x at 9 tokens); held out (7 layers of 1424-3008
-  // x 4608-6144, 89-103 and 180-188 CTAs) 0.881-0.983x, median 0.949.
+  // with PDL from 9 where they fill two thirds with K of 4608-6144 (item 170), else where they fill
+  // 70 % from 12 tokens; without PDL where they fill 69 % (92 groups on 132 SMs) from 11 (item
+  // 169); and two thirds from 14 (13 with PDL); with K of 5120 and more without PDL. Item 81 (the
+  // deep kernel's loads filling 256 bytes of L2; m = 9..16, 16 layers of 1024-2048 x 4096-12288,
+  // against the skinny entry on 8 warps, with and without PDL): the deep entry gains with m and
+  // loses with fewer CTAs. 112-128 CTAs of 16 warps in 132 slots took 0.85-0.97x the skinny entry's
+  // time from 9 tokens; 96-104 (73-79 %) lost up to 1.03x at 9-12 tokens without PDL and won from
+  // 13 (0.89-1.00x, K of 5120 and more; K = 4096 lost 1.07-1.10x at every m), with PDL from 12
+  // (0.86-0.99x); 88 (two thirds) lost 1.02x at 13 tokens without PDL and 1.01x at 12 with it, and
+  // won at 16 (0.98x, 0.97x); 80 CTAs lost 1.02-1.11x and 64 1.14-1.20x everywhere. Item 169 (two
+  // runs, m = 10-13, without PDL, 7 layers of 1472-1664 x 5120-7168, 92-104 groups): the deep entry
+  // took 0.951-0.995x the skinny entry's time from 11 tokens, and at 10 0.97-1.01x. Item 170 (with
+  // PDL, two runs, m = 9-11, 9 layers of 1408-3104 x 4608-6144, 88-104 CTAs of 16 warps and 184-194
+  // of 8): 0.880-0.990x the skinny entry's time at 9-11 tokens (q_a, at K = 7168, 1.008x at 9
+  // tokens); held out (7 layers of 1424-3008 x 4608-6144, 89-103 and 180-188 CTAs) 0.881-0.983x,
+  // median 0.949.
   if (bytes < 16 * kMiB && !shallow) {
     if (m <= 8) {
       if (!small_layer_one_chunk_suits(m, n, k, sms, pdl, form)) return std::nullopt;
