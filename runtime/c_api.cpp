@@ -6,13 +6,14 @@
 
 #include "c_api_internal.hpp"
 #include "metrale/dense_ffn.hpp"
+#include "metrale/kernel_launch.hpp"
 #include "metrale/kernel_variants.hpp"
 #include "metrale/kernels.h"
+#include "metrale/m16_plan.hpp"
 #include "metrale/w8a16_gemm_m16.hpp"
 #include "metrale/w8a16_gemm_m16_auto.hpp"
-#include "metrale/w8a16_gemm_m16_splitk.hpp"
-#include "metrale/kernel_launch.hpp"
 #include "metrale/w8a16_gemm_m16_skinny.hpp"
+#include "metrale/w8a16_gemm_m16_splitk.hpp"
 #include "metrale/w8a16_gemm_m16_streamk.hpp"
 #include "metrale/w8a16_gemv_batch16.hpp"
 

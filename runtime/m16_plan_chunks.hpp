@@ -1,4 +1,4 @@
-// The rules by which plan_m16_gemm (w8a16_gemm_m16_splitk.cpp) runs the deep skinny
+// The rules by which plan_m16_gemm (m16_plan.cpp) runs the deep skinny
 // entry in chunks of K, with the caller's workspace; each definition carries the
 // measurements it rests on (docs/performance.md, the items it names).
 #pragma once
@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <optional>
 
+#include "metrale/m16_plan.hpp"
 #include "metrale/w8a16_gemm_m16_skinny.hpp"
-#include "metrale/w8a16_gemm_m16_splitk.hpp"
 
 namespace metrale::m16_plan {
 

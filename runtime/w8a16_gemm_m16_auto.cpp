@@ -4,6 +4,7 @@
 #include "metrale/error.hpp"
 #include "metrale/w8a16_gemm_m16.hpp"
 #include "metrale/w8a16_gemm_m16_skinny.hpp"
+#include "metrale/w8a16_gemm_m16_splitk.hpp"
 #include "metrale/w8a16_gemm_m16_stream.hpp"
 
 namespace metrale {

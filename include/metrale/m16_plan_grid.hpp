@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "metrale/w8a16_gemm_m16_splitk.hpp"
+#include "metrale/m16_plan.hpp"
 
 namespace metrale {
 

@@ -15,9 +15,9 @@
 
 #include "metrale/gpu_backend.hpp"
 #include "metrale/kernel_service.hpp"
+#include "metrale/m16_plan.hpp"
 #include "metrale/m16_plan_grid.hpp"
 #include "metrale/module_cache.hpp"
-#include "metrale/w8a16_gemm_m16_splitk.hpp"
 #include "metrale/w8a16_gemm_m16_streamk.hpp"
 
 namespace metrale {

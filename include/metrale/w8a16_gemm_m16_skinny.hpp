@@ -22,7 +22,7 @@
 #include <string_view>
 
 #include "metrale/gpu_backend.hpp"
-#include "metrale/w8a16_gemm_m16_splitk.hpp"
+#include "metrale/m16_launch_options.hpp"
 #include "metrale/w8a16_gemm_m16_streamk.hpp"
 
 namespace metrale {

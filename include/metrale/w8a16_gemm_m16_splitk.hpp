@@ -13,36 +13,16 @@
 #pragma once
 
 #include <cstdint>
-#include <string_view>
 
 #include "metrale/gpu_backend.hpp"
+#include "metrale/m16_launch_options.hpp"
+// The launch plan (plan_m16_gemm) was declared here before m16_plan.hpp held it.
+#include "metrale/m16_plan.hpp"
 
 namespace metrale {
 
 // The largest portable cluster: the most CTAs one tile is split across.
 inline constexpr std::uint32_t W8A16_GEMM_M16_SPLITK_MAX = 8;
-
-// Opt-in launch behaviour of the split-K launcher.
-struct M16LaunchOptions {
-  // Programmatic dependent launch (sm_90): the kernel may start while the preceding
-  // kernel of the stream still runs, loading its first weights and scales, and waits for
-  // that kernel only before reading the activations and writing the output. The caller
-  // promises that the preceding kernel does not write this launch's weights or scales.
-  bool programmatic_dependent = false;
-  // The skinny entry (w8a16_gemm_m16_skinny): the chunks of K of a row group run as one
-  // thread-block cluster and hand their partials to chunk 0 through its shared memory
-  // instead of the workspace in L2, where the device and the chunking allow it (sm_90
-  // and later, 2 to 8 chunks); elsewhere, and for the other entries, it changes nothing.
-  // The same sums in the same order: the results are bit-identical either way.
-  bool chunk_cluster = false;
-  // The skinny and deep skinny entries: at most this many of the launch's CTAs on one SM
-  // (0: as many as its registers allow), enforced through the dynamic shared memory each
-  // CTA asks for (sm_75 and later; the same results). With PDL the next launch's CTAs
-  // start early in the slots a launch leaves free; capped at an even share of the grid,
-  // the launches take turns on every SM instead (docs/performance.md, item 94). The plan
-  // sets it (M16Plan::max_ctas_per_sm).
-  std::uint32_t max_ctas_per_sm = 0;
-};
 
 void w8a16_gemm_m16_splitk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input,
                            DevicePtr weight, DevicePtr block_scale, DevicePtr output,
@@ -50,73 +30,5 @@ void w8a16_gemm_m16_splitk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr
                            std::uint32_t a_row_stride, std::uint32_t c_row_stride,
                            std::uint32_t split, StreamHandle stream,
                            M16LaunchOptions options = {});
-
-// Which entry and split to run for m tokens on n x k on a device with `sm_count` SMs (0:
-// 132), for callers that ask for the automatic choice (e.g. attention projections; the
-// dense FFN keeps METRALE_FFN_M16_TC_NTILE). A pure function of its arguments: no GPU, no
-// compile, the same plan on every call; `metrale plan` prints it for any shape, and
-// m16_plan_grid (m16_plan_grid.hpp) gives its launch's CTAs and workspace bytes.
-//
-// The rules, in the order plan_entry (runtime/w8a16_gemm_m16_splitk.cpp) tries them, the
-// first that suits the shape deciding; each rule's definition there or in
-// runtime/m16_plan_chunks.cpp carries its thresholds and the measurements behind them,
-// docs/performance.md the items they name:
-//  - above 8 tokens, the deep skinny entry's 32-row form (w8a16_gemm_m16_skinny_deep32_form);
-//  - shallow K (512-1536) where the deep entry's form is narrow: stream-K on one or two
-//    CTAs per SM, or the skinny entry on one chunk of K;
-//  - narrow, deep layers under 64 MiB (K of 8192 and more, tens of row groups up to about
-//    one per SM), and without PDL small ones up to 8 tokens at K of 4096 or 6144: the deep
-//    skinny entry in chunks of K on 4 or 8 warps (the caller's workspace);
-//  - layers of 16-64 MiB, and smaller or larger ones whose CTAs fill the device: the deep
-//    skinny entry on one chunk of K (_deep, _deep3 or _deep32 as
-//    w8a16_gemm_m16_skinny_deep_form says), no workspace; then with PDL, small layers up to
-//    8 tokens: its chunks of 8 warps of 2 blocks;
-//  - small layers (under 16 MiB, some to 64 MiB): the skinny entry on 8 warps (4 at K =
-//    512), the caller's workspace;
-//  - layers of 64 MiB and more: stream-K on one or two CTAs per SM (the caller's
-//    workspace), and on one from 20-32 MiB at a few tokens and more;
-//  - else the streaming entry where its 128-row tiles split fill the SMs 1.5 to 2 times, the
-//    seed's 64- or 32-wide tiles where they fill the device, split-K with the smallest
-//    power-of-two split that does; where those tiles are shallow (K of 512-896 from 8 MiB),
-//    stream-K on one CTA per SM.
-// With `launch.programmatic_dependent` the plan is for callers whose preceding kernel is
-// PDL-aware: the same classes with thresholds of their own, plus grids spread over the SMs
-// (M16Plan::max_ctas_per_sm: a skinny or deep grid whose even share is 2 to 6 CTAs per SM
-// below what its registers allow, or a one-chunk deep grid of at most one CTA per SM), the
-// skinny entry's chunks as one cluster (M16Plan::chunk_cluster), stream-K in place of the
-// tiled entries from 16 MiB at 4-8 tokens, and the seed's contiguous entries replaced by
-// split-K with a split of 1 (the same kernel, launched with PDL).
-struct M16Plan {
-  // "w8a16_gemm_m16", "w8a16_gemm_m16_n64", "w8a16_gemm_m16_splitk",
-  // "w8a16_gemm_m16_stream" (w8a16_gemm_m16_stream.hpp), "w8a16_gemm_m16_streamk" or
-  // "w8a16_gemm_m16_skinny" (its one-block-per-warp kernel) or
-  // "w8a16_gemm_m16_skinny_deep", "_deep3" or "_deep32" (on one chunk of K, where
-  // warp_blocks x warps covers K, no workspace; the deep entry may run in chunks, with PDL
-  // on small layers and on narrow, deep ones, with the caller's workspace of
-  // w8a16_gemm_m16_skinny_workspace_bytes(n, k, warps, warp_blocks))
-  std::string_view entry;
-  std::uint32_t split;     // 1 for the seed's entries, stream-K and skinny
-  std::uint32_t ctas = 0;  // stream-K's persistent grid; 0 for the other entries
-  std::uint32_t stages = 0;  // stream-K's ring stages; 0: its launcher's default
-  std::uint32_t warps = 0;   // the skinny entries' warps per CTA; 0 for the other entries
-  std::uint32_t warp_blocks = 0;  // the deep skinny entry's blocks per warp, else 0
-  // The skinny entry: launch with M16LaunchOptions::chunk_cluster (a PDL plan only).
-  bool chunk_cluster = false;
-  // The skinny entries: launch with M16LaunchOptions::max_ctas_per_sm (a PDL plan only).
-  std::uint32_t max_ctas_per_sm = 0;
-};
-
-M16Plan plan_m16_gemm(std::uint32_t m, std::uint32_t n, std::uint32_t k,
-                      std::uint32_t sm_count, M16LaunchOptions launch = {});
-
-// The plan without PDL for a caller whose deep skinny launcher takes no workspace (the C
-// ABI's metrale_w8a16_gemm_m16_skinny_deep): as plan_m16_gemm, but the deep entry runs on
-// one chunk of K only, where plan_m16_gemm would run it in chunks.
-M16Plan plan_m16_gemm_one_chunk_deep(std::uint32_t m, std::uint32_t n, std::uint32_t k,
-                                     std::uint32_t sm_count);
-
-// The ring stages plan_m16_gemm gives stream-K on `ctas` CTAs of a device with `sm_count`
-// SMs: 3 from two CTAs per SM, else 0 (the launcher's default, 4).
-std::uint32_t streamk_plan_stages(std::uint32_t ctas, std::uint32_t sm_count);
 
 }  // namespace metrale

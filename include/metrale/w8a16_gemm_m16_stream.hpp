@@ -16,7 +16,7 @@
 #include <cstdint>
 
 #include "metrale/gpu_backend.hpp"
-#include "metrale/w8a16_gemm_m16_splitk.hpp"
+#include "metrale/m16_launch_options.hpp"
 
 namespace metrale {
 

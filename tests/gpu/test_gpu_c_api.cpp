@@ -15,9 +15,10 @@
 
 #include "gpu/gpu_fixture.hpp"
 #include "metrale/kernels.h"
+#include "metrale/m16_plan.hpp"
 #include "metrale/w8a16_gemm_m16_auto.hpp"
-#include "metrale/w8a16_gemm_m16_splitk.hpp"
 #include "metrale/w8a16_gemm_m16_skinny.hpp"
+#include "metrale/w8a16_gemm_m16_splitk.hpp"
 #include "metrale/w8a16_gemm_m16_streamk.hpp"
 
 using namespace metrale;

@@ -18,11 +18,12 @@
 #include "metrale/error.hpp"
 #include "metrale/kernels.h"
 #include "metrale/log.hpp"
+#include "metrale/m16_plan.hpp"
 #include "metrale/module_cache.hpp"
 #include "metrale/nvrtc_compiler.hpp"
 #include "metrale/w8a16_gemm_m16.hpp"
-#include "metrale/w8a16_gemm_m16_splitk.hpp"
 #include "metrale/w8a16_gemm_m16_skinny.hpp"
+#include "metrale/w8a16_gemm_m16_splitk.hpp"
 #include "metrale/w8a16_gemm_m16_streamk.hpp"
 #include "support/fake_backend.hpp"
 

@@ -12,10 +12,11 @@
 
 #include "metrale/dense_ffn.hpp"
 #include "metrale/error.hpp"
+#include "metrale/m16_plan.hpp"
 #include "metrale/w8a16_gemm_m16.hpp"
+#include "metrale/w8a16_gemm_m16_skinny.hpp"
 #include "metrale/w8a16_gemm_m16_splitk.hpp"
 #include "metrale/w8a16_gemm_m16_stream.hpp"
-#include "metrale/w8a16_gemm_m16_skinny.hpp"
 #include "metrale/w8a16_gemm_m16_streamk.hpp"
 #include "metrale/w8a16_gemv_batch16.hpp"
 #include "support/launcher_fixture.hpp"

@@ -11,9 +11,9 @@
 #include <string_view>
 #include <utility>
 
+#include "metrale/m16_plan.hpp"
 #include "metrale/w8a16_gemm_m16.hpp"
 #include "metrale/w8a16_gemm_m16_skinny.hpp"
-#include "metrale/w8a16_gemm_m16_splitk.hpp"
 #include "metrale/w8a16_gemm_m16_streamk.hpp"
 
 using namespace metrale;

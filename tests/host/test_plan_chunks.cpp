@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <utility>
 
+#include "metrale/m16_plan.hpp"
 #include "metrale/w8a16_gemm_m16_skinny.hpp"
-#include "metrale/w8a16_gemm_m16_splitk.hpp"
 
 using namespace metrale;
 

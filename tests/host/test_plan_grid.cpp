@@ -11,9 +11,10 @@
 #include <tuple>
 
 #include "metrale/error.hpp"
+#include "metrale/m16_plan.hpp"
 #include "metrale/m16_plan_grid.hpp"
-#include "metrale/w8a16_gemm_m16_auto.hpp"
 #include "metrale/w8a16_gemm_m16.hpp"
+#include "metrale/w8a16_gemm_m16_auto.hpp"
 #include "metrale/w8a16_gemm_m16_skinny.hpp"
 #include "metrale/w8a16_gemm_m16_splitk.hpp"
 #include "metrale/w8a16_gemm_m16_stream.hpp"

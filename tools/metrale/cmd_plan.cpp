@@ -13,8 +13,8 @@
 #include "metrale/bench/shapes.hpp"
 #include "metrale/commands.hpp"
 #include "metrale/error.hpp"
+#include "metrale/m16_plan.hpp"
 #include "metrale/m16_plan_grid.hpp"
-#include "metrale/w8a16_gemm_m16_splitk.hpp"
 
 namespace metrale::cli {
 namespace {

@@ -4,6 +4,7 @@
 
 #include "metrale/error.hpp"
 #include "metrale/kernel_launch.hpp"
+#include "metrale/m16_plan.hpp"
 #include "metrale/w8a16_gemm_m16_skinny.hpp"
 #include "metrale/w8a16_gemm_m16_splitk.hpp"
 #include "metrale/w8a16_gemm_m16_stream.hpp"

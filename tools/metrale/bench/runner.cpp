@@ -9,7 +9,7 @@
 #include "metrale/error.hpp"
 #include "metrale/fill_random.hpp"
 #include "metrale/kernel_launch.hpp"
-#include "metrale/w8a16_gemm_m16_splitk.hpp"
+#include "metrale/m16_plan.hpp"
 #include "metrale/w8a16_gemv_batch16.hpp"
 
 namespace metrale::bench {

@@ -1,0 +1,599 @@
+#include "metrale/m16_plan.hpp"
+
+#include <algorithm>
+#include <optional>
+
+#include "m16_plan_chunks.hpp"
+#include "metrale/kernel_launch.hpp"
+#include "metrale/w8a16_gemm_m16.hpp"
+#include "metrale/w8a16_gemm_m16_skinny.hpp"
+#include "metrale/w8a16_gemm_m16_splitk.hpp"
+
+namespace metrale {
+
+std::uint32_t streamk_plan_stages(std::uint32_t ctas, std::uint32_t sm_count) {
+  // Measured on two CTAs per SM over the six layers of 64 MiB and more, each against the
+  // default 4 stages in the same run. Up to 8 tokens, 3 stages took 0.97-0.99x the time
+  // in every case of two runs (68a7eb3 without PDL, 3146d7c with and without; DeepSeek-V3
+  // o m = 1 34.52 against 35.95 us); 2 stages 0.98-1.04x, 5 to 10 stages more. Above 8
+  // tokens they did not pay until the ring's position became counters (item 109); since,
+  // on 22 layers of 64-224 MiB at 12 and 16 tokens (item 110, two runs), 3 stages took
+  // 0.954-0.990x the time without PDL and 0.985-1.004x with it. On one CTA per SM 4 stays
+  // best (3: 1.00-1.03x; 6: 1.02-1.05x; item 110: 1.01-1.08x).
+  return sm_count != 0 && ctas >= 2 * sm_count ? 3 : 0;
+}
+
+namespace {
+
+using m16_plan::chunked_deep_above_8_tokens;
+using m16_plan::chunked_deep_if_suited;
+using m16_plan::chunked_deep_narrow_with_pdl_if_suited;
+using m16_plan::chunked_deep_without_pdl_if_suited;
+using m16_plan::kLargeLayerBytes;
+using m16_plan::kMiB;
+using m16_plan::small_layer_one_chunk_suits;
+
+// Stream-K on layers of 64 MiB and more: two CTAs per SM with 3 stages, or up to 8 tokens
+// one CTA per SM (4 stages) where the layer has few units per SM and few tiles, so that
+// on two per SM most tiles would be split over several CTAs. Item 110 (22 layers of
+// 64-224 MiB, m = 1..8, two runs; after the ring's position became counters, item 109):
+// one CTA per SM took 0.931-1.012x the time of two (median 0.980) without PDL where this
+// rule takes it (up to 64 units per SM, fewer tiles than two per SM: Qwen3-32B and
+// DeepSeek-V3 down, DeepSeek-V3 o, Llama-3-8B gate_up), 0.999-1.021x where it does not.
+// With PDL two per SM hide more of the launch, and one per SM paid only on fewer units
+// and tiles: 0.928-0.999x (median 0.961) up to 56 units per SM on at most one tile per
+// two SMs, 0.994-1.039x elsewhere (DeepSeek-V3 down 1.004-1.015x, Llama-3-8B gate_up
+// 1.00-1.01x). Since two per SM space their first stages (item 152), one per SM leads only
+// on fewer tiles still (item 153, m = 1, 4, 8, each form twice, eight layers of 64-112 MiB
+// with up to 56 units per SM): 0.952-0.996x the 3-stage form's time on 32-48 tiles,
+// 1.007-1.025x on 56 and 64 (DeepSeek-V3 o, 7168 x 12288, 8192 x 12288), but for 8192 x
+// 8192 (64 tiles, 31 units per SM: 0.994-0.996x). Above 8 tokens (item 155, m = 9, 12,
+// 16, twice, 12 layers of 64-250 MiB, after the reducer's contributors moved to the start):
+// one per SM took 0.87-0.98x the time of two without PDL on the layers of 32-64 tiles with
+// up to 64 units per SM, 0.99-1.01x on Llama-3-8B gate_up (224 tiles) and 1.01-1.03x on
+// 121 units per SM; with PDL 0.90-0.97x on 32-48 tiles and 0.99-1.02x on 56 (DeepSeek-V3
+// o and down), so the PDL rule holds for every m and the plain one takes at most one tile
+// per SM above 8 tokens. Where the deep kernel's 32-row form is suited it still comes first.
+// With PDL above 8 tokens also on up to one tile per SM where each SM gets at most 49
+// units (item 160, m = 9..16, two runs, 9 layers of 64-100 MiB with 56-112 tiles): 0.92-0.98x
+// the time of two per SM at 9-14 tokens and 0.96-1.00x at 16 on 8 of them (30.6-48.5
+// units per SM); 11264 x 7168 (88 tiles) 1.00-1.01x.
+M16Plan large_layer_streamk(std::uint32_t m, std::uint32_t n, std::uint32_t k,
+                            std::uint64_t sms, bool pdl) {
+  const std::uint64_t tiles = div_ceil(n, 128);
+  const std::uint64_t units = tiles * (k / 128);
+  const bool few_tiles = units <= 56 * sms && 8 * tiles <= 3 * sms;
+  const bool one_per_sm =
+      pdl ? few_tiles || (m > 8 && units <= 49 * sms && tiles <= sms)
+          : units <= 64 * sms && (m <= 8 ? tiles < 2 * sms : tiles <= sms);
+  if (one_per_sm) return {"w8a16_gemm_m16_streamk", 1, static_cast<std::uint32_t>(sms)};
+  const auto ctas = static_cast<std::uint32_t>(2 * sms);
+  return {"w8a16_gemm_m16_streamk", 1, ctas,
+          streamk_plan_stages(ctas, static_cast<std::uint32_t>(sms))};
+}
+
+M16Plan plan_without_pdl(std::uint32_t m, std::uint32_t n, std::uint32_t k,
+                         std::uint64_t sms) {
+  // Too few CTAs leave loads in flight, hence bandwidth, unused. Measured on an H200
+  // (docs/performance.md, bench/results/): 128, 160 and 192 tiles run best split in two,
+  // 224 and more unsplit, so the threshold sits at 1.6 CTAs per SM.
+  const std::uint64_t tiles = div_ceil(n, W8A16_GEMM_M16_N_TILE);
+  // Stream-K gives every SM the same weight bytes, whatever the tile count. By the bench
+  // at cb9c563 (split tiles added up from flagged partials) it is the fastest entry on
+  // every layer of 64 MiB or more at m = 1, 8 and 16 (on which grid: large_layer_streamk).
+  // Below that, on one CTA per SM, by a sweep over m = 1..8 at 5b66a05: from 32 MiB at
+  // m >= 2 (Qwen3-32B qkv m = 6 19.46 us against 23.28 for the seed's entry, DeepSeek-V3
+  // q_b 15.45 against 18.75) and at m = 1 where the seed's tiles leave SMs without a CTA
+  // (Llama-3-8B down 21.0 us against 21.9 for split-K); from 20 MiB at m >= 5 (Llama-3-8B
+  // qkv m = 6 12.36 us against 12.82 for split-K, which stays ahead up to m = 4).
+  const std::uint64_t weight_bytes = std::uint64_t{n} * k;
+  if (weight_bytes >= kLargeLayerBytes) return large_layer_streamk(m, n, k, sms, false);
+  if ((weight_bytes >= 32 * kMiB && (m >= 2 || tiles < sms)) ||
+      (weight_bytes >= 20 * kMiB && m >= 5)) {
+    return {"w8a16_gemm_m16_streamk", 1, static_cast<std::uint32_t>(sms)};
+  }
+  const std::uint64_t stream_tiles = div_ceil(n, 128);
+  // The streaming entry wins on wide layers (N >= 7168, its 128-row tiles) where a
+  // split gives 1.5 to 2 of its CTAs per SM, one wave at full occupancy, with at least
+  // 8 K blocks per CTA: Llama-3-8B gate_up (224 tiles), DeepSeek-V3 o and down (56
+  // tiles x 4). With more CTAs a second wave runs half empty; with fewer, SMs idle.
+  if (n >= 7168) {
+    for (std::uint32_t s = 1; s <= W8A16_GEMM_M16_SPLITK_MAX; s *= 2) {
+      const std::uint64_t ctas = stream_tiles * s;
+      if (ctas >= sms * 3 / 2 && ctas <= sms * 2 && k / 128 / s >= 8) {
+        return {"w8a16_gemm_m16_stream", s};
+      }
+    }
+  }
+  // Above 8 tokens a 32-row tile re-reads as many activation bytes as it streams weight
+  // bytes; the 64-wide tile halves that, and wins once its tiles still cover the SMs
+  // 1.2 times over (Llama-3-8B, Qwen3-32B and DeepSeek-V3 gate_up, Qwen3-32B qkv).
+  if (m > 8 && div_ceil(n, W8A16_GEMM_M16_N_TILE_WIDE) >= sms * 6 / 5) {
+    return {"w8a16_gemm_m16_n64", 1};
+  }
+  if (tiles >= sms * 8 / 5) return {"w8a16_gemm_m16", 1};
+  // Each warp should get at least two K blocks (DeepSeek-V3 q_a: 4 beats 8), unless even
+  // that split leaves SMs without a CTA (kv_a: 18 tiles, 8 beats 4).
+  std::uint32_t max_split = std::clamp<std::uint32_t>(k / 1024, 1, W8A16_GEMM_M16_SPLITK_MAX);
+  if (tiles * max_split < sms) {
+    max_split = std::clamp<std::uint32_t>(k / 512, 1, W8A16_GEMM_M16_SPLITK_MAX);
+  }
+  std::uint32_t split = 1;
+  while (split * 2 <= max_split && tiles * split < sms * 8 / 5) split *= 2;
+  if (split == 1) return {"w8a16_gemm_m16", 1};
+  return {"w8a16_gemm_m16_splitk", split};
+}
+
+// Measured on an H200 over m = 1..8, 12, 16 against every other entry, with and without
+// PDL, on 10 layers of 2 to 56 MiB (docs/performance.md): the skinny entry on 8 warps
+// took 0.72-0.81x the best other entry's time on DeepSeek-V3 kv_a and q_a up to 8 tokens
+// (0.74-0.94x at 12 and 16), 0.85-0.98x on Llama-3-8B o and 0.75-0.93x on 16384 x 1024
+// and 2048 x 8192 at every m, and 0.88-0.96x on Llama-3-8B qkv (24 MiB) up to 8 tokens;
+// at 12 and 16 tokens one 16 MiB layer (8192 x 2048) lost by 2 and 9 %. With PDL it kept
+// 0.70-0.87x below 16 MiB and 0.87-0.98x on 16 MiB layers with K >= 4096, but lost to
+// stream-K with PDL on 8192 x 2048 (1.05-1.27x) and on Llama-3-8B qkv (1.02-1.09x).
+// Below one full chunk of K (1024) most of its warps would idle: not measured, not picked.
+// At one token without PDL it also led on the layers of 32-64 MiB with K >= 4096 in the
+// record at ec9d6d2 (Llama-3-8B down 19.48 us against 21.03 for stream-K, Qwen3-32B qkv
+// 17.31 against 18.44), not on DeepSeek-V3 q_b (K = 1536: 14.46 against 14.21).
+bool skinny_suits(std::uint32_t m, std::uint32_t n, std::uint32_t k, bool pdl) {
+  const std::uint64_t bytes = std::uint64_t{n} * k;
+  if (k < 1024) return false;
+  if (bytes < 16 * kMiB) return true;
+  // From 16 MiB, what the deep entry leaves (deep_form_if_suited comes first): K of 1024
+  // up to 1536, CTAs that fill under half the slots, and with PDL those that do not fit at
+  // once or fill under two thirds.
+  if (pdl) return bytes <= 16 * kMiB && k >= 4096;
+  return bytes <= 16 * kMiB || (bytes <= 24 * kMiB && m <= 8);
+}
+
+// Measured on an H200 at m = 1, 8 and 16 (docs/performance.md, item 66), the skinny
+// entry's chunks as one cluster, their partials through chunk 0's shared memory: with PDL
+// 0.85-0.92x the time of the handoff through L2 on DeepSeek-V3 kv_a on 8 warps (252 CTAs,
+// all on the device at once), 1.09-1.38x on q_a (672 CTAs, more than its 528 or 396
+// slots), 1.17-1.31x on 2048 x 8192; without PDL 1.04-1.34x on those layers and
+// 0.98-1.16x on kv_a (a cluster launch starts later, which PDL hides). Hence with PDL,
+// and only where every CTA fits at once. Item 92 (m = 1, 4 and 8, with PDL): it gained on
+// layers of 7 chunks (K = 7168; kv_a 0.84-0.93x, 1024 x 7168 0.92-0.93x) and lost on those
+// of 4 and 5 whose CTAs fit too (2048 x 4096, 512 CTAs, 1.17-1.19x; 1536 x 5120, 480,
+// 1.20-1.22x): clusters of 7 chunks and more. Item 161 (m = 1..8, with PDL): what decides
+// it up to 8 tokens is how full the slots are, not the chunks: on 4 and 6 chunks filling
+// 79-85 % of the 528 slots (1664 x 4096, 1152 and 1200 x 6144) the cluster took 0.89-0.92x
+// the time of the chunks through L2, and on 7 and 8 filling 90-97 % 1.00-1.19x (1088 and
+// 1120 x 7168, 1024 x 8192), on 8 filling 88 % (928 x 8192) 0.92-1.02x: up to 8 tokens
+// clusters of 4 chunks and more on at most 90 % of the slots (below 75 % the grid is
+// spread instead).
+bool chunk_cluster_suits(std::uint32_t m, std::uint32_t n, std::uint32_t k, std::uint32_t sms) {
+  const std::uint32_t chunks = w8a16_gemm_m16_skinny_chunks(k, W8A16_GEMM_M16_SKINNY_WARPS, 1);
+  const std::uint64_t ctas = std::uint64_t{div_ceil(n, 16)} * chunks;
+  const std::uint64_t slots =
+      std::uint64_t{sms} * w8a16_gemm_m16_skinny_ctas_per_sm(m, W8A16_GEMM_M16_SKINNY_WARPS);
+  const bool measured = m <= 8 ? chunks >= 4 && 10 * ctas <= 9 * slots : chunks >= 7;
+  return measured && chunks <= W8A16_GEMM_M16_SKINNY_MAX_CLUSTER_CHUNKS && ctas <= slots;
+}
+
+// Whether a PDL launch of `ctas` CTAs, of which the registers let an SM hold
+// `by_registers`, is spread over the SMs (spread_if_suited, items 94 and 119): an even
+// share of 2 to 6 CTAs per SM, below what the registers allow.
+bool spreadable(std::uint64_t ctas, std::uint32_t sms, std::uint32_t by_registers) {
+  const std::uint64_t share = (ctas + sms - 1) / sms;
+  return share >= 2 && share <= 6 && share < by_registers;
+}
+
+// The depths of K the deep entry was measured on: 1536 and more, and 512-1024 on layers
+// of up to 32 MiB, or of up to 48 MiB up to 8 tokens (with PDL up to 6). Item 112 (one probe
+// run, m = 1, 4 and 8, with and without PDL, 16384-32768 rows of K = 1024, where the plan
+// took the skinny, streaming, split-K or stream-K entry): the form
+// w8a16_gemm_m16_skinny_deep_form gives took 0.80-0.99x the plan's choice without PDL
+// (28672 x 1024 10.05 us against 12.39 for the streaming entry at m = 1) and was the
+// fastest entry in each case; with PDL, on 4 warps (shallow_layer_warps), 0.66-0.97x, but
+// on 20480 rows 0.92-1.01x, where the skinny entry led it by 2-5 %. Item 113 (a fitting
+// probe run, m = 1, 4, 8, 9, 12, 16, and a second run on other rows and token counts):
+// above 8 tokens the rules below take its form where its CTAs all fit at once, 2 warps of
+// 4 blocks on 16384-20480 rows without PDL (20480 with PDL too; 0.58-0.95x the old choice,
+// the fastest entry in every case) and the three-per-SM form's 2 warps on 24576 rows
+// (0.87-0.97x, the fastest); on 36864-49152 rows (2304-3072 CTAs, more than fit at once)
+// the form's fallback, 4 warps of 2 blocks each, took 0.86-0.98x the old choice (the
+// seed's entry at one token, stream-K on one CTA per SM from 2) without PDL, within 2.4 %
+// of the fastest entry, and with PDL 0.87-0.99x up to 6 tokens; at 8 tokens with PDL it
+// took 1.02-1.03x stream-K on one CTA per SM on 36864-40960 rows. Item 118 (two probe
+// runs, 9 layers of 8-32 MiB with K of 512, 640, 768 and 896, m = 1, 8 and 16; the rules
+// of K = 1024 fitted on both): the plan's choice took 1.02-1.03x the fastest entry
+// (geometric mean; worst 1.12x with PDL up to 8 tokens on 16384 x 512, where the skinny
+// entry on 4 warps, which the plan does not run, led, and on 65536 x 512) against
+// 1.20-1.36x (worst 1.81x) for the seed's entries and split-K before.
+bool deep_depth_measured(std::uint32_t m, std::uint32_t k, std::uint64_t bytes, bool pdl) {
+  return k >= 1536 ||
+         (k >= 512 && k <= 1024 &&
+          (bytes <= 32 * kMiB || (bytes <= 48 * kMiB && m <= (pdl ? 6u : 8u))));
+}
+
+// With PDL up to 8 tokens on layers of 16-64 MiB (deep_depth_measured), where only the
+// deep entry's CTAs of 2 warps fit at once (over 1056 row groups on 132 SMs): the warps
+// that get 2 or 3 blocks each, 8 or 4, else none. Such CTAs ran faster than the 2-warp
+// form, in more than one wave (item 105: with PDL, m = 1, 4 and 8). At K = 1536 (12
+// blocks) 4 warps took 0.92-0.98x the 2-warp form's time on 22528, 24576 (q_b) and 26624
+// rows, 0.98-1.02x on 28672 and 0.99-1.03x on 32768; 8 warps, on 1.5 blocks, 0.94-1.20x.
+// At K = 2048 (16 blocks) 8 warps took 0.90-0.92x on 24576 rows (4 warps 0.94-0.97x). On
+// 20480 rows, whose 2-warp CTAs fill 61 % of the slots, so that the plan took split-K or
+// stream-K, 0.97-1.01x (K = 1536) and 0.91-0.96x (K = 2048) that choice's time.
+// `form`: w8a16_gemm_m16_skinny_deep_form of the shape.
+std::optional<std::uint32_t> shallow_layer_warps(std::uint32_t m, std::uint32_t n,
+                                                 std::uint32_t k, bool pdl,
+                                                 const SkinnyDeepForm& form) {
+  const std::uint64_t bytes = std::uint64_t{n} * k;
+  if (!pdl || m > 8 || !deep_depth_measured(m, k, bytes, pdl) || bytes < 16 * kMiB ||
+      bytes >= kLargeLayerBytes || form.warps != 2) {
+    return std::nullopt;
+  }
+  const std::uint32_t blocks = k / 128;
+  for (const std::uint32_t warps : {8u, 4u}) {
+    if (blocks == 2 * warps || blocks == 3 * warps) return warps;
+  }
+  return std::nullopt;
+}
+
+// Stream-K on two CTAs per SM with 3 stages, with PDL up to 8 tokens:
+// - where shallow_layer_warps gives 4 warps of 3 blocks (K = 1536) on up to 36 MiB. Item
+//   110 (m = 1..8, two runs; after the ring's position became counters, item 109): it took
+//   0.931-0.959x the 4-warp form's time on 20480 rows, 0.942-0.993x on 22528 and
+//   0.940-0.995x on 24576 (q_b), but 0.993-1.047x on 26624, 1.018-1.069x on 28672 and
+//   1.023-1.086x on 32768;
+// - with K of 640-896 under 64 MiB where no form of the deep entry fits at once (above
+//   33792 rows), which would run on one CTA per SM. Item 121 (item 119's two probe runs, 6
+//   layers of 36864-53248 rows, m = 1, 4 and 8): 0.952-0.992x one CTA per SM's time, and
+//   0.959-0.995x on 6 other layers checked after; where the deep CTAs fit (up to 28672
+//   rows) one per SM led by up to 25 %, and above 8 tokens it led on 3 of 6 layers.
+// And stream-K on one CTA per SM with PDL up to 8 tokens at K = 640 from 8 MiB where the
+// deep form has 4 warps, whose 5 blocks would split 2, 1, 1, 1 (item 127: 0.93-0.99x the
+// deep entry's time on 13312 and 16384 rows in item 124's runs, 0.94-1.03x on 13824, 14336
+// and 15360 rows checked after).
+// `form`: w8a16_gemm_m16_skinny_deep_form of the shape.
+std::optional<M16Plan> shallow_streamk_if_suited(std::uint32_t m, std::uint32_t n,
+                                                 std::uint32_t k, std::uint32_t sms, bool pdl,
+                                                 const SkinnyDeepForm& form) {
+  const M16Plan two_per_sm{"w8a16_gemm_m16_streamk", 1, 2 * sms,
+                           streamk_plan_stages(2 * sms, sms)};
+  const std::uint64_t bytes = std::uint64_t{n} * k;
+  if (shallow_layer_warps(m, n, k, pdl, form) && k == 1536 && bytes <= 36 * kMiB) {
+    return two_per_sm;
+  }
+  if (pdl && m <= 8 && k >= 640 && k < 1024 && bytes < kLargeLayerBytes &&
+      div_ceil(n, 16) > std::uint64_t{sms} * form.ctas_per_sm) {
+    return two_per_sm;
+  }
+  if (pdl && m <= 8 && k == 640 && bytes >= 8 * kMiB && form.warps == 4) {
+    return M16Plan{"w8a16_gemm_m16_streamk", 1, sms};
+  }
+  return std::nullopt;
+}
+
+// The skinny entry on one chunk of K below K = 1024, on layers of 8-32 MiB, where the deep
+// entry's form would run 4 warps of one or two blocks, which the skinny kernel's warps
+// request all at once:
+// - K = 512 up to 8 tokens, with or without PDL, on 4 warps (the deep form's 4 warps, or
+//   its fallback in waves); above 8 tokens without PDL where no deep form fits at once
+//   (stream-K on one CTA per SM otherwise);
+// - K of 640-896 up to 8 tokens without PDL, where the deep form's 4-warp CTAs fit at once,
+//   on 8 warps (at most one idles);
+// - K = 896 up to 8 tokens where the deep form's 2-warp CTAs (4 and 3 blocks) fit at once,
+//   on 8 warps; with PDL only where they fill under three quarters of the slots.
+// Item 124 (one probe run, 10 layers of 12288-40960 x 512-896, m = 1, 4, 8 and 16): at K =
+// 512 on 16384 and 40960 rows 0.88-0.96x the deep entry's time up to 8 tokens (0.89-0.94x
+// with PDL, where 40960 rows at 8 tokens took stream-K, 0.94x); above 8 tokens 0.92-0.93x
+// stream-K's on 32768 and 40960 rows without PDL (with PDL stream-K led by 13-15 %); at K
+// of 640-896 on 12288 and 16384 rows 0.93-1.01x without PDL (with PDL the deep entry, spread
+// or not, led by 4-9 %). Where the deep form has 2 warps (24576 and 32768 x 512, 20480 and
+// 32768 x 896) the two entries came within 4 % of each other, and on 24576 x 768 the deep
+// entry led by 7-8 %. On 11 other layers (16896-61440 x 512, 10240-16384 x 640-896, m = 1
+// to 16) the changed choices took 0.86-1.02x their time without PDL, 0.87-0.95x with it.
+// Item 126 (K = 896 on 2-warp forms; 20480 and 32768 rows in item 124's run, 18432-26624
+// with PDL in the next, then 17920-31744 rows): without PDL 0.91-0.99x the deep entry's
+// time on all six layers; with PDL 0.86-1.00x stream-K's or the deep entry's on 17920-22528
+// rows (53-67 % of the slots), 0.96-0.99x on 26624 (79 %), 0.99x on 28672 (85 %) and
+// 1.04-1.05x on 31744 (94 %). The C ABI's skinny function runs the same warps (4 at K =
+// 512).
+std::optional<M16Plan> shallow_skinny_if_suited(std::uint32_t m, std::uint32_t n,
+                                                std::uint32_t k, std::uint32_t sms, bool pdl,
+                                                const SkinnyDeepForm& form) {
+  const std::uint64_t bytes = std::uint64_t{n} * k;
+  if (bytes < 8 * kMiB || bytes > 32 * kMiB) return std::nullopt;
+  const std::uint64_t groups = div_ceil(n, 16);
+  const std::uint64_t slots = std::uint64_t{sms} * form.ctas_per_sm;
+  const bool fits = groups <= slots;
+  const M16Plan skinny{"w8a16_gemm_m16_skinny", 1, 0, 0, w8a16_gemm_m16_skinny_plan_warps(k)};
+  if (form.warps == 2) {
+    if (k == 896 && m <= 8 && fits && (!pdl || 4 * groups < 3 * slots)) return skinny;
+    return std::nullopt;
+  }
+  if (form.warps != 4) return std::nullopt;
+  if (k == 512 && (m <= 8 || (!pdl && !fits))) return skinny;
+  if (k >= 640 && k <= 896 && m <= 8 && !pdl && fits) return skinny;
+  return std::nullopt;
+}
+
+// Measured on an H200 over m = 1, 2, 4, 8, 9, 12 and 16 against every other entry, with
+// and without PDL, on the 13 layers of the benchmark and four more (docs/performance.md,
+// item 58): the deep kernel on one chunk of K, on the warps w8a16_gemm_m16_skinny_deep_form
+// gives, took 0.77-0.96x the best other entry's time on Llama-3-8B qkv, o and down and
+// Qwen3-32B qkv at every m, and 0.92-0.99x on DeepSeek-V3 q_b (K = 1536) up to 12 tokens
+// (1.006x at 16); on the layers of 64 MiB and more 0.97-1.01x up to 8 tokens and 1.04-1.29x
+// above, and on q_a and kv_a 1.02-1.77x. A grid that fills less than half of the device's
+// CTA slots streams too little: on 2048 x 8192 (128 CTAs of 16 warps, 264 slots) it took
+// 1.08-1.09x the skinny entry's time up to 8 tokens, and led above (128 of 132 slots).
+// With PDL, where the next launch's CTAs start in the slots this one leaves, it led where
+// its CTAs all fit at once and fill at least two thirds of the slots (Llama-3-8B o, down,
+// qkv up to 8 tokens, Qwen3-32B qkv above 8, 8192 x 2048 above 8, 12288 x 2048 and
+// 14336 x 4096 up to 8: 73-97 % of the slots, 0.76-0.95x) and lost elsewhere (Llama-3-8B
+// qkv above 8 tokens and Qwen3-32B qkv up to 8: 58 and 61 %, 1.02-1.12x; q_b and the others
+// that do not fit at once: 1.01-1.17x).
+// Above 8 tokens the deep kernel's three-per-SM form (w8a16_gemm_m16_skinny_deep_form) makes
+// Llama-3-8B qkv's 384 CTAs of 8 warps fit at once (97 % of 396 slots), and with PDL the
+// rule above then takes it (9.61-9.97 us against 12.46-13.39 for the first form's 8 warps,
+// docs/performance.md item 70).
+// The deep kernel's form where it suits the shape.
+std::optional<SkinnyDeepForm> deep_form_if_suited(std::uint32_t m, std::uint32_t n,
+                                                  std::uint32_t k, std::uint32_t sms, bool pdl,
+                                                  const SkinnyDeepForm& form) {
+  const std::uint64_t bytes = std::uint64_t{n} * k;
+  if (!deep_depth_measured(m, k, bytes, pdl)) return std::nullopt;
+  const std::uint64_t slots = std::uint64_t{sms} * form.ctas_per_sm;
+  const std::uint64_t ctas = div_ceil(n, 16);
+  // From 64 MiB only up to 8 tokens (above, the 32-row form or stream-K), where its CTAs
+  // fit at once and fill two thirds of the slots (with PDL 80 %), on CTAs of 8 warps with
+  // at most 12 blocks each (K up to 12288) or of 16 with at most 14 (K up to 28672), and
+  // without PDL also of 4 with at most 12 (K up to 6144). Item 88 (the deep entry on 8
+  // warps against stream-K on two CTAs per SM and 3 stages, m = 1, 4 and 8, 16 layers of
+  // 64-224 MiB with N of 5632-8448, whose 352-528 CTAs all fit the 528 slots): without PDL
+  // 0.87-1.00x its time where it filled two thirds with K up to 18432 (39 cases),
+  // 1.00-1.04x elsewhere (K of 20480 and more); with PDL 0.91-1.00x where it filled 80 %
+  // with K up to 16384 (24), 1.00-1.08x elsewhere. Since stream-K's ring position became
+  // counters (item 109) its one-CTA-per-SM form leads on the deeper of those (item 110, m
+  // = 1..8, two runs): the deep entry took 1.000-1.022x its time on 8192 x 14336,
+  // 1.015-1.031x on DeepSeek-V3 o (K = 16384), 0.998-1.015x on DeepSeek-V3 down and
+  // 1.044-1.048x on 6656 x 16384 (with PDL 0.997-1.006x, 1.013-1.026x, 1.004-1.011x and
+  // 1.062-1.076x), and kept its lead on K up to 12288 (8192 x 8192, 5632 x 12288, 6144 x
+  // 12288, 7168 x 10240). The same probes without PDL on the other forms: 4 warps took
+  // 0.943-0.961x stream-K's time on 8-12 blocks per warp (16384 x 4096, 13824 x 5120,
+  // 12288 x 6144; 73-97 % of the slots) and 0.991-1.034x on 16 (10240 x 8192, 9216 x 8192,
+  // 14336 x 8192), 16 warps 0.938-0.991x on 10-14 blocks (3584 x 20480, 4096 x 16384 to x
+  // 28672; 85-97 %), with PDL 0.937-0.979x. With PDL 4 warps took 1.013-1.117x (13824 x
+  // 5120, 12288 x 6144).
+  if (bytes >= kLargeLayerBytes) {
+    const bool fills = pdl ? 5 * ctas >= 4 * slots : 3 * ctas >= 2 * slots;
+    const bool measured = form.warps == 8 || form.warps == 16 || (!pdl && form.warps == 4);
+    const std::uint32_t max_blocks = form.warps == 16 ? 14 : 12;
+    if (m > 8 || !measured || ctas > slots || !fills || k / 128 > max_blocks * form.warps) {
+      return std::nullopt;
+    }
+    return form;
+  }
+  // From 8 MiB under 16 MiB with K of 1536 up to 3584, of 512-896, and at K = 1024 above 8
+  // tokens, the rules of 16-64 MiB further below (item 117, one probe run: 7168 x 2048 on the deep
+  // kernel's 8 warps up to 8 tokens 0.83-0.86x the skinny entry's time, on 4 at 16 tokens
+  // 0.77x; 4608 x 3584 1.01x at one token, 0.95x at 8 and on the three-per-SM form 0.85x
+  // at 16; 8192 x 1024 at 16 tokens 0.87x; with PDL 0.77-0.92x; on 10 other layers of
+  // 8-15 MiB, checked after, 0.66-1.00x in 88 changed choices of 100). At K = 1024 up to 8
+  // tokens too where the form's CTAs have 4 warps of 2 blocks (item 119, one probe run, m =
+  // 1-8: 9216-15360 x 1024 on 4 warps 0.92-0.95x the skinny entry's time, with PDL
+  // 0.88-0.98x; on 8 warps of 1 block, 8192 rows, the skinny entry led, item 117).
+  const bool shallow =
+      bytes >= 8 * kMiB && ((k >= 1536 && k < 4096) || (k >= 512 && k < 1024) ||
+                            (k == 1024 && (m > 8 || form.warps <= 4)));
+  // Else under 16 MiB up to 8 tokens where small_layer_one_chunk_suits, and above 8 tokens with K
+  // of 4096 and more where its CTAs fit at once: from 9 tokens where they fill 80 % of the slots;
+  // with PDL from 9 where they fill two thirds with K of 4608-6144 (item 170), else where they fill
+  // 70 % from 12 tokens; without PDL where they fill 69 % (92 groups on 132 SMs) from 11 (item
+  // 169); and two thirds from 14 (13 with PDL); with K of 5120 and more without PDL. Item 81 (the
+  // deep kernel's loads filling 256 bytes of L2; m = 9..16, 16 layers of 1024-2048 x 4096-12288,
+  // against the skinny entry on 8 warps, with and without PDL): the deep entry gains with m and
+  // loses with fewer CTAs. 112-128 CTAs of 16 warps in 132 slots took 0.85-0.97x the skinny entry's
+  // time from 9 tokens; 96-104 (73-79 %) lost up to 1.03x at 9-12 tokens without PDL and won from
+  // 13 (0.89-1.00x, K of 5120 and more; K = 4096 lost 1.07-1.10x at every m), with PDL from 12
+  // (0.86-0.99x); 88 (two thirds) lost 1.02x at 13 tokens without PDL and 1.01x at 12 with it, and
+  // won at 16 (0.98x, 0.97x); 80 CTAs lost 1.02-1.11x and 64 1.14-1.20x everywhere. Item 169 (two
+  // runs, m = 10-13, without PDL, 7 layers of 1472-1664 x 5120-7168, 92-104 groups): the deep entry
+  // took 0.951-0.995x the skinny entry's time from 11 tokens, and at 10 0.97-1.01x. Item 170 (with
+  // PDL, two runs, m = 9-11, 9 layers of 1408-3104 x 4608-6144, 88-104 CTAs of 16 warps and 184-194
+  // of 8): 0.880-0.990x the skinny entry's time at 9-11 tokens (q_a, at K = 7168, 1.008x at 9
+  // tokens); held out (7 layers of 1424-3008 x 4608-6144, 89-103 and 180-188 CTAs) 0.881-0.983x,
+  // median 0.949.
+  if (bytes < 16 * kMiB && !shallow) {
+    if (m <= 8) {
+      if (!small_layer_one_chunk_suits(m, n, k, sms, pdl, form)) return std::nullopt;
+      return form;
+    }
+    std::uint32_t from = 0;  // the first token count that takes the deep entry
+    const bool wide_k = pdl || k >= 5120;
+    if (5 * ctas >= 4 * slots || (pdl && 3 * ctas >= 2 * slots && k >= 4608 && k <= 6144)) {
+      from = 9;
+    } else if (pdl && 10 * ctas >= 7 * slots) {
+      from = 12;
+    } else if (!pdl && 100 * ctas >= 69 * slots && wide_k) {
+      from = 11;
+    } else if (3 * ctas >= 2 * slots && wide_k) {
+      from = pdl ? 13 : 14;
+    }
+    if (from == 0 || m < from || k < 4096 || ctas > slots) return std::nullopt;
+    return form;
+  }
+  if (const std::optional<std::uint32_t> warps = shallow_layer_warps(m, n, k, pdl, form)) {
+    return SkinnyDeepForm{form.kernel, *warps, w8a16_gemm_m16_skinny_deep_ctas_per_sm(m, *warps)};
+  }
+  // K of 512-1024 (deep_depth_measured, items 113 and 118) where no form fits every CTA at
+  // once (at K = 1024 from 32 MiB): the form's fallback, 4 warps, runs in waves up to 8
+  // tokens (with PDL 6); above, only a form whose CTAs all fit (on 32768 x 1024 the
+  // fallback took 1.08-1.11x stream-K's time). Only where K's blocks split evenly over the
+  // 4 warps (K of 512 and 1024): at K of 640 the fallback took 1.09-1.16x stream-K on one
+  // CTA per SM without PDL and 1.22-1.24x with it (36864 and 53248 rows, item 119), so K of
+  // 640-896 takes stream-K there.
+  if (k <= 1024 && ctas > slots) {
+    if (m > 8 || (pdl && m > 6) || k / 128 % 4 != 0) return std::nullopt;
+    return form;
+  }
+  // With PDL, above 8 tokens CTAs of 2 warps need 90 % of the slots (item 70: DeepSeek-V3
+  // q_b at 16 tokens, 1536 CTAs in 1584 slots, 13.86 us against 14.97 for stream-K on one
+  // CTA per SM; 16384 x 2048 at 16 tokens, 1024 CTAs in 1320, 14.49 against 13.44). Up to 8
+  // tokens two thirds do, as for the other forms (item 73: q_b's 1536 CTAs in 2112 slots,
+  // 12.38-12.95 us at m = 1..8 against 12.90-14.66 for split-K / 1 and stream-K on one CTA
+  // per SM, 1.02-1.16x).
+  const bool two_warps_above_8 = form.warps == 2 && m > 8;
+  const bool fills = two_warps_above_8 ? 10 * ctas >= 9 * slots : 3 * ctas >= 2 * slots;
+  // With PDL a grid spread over the SMs fills them whatever its share of the slots (item
+  // 94: Qwen3-32B qkv's 640 CTAs of 4 warps, 61 % of the slots, up to 8 tokens).
+  // Without PDL, from 20 MiB (where stream-K on one CTA per SM takes the layer above 8
+  // tokens, plan_without_pdl), CTAs of 2 warps above 8 tokens need those 90 % too (item
+  // 156: 14336 x 4096, 896 CTAs in 1584 slots, 22.3-22.8 us at 10-16 tokens against
+  // 20.6-20.8 for stream-K).
+  const bool plain_fills = bytes < 20 * kMiB || !two_warps_above_8 || fills;
+  const bool suits = pdl ? ctas <= slots && (fills || spreadable(ctas, sms, form.ctas_per_sm))
+                         : 2 * ctas >= slots && plain_fills;
+  // Above 14 tokens the three-per-SM form gives way to stream-K on one CTA per SM
+  // (plan_without_pdl) where it fills under 90 % of its slots with K of 7168 and more (item
+  // 158: 4608-5632 rows x 7168-12288 at 15 and 16 tokens, stream-K 0.87-0.99x its time with
+  // and without PDL; at 12-14 tokens 0.93-1.08x; 5120 x 6144 1.01-1.03x and 6144 rows, 97 %
+  // of the slots, 1.04-1.16x at 15 and 16).
+  const bool deep3_gives_way = form.kernel == "w8a16_gemm_m16_skinny_deep3" &&
+                               form.warps == 8 && m >= 15 && 10 * ctas < 9 * slots && k >= 7168;
+  if (!suits || deep3_gives_way) return std::nullopt;
+  return form;
+}
+
+// Item 94 (the `probe` step, with PDL, m = 1, 8 and 16, 10 layers of 4-56 MiB): with PDL
+// the next launch's CTAs start in the slots a launch leaves free, and a skinny or deep grid
+// that fills only part of its slots took 0.74-0.93x the time when each CTA asked for enough
+// shared memory that an SM held at most ceil(CTAs / SMs) of them: kv_a's skinny entry (252
+// CTAs, 2 per SM where registers allow 4) 2.76 / 3.06 / 3.85 us against 3.75 / 3.76 / 4.25,
+// q_a's deep kernel in chunks (384, 3 where 4) 0.93x, Llama-3-8B qkv's deep entry on 8
+// warps (384, 3 where 4) 0.91-0.94x, Qwen3-32B qkv's on 4 (640, 5 where 8) 0.81-0.82x. Where
+// the share equals what the registers allow it changed nothing or lost (Llama-3-8B o on 16
+// warps, 2048 x 7168 in chunks: 0.98-1.02x), and a share of 12 (q_b's 1536 CTAs of 2 warps)
+// lost 1.23-1.28x. kv_a's chunks spread took 0.88-0.97x the time of its chunks as a cluster.
+// Hence with PDL, for shares of 2 to 5 below what the registers allow, instead of a cluster.
+// Item 119 (one probe run, m = 1, 4 and 8, with PDL): a share of 6 paid too, the deep
+// entry's 4-warp CTAs spread 0.89-0.96x the time unspread on 10880-12288 x 3584-5120
+// (680-768 CTAs) and 0.88-0.95x on 11264 x 1024 (704); shares of 7 and 8 lost 1.21-1.30x
+// (13312-15360 x 1024, 832-960 CTAs).
+M16Plan spread_if_suited(M16Plan plan, std::uint32_t m, std::uint32_t n, std::uint32_t k,
+                         std::uint32_t sms, bool pdl) {
+  if (!pdl || !plan.entry.starts_with("w8a16_gemm_m16_skinny")) return plan;
+  const std::uint64_t ctas =
+      w8a16_gemm_m16_skinny_grid_ctas(plan.entry, n, k, plan.warps, plan.warp_blocks);
+  std::uint32_t by_registers = 0;
+  if (plan.entry == "w8a16_gemm_m16_skinny") {
+    by_registers = w8a16_gemm_m16_skinny_ctas_per_sm(m, plan.warps);
+  } else if (plan.entry == "w8a16_gemm_m16_skinny_deep") {
+    by_registers = w8a16_gemm_m16_skinny_deep_ctas_per_sm(m, plan.warps);
+  } else if (plan.entry == "w8a16_gemm_m16_skinny_deep3") {
+    by_registers = w8a16_gemm_m16_skinny_deep3_ctas_per_sm(m, plan.warps);
+  } else if (plan.entry == "w8a16_gemm_m16_skinny_deep32") {
+    by_registers = w8a16_gemm_m16_skinny_deep32_ctas_per_sm(plan.warps);
+  }
+  // The deep entry's CTAs, one per SM where the registers allow two (items 160 and 161, 16
+  // warps, m = 1..8: 0.73-1.02x the time unspread on 19 layers of 48-128 CTAs, 0.86-0.92x
+  // on the 119-128 at K = 4096 where the plan takes it).
+  const bool one_per_sm =
+      plan.entry == "w8a16_gemm_m16_skinny_deep" && ctas <= sms && by_registers >= 2;
+  if (!spreadable(ctas, sms, by_registers) && !one_per_sm) return plan;
+  plan.max_ctas_per_sm = static_cast<std::uint32_t>((ctas + sms - 1) / sms);
+  plan.chunk_cluster = false;
+  return plan;
+}
+
+M16Plan plan_entry(std::uint32_t m, std::uint32_t n, std::uint32_t k, std::uint32_t sms,
+                   M16LaunchOptions launch, bool deep_chunks) {
+  if (const std::optional<SkinnyDeepForm> deep32 =
+          w8a16_gemm_m16_skinny_deep32_form(m, n, k, sms, launch.programmatic_dependent)) {
+    return {deep32->kernel, 1, 0, 0, deep32->warps,
+            w8a16_gemm_m16_skinny_deep_one_chunk_blocks(k, deep32->warps)};
+  }
+  // The deep entry's one-chunk form, which the rules below size their grids by.
+  const SkinnyDeepForm form = w8a16_gemm_m16_skinny_deep_form(m, n, sms);
+  if (const std::optional<M16Plan> streamk =
+          shallow_streamk_if_suited(m, n, k, sms, launch.programmatic_dependent, form)) {
+    return *streamk;
+  }
+  if (const std::optional<M16Plan> skinny =
+          shallow_skinny_if_suited(m, n, k, sms, launch.programmatic_dependent, form)) {
+    return *skinny;
+  }
+  if (deep_chunks) {
+    if (const std::optional<M16Plan> chunked = chunked_deep_above_8_tokens(
+            m, n, k, sms, launch.programmatic_dependent)) {
+      return *chunked;
+    }
+    if (const std::optional<M16Plan> chunked = chunked_deep_without_pdl_if_suited(
+            m, n, k, sms, launch.programmatic_dependent, form)) {
+      return *chunked;
+    }
+    if (const std::optional<M16Plan> chunked = chunked_deep_narrow_with_pdl_if_suited(
+            m, n, k, sms, launch.programmatic_dependent, form)) {
+      return *chunked;
+    }
+  }
+  if (const std::optional<SkinnyDeepForm> deep =
+          deep_form_if_suited(m, n, k, sms, launch.programmatic_dependent, form)) {
+    return {deep->kernel, 1, 0, 0, deep->warps,
+            w8a16_gemm_m16_skinny_deep_one_chunk_blocks(k, deep->warps)};
+  }
+  if (const std::optional<M16Plan> chunked =
+          chunked_deep_if_suited(m, n, k, sms, launch.programmatic_dependent)) {
+    return *chunked;
+  }
+  if (skinny_suits(m, n, k, launch.programmatic_dependent)) {
+    M16Plan plan{"w8a16_gemm_m16_skinny", 1, 0, 0, w8a16_gemm_m16_skinny_plan_warps(k)};
+    plan.chunk_cluster = launch.programmatic_dependent && chunk_cluster_suits(m, n, k, sms);
+    return plan;
+  }
+  const M16Plan plan = plan_without_pdl(m, n, k, sms);
+  const std::uint64_t bytes = std::uint64_t{n} * k;
+  const bool tiled = plan.entry == "w8a16_gemm_m16" || plan.entry == "w8a16_gemm_m16_n64" ||
+                     plan.entry == "w8a16_gemm_m16_splitk";
+  // Where the tiled entries would run, stream-K on one CTA per SM instead:
+  // - K of 512-896 from 8 MiB, with or without PDL (item 118): the seed's tiles are 4-7 K
+  //   blocks deep (above 8 tokens, the deep entry's CTAs not fitting at once). 32768 x 512
+  //   at 16 tokens 10.22 us against 13.84 for the 64-wide tile; with PDL 16384 x 512 and x
+  //   896 at 16 tokens 4.85 and 6.93 against 8.65 and 11.54 for split-K / 1.
+  // - With PDL from 16 MiB at 4 to 8 tokens (the sweep of the comment below: Llama-3-8B o
+  //   m = 6 8.54 us against 9.44 for split-K / 2 with PDL, Llama-3-8B qkv m = 4 9.85
+  //   against 10.52); above 8 tokens its 16-token build falls behind again (o m = 9: 10.94
+  //   against 10.25); but not at K = 1024, where the tiled entries' CTAs get 8 K blocks
+  //   each (item 113: 16384 x 1024 at 9, 12 and 16 tokens, 7.43-7.51 us against
+  //   10.97-11.67 for split-K on one CTA per tile, the fastest entry).
+  // The tiled entries never run from 64 MiB (large_layer_streamk).
+  const bool shallow_k = k >= 512 && k < 1024 && bytes >= 8 * kMiB;
+  const bool pdl_streamk = launch.programmatic_dependent && bytes >= 16 * kMiB && m >= 4 &&
+                           (m <= 8 || k == 1024);
+  if (tiled && (shallow_k || pdl_streamk)) return {"w8a16_gemm_m16_streamk", 1, sms};
+  if (!launch.programmatic_dependent) return plan;
+  // Measured with every entry's PDL form in one run (bench/results/h200-df65562.json):
+  // split-K on one CTA per tile with PDL beat the seed's launch by 11-12 % where the plan
+  // above picks it (Qwen3-32B qkv 16.22 against 18.47 us, DeepSeek-V3 q_b 12.76 against
+  // 14.40 at m = 1). Stream-K keeps its grid under 64 MiB: at cb9c563 its PDL form ran
+  // fastest on the grid the plan above picks in 26 of the 27 cases where it picks one
+  // (Llama-3-8B down 19.3 us at m = 1 on one CTA per SM against 20.3 on two; the
+  // exception, DeepSeek-V3 q_b at m = 8, 13.1 against 12.8). From 64 MiB the grid is
+  // large_layer_streamk's with PDL.
+  if (bytes >= kLargeLayerBytes) return large_layer_streamk(m, n, k, sms, true);
+  if (plan.entry == "w8a16_gemm_m16" || plan.entry == "w8a16_gemm_m16_n64") {
+    return {"w8a16_gemm_m16_splitk", 1};
+  }
+  return plan;
+}
+
+}  // namespace
+
+M16Plan plan_m16_gemm(std::uint32_t m, std::uint32_t n, std::uint32_t k,
+                      std::uint32_t sm_count, M16LaunchOptions launch) {
+  const std::uint32_t sms = sm_count == 0 ? 132 : sm_count;
+  return spread_if_suited(plan_entry(m, n, k, sms, launch, true), m, n, k, sms,
+                          launch.programmatic_dependent);
+}
+
+M16Plan plan_m16_gemm_one_chunk_deep(std::uint32_t m, std::uint32_t n, std::uint32_t k,
+                                     std::uint32_t sm_count) {
+  const std::uint32_t sms = sm_count == 0 ? 132 : sm_count;
+  return plan_entry(m, n, k, sms, {}, false);
+}
+
+}  // namespace metrale
