@@ -17,10 +17,9 @@ namespace metrale {
 // compile, the same plan on every call; `metrale plan` prints it for any shape, and
 // m16_plan_grid (m16_plan_grid.hpp) gives its launch's CTAs and workspace bytes.
 //
-// The rules, in the order plan_entry (runtime/m16_plan.cpp) tries them, the
-// first that suits the shape deciding; each rule's definition there, in
-// runtime/m16_plan_deep.cpp or in runtime/m16_plan_chunks.cpp carries its thresholds and
-// the measurements behind them,
+// The rules, in the order plan_entry (runtime/m16_plan.cpp) tries them, the first that
+// suits the shape deciding; each rule's definition there, in runtime/m16_plan_deep.cpp or
+// in runtime/m16_plan_chunks.cpp carries its thresholds and the measurements behind them,
 // docs/performance.md the items they name:
 //  - above 8 tokens, the deep skinny entry's 32-row form (w8a16_gemm_m16_skinny_deep32_form);
 //  - shallow K (512-1536) where the deep entry's form is narrow: stream-K on one or two
