@@ -120,14 +120,19 @@ std::optional<M16Plan> chunked_deep_above_8_tokens(std::uint32_t m, std::uint32_
   const std::uint64_t groups = div_ceil(n, 16);
   const std::uint64_t bytes = std::uint64_t{n} * k;
   const std::uint64_t sm64 = sms;
-  const bool deep_k = k >= 10240;
-  const bool shallow_with_pdl_suits = m < 16 && k / 128 % 16 != 0;
-  if (m <= 8 || k < 8192 || (pdl && !deep_k && !shallow_with_pdl_suits) ||
-      bytes < (pdl ? 10 : 8) * kMiB || bytes >= kLargeLayerBytes ||
-      (deep_k ? groups < 40 : pdl ? 3 * groups < 2 * sm64 : groups < 80) ||
-      (deep_k ? 20 * groups >= 17 * sm64 : 5 * groups >= 4 * sm64)) {
+  if (m <= 8 || k < 8192 || bytes < (pdl ? 10 : 8) * kMiB || bytes >= kLargeLayerBytes) {
     return std::nullopt;
   }
+  // The row groups each depth takes, as a share of the SMs.
+  bool in_range = false;
+  if (k >= 10240) {
+    in_range = groups >= 40 && 20 * groups < 17 * sm64;  // under 85 %
+  } else if (!pdl) {
+    in_range = groups >= 80 && 5 * groups < 4 * sm64;  // under 80 %
+  } else if (m < 16 && k / 128 % 16 != 0) {  // 16 warps would split K unevenly (item 167)
+    in_range = 3 * groups >= 2 * sm64 && 5 * groups < 4 * sm64;
+  }
+  if (!in_range) return std::nullopt;
   if (chunks_fit(m, groups, k, sms, 4, 4)) return deep_in_chunks(4, 4);
   if (4 * groups < 3 * sm64 && chunks_fit(m, groups, k, sms, 4, 8)) return deep_in_chunks(4, 8);
   return std::nullopt;
