@@ -67,6 +67,23 @@ std::optional<std::uint32_t> shallow_layer_warps(std::uint32_t m, std::uint32_t 
   return std::nullopt;
 }
 
+// Without PDL, where the deep entry on one chunk runs from 9 tokens on layers under 16 MiB:
+// more than two thirds of the slots at K of 5632-6144, and 69 % of them on CTAs of 8 warps
+// at K of 5120-6144. Items 169 and 170 (without PDL at 9 and 10 tokens, 15 layers of
+// 1408-3200 x 4608-7680): it led the skinny entry by 1.2-3.8 % on every layer of 89-104 CTAs
+// of 16 warps at K of 5632-6144 (whose warps take 2.75-3 blocks each) and by 5-12 % on the
+// 8-warp layers of 184-200 CTAs at K of 5120-5632, and trailed at K = 4608 (0.5-2 %), at
+// K of 6656 and more (0.6-3.6 %) and on 16 warps at K = 5120 below 100 CTAs (up to 3.4 %).
+// Held out (item 171: m = 9, 10 and 12, 12 layers of 1440-3136 x 5120-6144): 0.897-1.000x the
+// skinny entry's time, median 0.970.
+namespace {
+bool one_chunk_from_9_without_pdl(std::uint32_t k, std::uint64_t ctas, std::uint64_t slots,
+                                  const SkinnyDeepForm& form) {
+  if (k >= 5632 && k <= 6144 && 3 * ctas > 2 * slots) return true;
+  return form.warps == 8 && k >= 5120 && k <= 6144 && 100 * ctas >= 69 * slots;
+}
+}  // namespace
+
 // Measured on an H200 over m = 1, 2, 4, 8, 9, 12 and 16 against every other entry, with
 // and without PDL, on the 13 layers of the benchmark and four more (docs/performance.md,
 // item 58): the deep kernel on one chunk of K, on the warps w8a16_gemm_m16_skinny_deep_form
@@ -137,6 +154,7 @@ std::optional<SkinnyDeepForm> deep_form_if_suited(std::uint32_t m, std::uint32_t
                             (k == 1024 && (m > 8 || form.warps <= 4)));
   // Else under 16 MiB up to 8 tokens where small_layer_one_chunk_suits, and above 8 tokens with K
   // of 4096 and more where its CTAs fit at once: from 9 tokens where they fill 80 % of the slots;
+  // without PDL from 9 where one_chunk_from_9_without_pdl (item 171);
   // with PDL from 9 where they fill two thirds with K of 4608-6144 (item 170), else where they fill
   // 70 % from 12 tokens; without PDL where they fill 69 % (92 groups on 132 SMs) from 11 (item
   // 169); and two thirds from 14 (13 with PDL); with K of 5120 and more without PDL. Item 81 (the
@@ -160,7 +178,8 @@ std::optional<SkinnyDeepForm> deep_form_if_suited(std::uint32_t m, std::uint32_t
     }
     std::uint32_t from = 0;  // the first token count that takes the deep entry
     const bool wide_k = pdl || k >= 5120;
-    if (5 * ctas >= 4 * slots || (pdl && 3 * ctas >= 2 * slots && k >= 4608 && k <= 6144)) {
+    if (5 * ctas >= 4 * slots || (pdl && 3 * ctas >= 2 * slots && k >= 4608 && k <= 6144) ||
+        (!pdl && one_chunk_from_9_without_pdl(k, ctas, slots, form))) {
       from = 9;
     } else if (pdl && 10 * ctas >= 7 * slots) {
       from = 12;

@@ -401,7 +401,8 @@ TEST_CASE("plan_m16_gemm: the skinny entry on small layers") {
     }
     // The deep entry on 16 warps where its CTAs fill 69 % of the slots (q_a's 96 CTAs in
     // 132, 1472 x 6144's 92, not kv_a's 36, 1024 x 8192's 64 nor 1280 x 7168's 80) from 11
-    // tokens with K of 5120 and more (item 169), and with PDL where they fill 70 % from 12
+    // tokens with K of 5120 and more (item 169; from 9 at K of 5632-6144, item 171, below),
+    // and with PDL where they fill 70 % from 12
     // tokens (at K of 4608-6144 from 9, item 170); two thirds (1408 x 8192's 88) from 14,
     // with PDL from 13.
     for (const bool pdl : {false, true}) {
@@ -411,7 +412,19 @@ TEST_CASE("plan_m16_gemm: the skinny entry on small layers") {
       const M16Plan two_thirds = plan_m16_gemm(m, 1408, 8192, 132, M16LaunchOptions{pdl});
       const M16Plan at_92 = plan_m16_gemm(m, 1472, 6144, 132, M16LaunchOptions{pdl});
       CHECK((at_92.entry == "w8a16_gemm_m16_skinny_deep" && at_92.warps == 16u &&
-             at_92.warp_blocks == 3u) == (m >= (pdl ? 9u : 11u)));
+             at_92.warp_blocks == 3u) == (m >= 9));
+      // Without PDL from 9 tokens where they fill more than two thirds at K of 5632-6144
+      // (1440 x 5632's 90 CTAs, not 1408 x 5632's 88 before 14 tokens), and on CTAs of 8
+      // warps from 69 % at K of 5120-6144 (3136 x 5120's 196 of 264, not 2912 x 5120's 182
+      // before 14) (item 171).
+      const auto deep_on = [&](std::uint32_t n, std::uint32_t k, std::uint32_t warps) {
+        const M16Plan p = plan_m16_gemm(m, n, k, 132, M16LaunchOptions{pdl});
+        return p.entry == "w8a16_gemm_m16_skinny_deep" && p.warps == warps && p.split == 1;
+      };
+      CHECK(deep_on(1440, 5632, 16) == (m >= 9));
+      CHECK(deep_on(1408, 5632, 16) == (m >= (pdl ? 9u : 14u)));
+      CHECK(deep_on(3136, 5120, 8) == (m >= 9));
+      CHECK(deep_on(2912, 5120, 8) == (m >= (pdl ? 9u : 14u)));
       // With PDL from 9 tokens from two thirds at K of 4608-6144 (item 170): 1408 x 5120's 88
       // CTAs, not 1376 x 5120's 86, not at K = 4096 (1536 x 4096, above) nor 7168 (q_a).
       const M16Plan at_88 = plan_m16_gemm(m, 1408, 5120, 132, M16LaunchOptions{pdl});
