@@ -68,19 +68,20 @@ std::optional<std::uint32_t> shallow_layer_warps(std::uint32_t m, std::uint32_t 
 }
 
 // Without PDL, where the deep entry on one chunk runs from 9 tokens on layers under 16 MiB:
-// more than two thirds of the slots at K of 5632-6144, and 69 % of them on CTAs of 8 warps
-// at K of 5120-6144. Items 169 and 170 (without PDL at 9 and 10 tokens, 15 layers of
+// where its CTAs fill more than two thirds of the slots at K of 5632-6144, or on CTAs of 8
+// warps at K of 5120-6144. Items 169 and 170 (without PDL at 9 and 10 tokens, 15 layers of
 // 1408-3200 x 4608-7680): it led the skinny entry by 1.2-3.8 % on every layer of 89-104 CTAs
 // of 16 warps at K of 5632-6144 (whose warps take 2.75-3 blocks each) and by 5-12 % on the
 // 8-warp layers of 184-200 CTAs at K of 5120-5632, and trailed at K = 4608 (0.5-2 %), at
 // K of 6656 and more (0.6-3.6 %) and on 16 warps at K = 5120 below 100 CTAs (up to 3.4 %).
 // Held out (item 171: m = 9, 10 and 12, 12 layers of 1440-3136 x 5120-6144): 0.897-1.000x the
-// skinny entry's time, median 0.970.
+// skinny entry's time, median 0.970; at 69 % on 8 warps at first, but 182 CTAs (68.9 %) led
+// by 7.5-11 % there, and held out below 69 % (item 172: 177-181 CTAs at K of 5120 and 5376,
+// 5 layers) 0.905-0.973x, median 0.944.
 namespace {
 bool one_chunk_from_9_without_pdl(std::uint32_t k, std::uint64_t ctas, std::uint64_t slots,
                                   const SkinnyDeepForm& form) {
-  if (k >= 5632 && k <= 6144 && 3 * ctas > 2 * slots) return true;
-  return form.warps == 8 && k >= 5120 && k <= 6144 && 100 * ctas >= 69 * slots;
+  return k <= 6144 && 3 * ctas > 2 * slots && (k >= 5632 || (form.warps == 8 && k >= 5120));
 }
 }  // namespace
 
