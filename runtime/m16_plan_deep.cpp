@@ -77,10 +77,14 @@ std::optional<std::uint32_t> shallow_layer_warps(std::uint32_t m, std::uint32_t 
 // Held out (item 171: m = 9, 10 and 12, 12 layers of 1440-3136 x 5120-6144): 0.897-1.000x the
 // skinny entry's time, median 0.970; at 69 % on 8 warps at first, but 182 CTAs (68.9 %) led
 // by 7.5-11 % there, and held out below 69 % (item 172: 177-181 CTAs at K of 5120 and 5376,
-// 5 layers) 0.905-0.973x, median 0.944.
+// 5 layers) 0.905-0.973x, median 0.944. On 8 warps at K = 4096 (4 blocks each) from 60 % of
+// the slots: item 173 (two runs, m = 9, 12, 16) 0.90-0.97x the skinny entry's time on 160 and
+// 180 groups, 1.03-1.04x on 140. (On 8 warps at K other than 4096 and 5120 the deep entry's
+// chunks of 4 warps come first, chunked_deep_above_8_tokens.)
 namespace {
 bool one_chunk_from_9_without_pdl(std::uint32_t k, std::uint64_t ctas, std::uint64_t slots,
                                   const SkinnyDeepForm& form) {
+  if (form.warps == 8 && k == 4096 && 5 * ctas >= 3 * slots) return true;  // item 173
   return k <= 6144 && 3 * ctas > 2 * slots && (k >= 5632 || (form.warps == 8 && k >= 5120));
 }
 }  // namespace
