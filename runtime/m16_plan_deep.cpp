@@ -77,14 +77,11 @@ std::optional<std::uint32_t> shallow_layer_warps(std::uint32_t m, std::uint32_t 
 // Held out (item 171: m = 9, 10 and 12, 12 layers of 1440-3136 x 5120-6144): 0.897-1.000x the
 // skinny entry's time, median 0.970; at 69 % on 8 warps at first, but 182 CTAs (68.9 %) led
 // by 7.5-11 % there, and held out below 69 % (item 172: 177-181 CTAs at K of 5120 and 5376,
-// 5 layers) 0.905-0.973x, median 0.944. On 8 warps at K = 4096 (4 blocks each) from 60 % of
-// the slots: item 173 (two runs, m = 9, 12, 16) 0.90-0.97x the skinny entry's time on 160 and
-// 180 groups, 1.03-1.04x on 140. (On 8 warps at K other than 4096 and 5120 the deep entry's
-// chunks of 4 warps come first, chunked_deep_above_8_tokens.)
+// 5 layers) 0.905-0.973x, median 0.944. (On 8 warps at K other than 4096 and 5120 the deep
+// entry's chunks of 4 warps come first, chunked_deep_above_8_tokens.)
 namespace {
 bool one_chunk_from_9_without_pdl(std::uint32_t k, std::uint64_t ctas, std::uint64_t slots,
                                   const SkinnyDeepForm& form) {
-  if (form.warps == 8 && k == 4096 && 5 * ctas >= 3 * slots) return true;  // item 173
   return k <= 6144 && 3 * ctas > 2 * slots && (k >= 5632 || (form.warps == 8 && k >= 5120));
 }
 }  // namespace
@@ -159,7 +156,10 @@ std::optional<SkinnyDeepForm> deep_form_if_suited(std::uint32_t m, std::uint32_t
                             (k == 1024 && (m > 8 || form.warps <= 4)));
   // Else under 16 MiB up to 8 tokens where small_layer_one_chunk_suits, and above 8 tokens with K
   // of 4096 and more where its CTAs fit at once: from 9 tokens where they fill 80 % of the slots;
-  // without PDL from 9 where one_chunk_from_9_without_pdl (item 171);
+  // without PDL from 9 where one_chunk_from_9_without_pdl (item 171); on 8 warps at K = 4096
+  // from 9 where they fill 60 % (items 173 and 175: two runs each, m = 9, 12, 16, 140-192
+  // groups; 0.85-0.97x the skinny entry's time from 160 groups without PDL, 0.84-0.97x
+  // with it; 1.03-1.05x on 140);
   // with PDL from 9 where they fill two thirds with K of 4608-6144 (item 170), else where they fill
   // 70 % from 12 tokens; without PDL where they fill 69 % (92 groups on 132 SMs) from 11 (item
   // 169); and two thirds from 14 (13 with PDL); with K of 5120 and more without PDL. Item 81 (the
@@ -184,6 +184,7 @@ std::optional<SkinnyDeepForm> deep_form_if_suited(std::uint32_t m, std::uint32_t
     std::uint32_t from = 0;  // the first token count that takes the deep entry
     const bool wide_k = pdl || k >= 5120;
     if (5 * ctas >= 4 * slots || (pdl && 3 * ctas >= 2 * slots && k >= 4608 && k <= 6144) ||
+        (form.warps == 8 && k == 4096 && 5 * ctas >= 3 * slots) ||
         (!pdl && one_chunk_from_9_without_pdl(k, ctas, slots, form))) {
       from = 9;
     } else if (pdl && 10 * ctas >= 7 * slots) {

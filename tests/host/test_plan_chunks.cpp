@@ -293,19 +293,23 @@ TEST_CASE("plan_m16_gemm: under 16 MiB up to 8 tokens, the deep entry at K = 409
   // Above 8 tokens without PDL on more row groups than SMs (item 173): at K = 4096 the
   // one-chunk form on 8 warps from 60 % of its slots (2560 x 4096's 160 CTAs, not 2432 x
   // 4096's 152), at K of 4608-8191 but 5120 4 warps of 4 blocks where they fit (2400 x 4608:
-  // 150 x 3 CTAs; 2880 x 5632 and 2176 x 7680), not at K = 5120 (2464 x 5120), not with PDL.
+  // 150 x 3 CTAs; 2880 x 5632 and 2176 x 7680), not at K = 5120 (2464 x 5120); with PDL
+  // the same (item 175).
   for (std::uint32_t m = 9; m <= 16; ++m) {
     CAPTURE(m);
     const M16Plan at_4096 = plan(m, 2560, 4096, false);
     CHECK(at_4096.entry == "w8a16_gemm_m16_skinny_deep");
     CHECK((at_4096.warps == 8u && chunks(at_4096, 4096) == 1u));
     CHECK(plan(m, 2432, 4096, false).entry == "w8a16_gemm_m16_skinny");
+    CHECK(plan(m, 2560, 4096, true).warps == 8u);
+    CHECK(chunks(plan(m, 2560, 4096, true), 4096) == 1u);
+    CHECK(plan(m, 2432, 4096, true).entry == "w8a16_gemm_m16_skinny");
     for (const auto& [n, k] : {std::pair{2400u, 4608u}, {2880u, 5632u}, {2176u, 7680u}}) {
       const M16Plan p = plan(m, n, k, false);
       CHECK(p.entry == "w8a16_gemm_m16_skinny_deep");
       CHECK((p.warps == 4u && p.warp_blocks == 4u));
-      const M16Plan with_pdl = plan(m, n, k, true);
-      CHECK_FALSE((with_pdl.warps == 4u && with_pdl.warp_blocks == 4u));
+      const M16Plan with_pdl = plan(m, n, k, true);  // and with PDL (item 175)
+      CHECK((with_pdl.warps == 4u && with_pdl.warp_blocks == 4u));
     }
     CHECK(plan(m, 2464, 5120, false).entry == "w8a16_gemm_m16_skinny");
   }
