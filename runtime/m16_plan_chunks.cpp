@@ -114,24 +114,25 @@ std::optional<M16Plan> chunked_deep_if_suited(std::uint32_t m, std::uint32_t n, 
 // of 1408-1664 x 8704-9728, 88-104 groups): 0.84-1.01x the old choice's time at 10 tokens,
 // 0.96-0.99x at 13, 0.99-1.02x at 16; two more runs on 6 of them: 0.97-0.99x at 14,
 // 0.98-1.01x at 15. Hence below 16 tokens.
-// Also under 16 MiB with K of 4608-8191 on more row groups than SMs (where the one-chunk
-// form has CTAs of 8 warps), on 4 warps of 4 blocks where those fit, but at K = 5120, whose
-// 40 blocks 8 warps split evenly into 5 each. Item 173 (without PDL; two runs, m = 9, 12,
-// 16, 13 layers of 2240-3520 x 4608-7168, 140-220 groups): 4 of 4 took 0.74-0.99x the
-// skinny entry's time and 0.87-0.99x the one-chunk form's on 8 warps (whose warps take
-// 4.5-7 blocks each); at K = 5120 (2496 x 5120) all three within 3.3 %, and at K = 4096 (4
-// blocks a warp) the one-chunk form led (deep_form_if_suited); held out on 11 layers
-// 0.81-1.01x the old choice's time. Item 175 (with PDL, two runs, m = 9, 12, 16, 9 of those
-// layers): 4 of 4, spread where spread_if_suited spreads it, within 1.2 % of the fastest PDL
-// entry on each, 0.83-1.01x the skinny entry's time.
+// Also with K of 4608-8191 on more row groups than SMs (where the one-chunk form has CTAs of 8
+// warps; at most 20.6 MiB where they fit), on 4 warps of 4 blocks where those fit, but at K = 5120,
+// whose 40 blocks 8 warps split evenly into 5 each. Item 173 (without PDL; two runs, m = 9, 12, 16,
+// 13 layers of 2240-3520 x 4608-7168, 140-220 groups): 4 of 4 took 0.74-0.99x the skinny entry's
+// time and 0.87-0.99x the one-chunk form's on 8 warps (whose warps take 4.5-7 blocks each); at K =
+// 5120 (2496 x 5120) all three within 3.3 %, and at K = 4096 (4 blocks a warp) the one-chunk form
+// led (deep_form_if_suited); held out on 11 layers 0.81-1.01x the old choice's time. Item 175 (with
+// PDL, two runs, m = 9, 12, 16, 9 of those layers): 4 of 4, spread where spread_if_suited spreads
+// it, within 1.2 % of the fastest PDL entry on each, 0.83-1.01x the skinny entry's time. Item 176
+// (from 16 MiB, two runs each without and with PDL, m = 9, 12, 16; fit on 7 layers of 2304-3328 x
+// 5376-7680, held out on 9 of 2208-3520 x 5376-7680): 0.82-1.00x the one-chunk form's time without
+// PDL, median 0.97; with PDL 0.78-1.00x that form's or split-K's, median 0.97.
 std::optional<M16Plan> chunked_deep_above_8_tokens(std::uint32_t m, std::uint32_t n,
                                                    std::uint32_t k, std::uint32_t sms,
                                                    bool pdl) {
   const std::uint64_t groups = div_ceil(n, 16);
   const std::uint64_t bytes = std::uint64_t{n} * k;
   const std::uint64_t sm64 = sms;
-  if (m > 8 && k >= 4608 && k < 8192 && k != 5120 && bytes < 16 * kMiB &&
-      groups > sm64) {  // items 173 and 175
+  if (m > 8 && k >= 4608 && k < 8192 && k != 5120 && groups > sm64) {  // items 173, 175, 176
     if (chunks_fit(m, groups, k, sms, 4, 4)) return deep_in_chunks(4, 4);
     return std::nullopt;
   }

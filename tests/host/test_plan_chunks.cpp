@@ -312,6 +312,14 @@ TEST_CASE("plan_m16_gemm: under 16 MiB up to 8 tokens, the deep entry at K = 409
       CHECK((with_pdl.warps == 4u && with_pdl.warp_blocks == 4u));
     }
     CHECK(plan(m, 2464, 5120, false).entry == "w8a16_gemm_m16_skinny");
+    // And from 16 MiB where those CTAs fit (item 176): 2560 x 7168 (160 x 4 CTAs), not 3584 x
+    // 5632 (224 x 3 of 660 slots), which keeps the one-chunk form.
+    for (const bool pdl : {false, true}) {
+      const M16Plan p = plan(m, 2560, 7168, pdl);
+      CHECK((p.warps == 4u && p.warp_blocks == 4u));
+      const M16Plan over = plan(m, 3584, 5632, pdl);
+      CHECK((over.warps == 8u && chunks(over, 5632) == 1u));
+    }
   }
   // From 16 MiB, as before.
   CHECK(plan(9, 2048, 6144, true).warp_blocks == 3u);
