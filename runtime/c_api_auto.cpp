@@ -40,11 +40,9 @@ metrale_status metrale_w8a16_gemm_m16_auto(metrale_service* service, uint64_t in
     // The arguments first, under the C++ function's name as every launcher's (the launch
     // below checks them again and launches nothing on a bad one): a refused call compiles
     // nothing.
-    constexpr std::string_view cpp_fn = "w8a16_gemm_m16_auto";
-    metrale::guards::check_m_and_k(cpp_fn, m, k);
-    metrale::guards::check_strides(cpp_fn, n, k, a_row_stride, c_row_stride);
-    metrale::guards::check_operands(cpp_fn, DevicePtr(input), DevicePtr(weight),
-                                    DevicePtr(block_scale), DevicePtr(output), n);
+    metrale::guards::check_call("w8a16_gemm_m16_auto", DevicePtr(input), DevicePtr(weight),
+                                DevicePtr(block_scale), DevicePtr(output), m, n, k,
+                                a_row_stride, c_row_stride);
     const metrale::M16Plan plan = metrale::plan_m16_gemm(m, n, k, sms, {pdl});
     const std::uint64_t need = metrale::m16_plan_grid(plan, n, k).workspace_bytes;
     metrale::ensure(need == 0 || (workspace != 0 && workspace_bytes >= need),

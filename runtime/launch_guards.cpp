@@ -48,6 +48,14 @@ void check_operands(std::string_view fn, DevicePtr input, DevicePtr weight,
   check_pointer(fn, "output", output, 2);
 }
 
+void check_call(std::string_view fn, DevicePtr input, DevicePtr weight, DevicePtr block_scale,
+                DevicePtr output, std::uint32_t m, std::uint32_t n, std::uint32_t k,
+                std::uint32_t a_row_stride, std::uint32_t c_row_stride) {
+  check_m_and_k(fn, m, k);
+  check_strides(fn, n, k, a_row_stride, c_row_stride);
+  check_operands(fn, input, weight, block_scale, output, n);
+}
+
 KernelHandle build_for_tokens(std::string_view fn, const KernelHandle& kernel, std::uint32_t m) {
   if (m <= 8 || kernel.function == nullptr) return kernel;
   ensure(kernel.function_above8 != nullptr,

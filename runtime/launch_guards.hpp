@@ -25,6 +25,12 @@ void check_split(std::string_view fn, std::uint32_t split, std::uint32_t k);
 void check_operands(std::string_view fn, DevicePtr input, DevicePtr weight,
                     DevicePtr block_scale, DevicePtr output, std::uint32_t n);
 
+// The checks of a call that may run any entry (the automatic choice), in the launchers'
+// order: check_m_and_k, check_strides, check_operands.
+void check_call(std::string_view fn, DevicePtr input, DevicePtr weight, DevicePtr block_scale,
+                DevicePtr output, std::uint32_t m, std::uint32_t n, std::uint32_t k,
+                std::uint32_t a_row_stride, std::uint32_t c_row_stride);
+
 // The build of a token-split entry (kernel_variants.hpp) that serves m tokens: `kernel`
 // for m <= 8, its function_above8 for m > 8. A handle without function_above8 (not from
 // a ModuleCache) cannot serve m > 8: that is an error, never a launch of the 8-token build.

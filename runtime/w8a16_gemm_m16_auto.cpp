@@ -8,19 +8,6 @@
 #include "metrale/w8a16_gemm_m16_stream.hpp"
 
 namespace metrale {
-namespace {
-
-// The checks every launcher makes, under the caller's name, before a plan is made: a plan
-// of a shape no launcher accepts is never asked for.
-void check_call(std::string_view fn, DevicePtr input, DevicePtr weight, DevicePtr block_scale,
-                DevicePtr output, std::uint32_t m, std::uint32_t n, std::uint32_t k,
-                std::uint32_t a_row_stride, std::uint32_t c_row_stride) {
-  guards::check_m_and_k(fn, m, k);
-  guards::check_strides(fn, n, k, a_row_stride, c_row_stride);
-  guards::check_operands(fn, input, weight, block_scale, output, n);
-}
-
-}  // namespace
 
 KernelLookup kernel_lookup(ModuleCache& cache) {
   return [&cache](std::string_view entry) { return cache.kernel(entry); };
@@ -61,8 +48,10 @@ void w8a16_gemm_m16_auto(const GpuBackend& gpu, const KernelLookup& kernels,
                          std::uint32_t n, std::uint32_t k, std::uint32_t a_row_stride,
                          std::uint32_t c_row_stride, StreamKWorkspace workspace,
                          StreamHandle stream, bool programmatic_dependent) {
-  check_call("w8a16_gemm_m16_auto", input, weight, block_scale, output, m, n, k, a_row_stride,
-             c_row_stride);
+  // The launchers' checks before a plan is made: a shape no launcher accepts is never
+  // planned.
+  guards::check_call("w8a16_gemm_m16_auto", input, weight, block_scale, output, m, n, k,
+                     a_row_stride, c_row_stride);
   const M16Plan plan = plan_m16_gemm(m, n, k, sm_count, M16LaunchOptions{programmatic_dependent});
   w8a16_gemm_m16_planned(gpu, kernels, plan, input, weight, block_scale, output, m, n, k,
                          a_row_stride, c_row_stride, workspace, stream, programmatic_dependent);
@@ -76,7 +65,8 @@ void w8a16_gemm_m16_planned(const GpuBackend& gpu, const KernelLookup& kernels,
                             StreamKWorkspace workspace, StreamHandle stream,
                             bool programmatic_dependent) {
   constexpr std::string_view fn = "w8a16_gemm_m16_planned";
-  check_call(fn, input, weight, block_scale, output, m, n, k, a_row_stride, c_row_stride);
+  guards::check_call(fn, input, weight, block_scale, output, m, n, k, a_row_stride,
+                     c_row_stride);
   const std::uint64_t need = m16_plan_grid(plan, n, k).workspace_bytes;
   ensure(need == 0 || (workspace.ptr.address != 0 && workspace.bytes >= need),
          "{}: the plan ({}) needs a workspace of {} bytes (m16_plan_grid), and the caller's "
