@@ -20,7 +20,8 @@ std::int32_t ordered(float v) {
 }  // namespace
 
 double m16_tc_acc_floor(std::uint32_t k, double row_rms) {
-  return std::ldexp(1.0, -15) * std::sqrt(static_cast<double>(k) / 128.0) * row_rms;
+  return M16_TC_ACC_FLOOR_MARGIN * F32_UNIT_ROUNDOFF * std::sqrt(static_cast<double>(k)) *
+         row_rms;
 }
 
 std::uint32_t bf16_ulp_distance(float a, float b) {

@@ -16,12 +16,13 @@
 //   misplaced row all move outputs by tens to thousands of ULP.
 // - Cancellation: where the true value is near zero the ULP is tiny while the FP32
 //   difference scales with the magnitude of the partial sums, i.e. with the row's RMS
-//   (the RMS of the reference output row) and the reduction depth. The floor allows
-//   2^-15 * sqrt(K / 128) * row_rms: per block about 2^-15 of an RMS-sized partial
-//   (FP32 rounding moves it by 2^-24..2^-20; the rest is margin for the tensor core's
-//   truncating alignment), growing as a random walk over the K/128 blocks. That is
-//   2^-7 of a BF16 ULP of an RMS-sized value at K = 128 and 2^-3.5 at K = 32768, so a
-//   defect that moves typical outputs by an ULP cannot hide under it.
+//   (the RMS of the reference output row) and the reduction depth. The floor is the
+//   engine's `m16_tc_acc_floor`: M16_TC_ACC_FLOOR_MARGIN * u * sqrt(K) * row_rms, u the
+//   FP32 unit roundoff 2^-24. Two FP32 summation orders over K terms drift apart like a
+//   random walk of K roundings of about u * row_rms each; the margin of 8 (calibrated in
+//   the engine) covers the tensor core's truncating alignment. That is 2^-9.5 of a BF16
+//   ULP of an RMS-sized value at K = 128 and 2^-5.5 at K = 32768, so a defect that moves
+//   typical outputs by an ULP cannot hide under it.
 // - NaN never passes, in either operand.
 #pragma once
 
@@ -31,6 +32,10 @@
 namespace metrale {
 
 inline constexpr std::uint32_t M16_TC_MAX_ULP = 2;
+
+// The floor's margin over the u * sqrt(K) * row_rms accumulation scale, and u.
+inline constexpr double M16_TC_ACC_FLOOR_MARGIN = 8.0;
+inline constexpr double F32_UNIT_ROUNDOFF = 0x1p-24;
 
 // Absolute error allowed regardless of ULP distance (see above).
 double m16_tc_acc_floor(std::uint32_t k, double row_rms);

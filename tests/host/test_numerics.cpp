@@ -96,12 +96,15 @@ TEST_CASE("budget: ULP distance, floor, NaN") {
   CHECK(within_m16_tc_budget(up1, one, 128, 0.0));
   CHECK(within_m16_tc_budget(up2, one, 128, 0.0));
   CHECK_FALSE(within_m16_tc_budget(up3, one, 128, 0.0));
-  // Near zero the floor decides: 2^-15 * sqrt(K/128) * row_rms.
-  CHECK(m16_tc_acc_floor(128, 1.0) == std::ldexp(1.0, -15));
-  CHECK(m16_tc_acc_floor(512, 1.0) == std::ldexp(1.0, -14));
-  const float tiny = std::ldexp(1.0f, -20);
-  CHECK(within_m16_tc_budget(tiny, -tiny, 128, 1.0));
-  CHECK_FALSE(within_m16_tc_budget(tiny, -tiny, 128, 1e-6));
+  // Near zero the floor decides: 8 * 2^-24 * sqrt(K) * row_rms.
+  CHECK(m16_tc_acc_floor(512, 1.0) == std::ldexp(1.0, -21) * std::sqrt(512.0));
+  CHECK(m16_tc_acc_floor(4096, 2.0) == std::ldexp(1.0, -14));
+  const float tiny = std::ldexp(1.0f, -23);  // |2 tiny| = 2^-22 under 2^-14 at K = 4096
+  CHECK(within_m16_tc_budget(tiny, -tiny, 4096, 2.0));
+  CHECK_FALSE(within_m16_tc_budget(tiny, -tiny, 4096, 1e-6));
+  // 1.0e-4 against 0 at K = 4096 and RMS 1: the floor is 3.05e-5, the outputs 14546 ULP
+  // apart, so it fails (a floor of 2^-15 * sqrt(K / 128) would have passed it).
+  CHECK_FALSE(within_m16_tc_budget(bf16_to_float(0x38D2), 0.0f, 4096, 1.0));
   CHECK_FALSE(within_m16_tc_budget(std::nanf(""), 1.0f, 128, 1.0));
   CHECK_FALSE(within_m16_tc_budget(1.0f, std::nanf(""), 128, 1.0));
   CHECK_FALSE(within_m16_tc_budget(std::nanf(""), std::nanf(""), 128, 1.0));
