@@ -54,16 +54,17 @@ void dense_ffn_m16_tc(const M16TcKernel& selected, const TargetLevers& levers,
                       stream);
     return;
   }
-  // 17..=32 rows: two launches on contiguous halves (the kernel's M tile is 16 rows).
-  const std::uint32_t first = 16;
+  // 17..=32 rows: two launches on contiguous halves (the kernel's M tile is 16 rows), the
+  // odd row in the first, as the engine's dense FFN splits them (17 -> 9 + 8).
+  const std::uint32_t first = (rows + 1) / 2;
   const std::uint32_t second = rows - first;
   const DevicePtr input_2 = input + std::uint64_t{first} * k * 2;
   const DevicePtr output_2 = output + std::uint64_t{first} * n * 2;
   // Check the second half before launching the first, so a bad call launches nothing.
   ensure(input_2.address % 16 == 0,
-         "dense_ffn_m16_tc: the second row half of input (row 16, K={}) is not 16-byte "
+         "dense_ffn_m16_tc: the second row half of input (row {}, K={}) is not 16-byte "
          "aligned",
-         k);
+         first, k);
   selected.launcher(gpu, selected.kernel, input, weight, block_scale, output, first, n, k,
                     stream);
   selected.launcher(gpu, selected.kernel, input_2, weight, block_scale, output_2, second, n, k,

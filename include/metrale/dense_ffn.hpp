@@ -54,7 +54,8 @@ M16TcEntry m16_tc_entry(std::uint32_t n_tile);
 // The value of METRALE_FFN_M16_TC_NTILE (nullopt when unset).
 std::optional<std::string_view> m16_tc_ntile_env();
 
-// Rows per dense-FFN call: 17..=32 rows run the launcher twice on contiguous halves.
+// Rows per dense-FFN call: 17..=32 rows run the launcher twice on contiguous halves, the
+// first ceil(rows / 2) rows, then the rest.
 inline constexpr std::uint32_t DENSE_FFN_M16_TC_MAX_ROWS = 32;
 
 // Dense FFN projection for 1..=32 rows. Throws Error when the target's ffn_m16_tc lever

@@ -272,7 +272,8 @@ metrale_status metrale_dense_ffn_select(metrale_service* service,
                                         uint32_t* n_tile) METRALE_NOEXCEPT;
 
 /* The dense FFN projection for 1..32 rows (17..32 rows: two launches on the two
- * contiguous row halves), with the N tile from metrale_dense_ffn_select. */
+ * contiguous row halves, the first ceil(rows / 2) rows, then the rest), with the N tile
+ * from metrale_dense_ffn_select. */
 metrale_status metrale_dense_ffn(metrale_service* service, uint32_t n_tile, uint64_t input,
                                  uint64_t weight, uint64_t block_scale, uint64_t output,
                                  uint32_t rows, uint32_t n, uint32_t k,

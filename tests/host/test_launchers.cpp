@@ -9,6 +9,7 @@
 
 #include <string>
 #include <string_view>
+#include <tuple>
 
 #include "metrale/dense_ffn.hpp"
 #include "metrale/error.hpp"
@@ -199,16 +200,20 @@ TEST_CASE("dense FFN: 1..16 rows one launch, 17..32 rows two launches on row hal
   const std::uint32_t n = 4096, k = 1024;
   dense_ffn_m16_tc(sel, on, f.gpu, kIn, kW, kS, kOut, 9, n, k, 0);
   dense_ffn_m16_tc(sel, on, f.gpu, kIn, kW, kS, kOut, 24, n, k, 0);
+  dense_ffn_m16_tc(sel, on, f.gpu, kIn, kW, kS, kOut, 17, n, k, 0);
   const auto l = f.gpu.launches();
-  REQUIRE(l.size() == 3);
+  REQUIRE(l.size() == 5);
   CHECK(l[0].u32_arg(4) == 9);
-  CHECK(l[1].u32_arg(4) == 16);
-  CHECK(l[1].u64_arg(0) == kIn.address);
-  CHECK(l[1].u64_arg(3) == kOut.address);
-  CHECK(l[2].u32_arg(4) == 8);
-  CHECK(l[2].u64_arg(0) == kIn.address + 16ull * k * 2);
-  CHECK(l[2].u64_arg(3) == kOut.address + 16ull * n * 2);
-  CHECK(l[2].config.grid.x == n / 64);
+  // 24 rows: 12 + 12; 17 rows: 9 + 8, the odd row in the first half.
+  for (const auto& [i, first, second] : {std::tuple{1, 12u, 12u}, std::tuple{3, 9u, 8u}}) {
+    CHECK(l[i].u32_arg(4) == first);
+    CHECK(l[i].u64_arg(0) == kIn.address);
+    CHECK(l[i].u64_arg(3) == kOut.address);
+    CHECK(l[i + 1].u32_arg(4) == second);
+    CHECK(l[i + 1].u64_arg(0) == kIn.address + std::uint64_t{first} * k * 2);
+    CHECK(l[i + 1].u64_arg(3) == kOut.address + std::uint64_t{first} * n * 2);
+    CHECK(l[i + 1].config.grid.x == n / 64);
+  }
 
   CHECK(error_of([&] { dense_ffn_m16_tc(sel, on, f.gpu, kIn, kW, kS, kOut, 33, n, k, 0); }) ==
         "dense_ffn_m16_tc: rows=33 outside 1..=32");
@@ -217,7 +222,7 @@ TEST_CASE("dense FFN: 1..16 rows one launch, 17..32 rows two launches on row hal
         }) == "dense_ffn_m16_tc: the target's ffn_m16_tc lever is off");
   // A bad K fails on the first half: nothing is launched.
   CHECK_THROWS_AS(dense_ffn_m16_tc(sel, on, f.gpu, kIn, kW, kS, kOut, 20, n, 100, 0), Error);
-  CHECK(f.gpu.launches().size() == 3);
+  CHECK(f.gpu.launches().size() == 5);
 }
 
 TEST_CASE("QKV projection: one strided launch writing its slot of each row") {
