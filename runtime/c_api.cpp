@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "c_api_internal.hpp"
+#include "launch_guards.hpp"
 #include "metrale/dense_ffn.hpp"
 #include "metrale/kernel_launch.hpp"
 #include "metrale/kernel_variants.hpp"
@@ -65,8 +66,11 @@ namespace {
 // The plan without PDL. metrale_w8a16_gemm_m16_skinny_deep takes no workspace, so the plan
 // that names it keeps the deep entry on one chunk; the plan for callers with a workspace
 // (`chunked`) is plan_m16_gemm itself.
-metrale::M16Plan device_plan(metrale::KernelService& svc, uint32_t m, uint32_t n, uint32_t k,
-                             bool chunked = false) {
+// The plan for a shape the launchers accept (a refused one is an invalid argument, under
+// the C function's name `fn`).
+metrale::M16Plan device_plan(std::string_view fn, metrale::KernelService& svc, uint32_t m,
+                             uint32_t n, uint32_t k, bool chunked = false) {
+  metrale::guards::check_shape(fn, m, n, k);
   const std::uint32_t sms = plan_sm_count(svc);
   return chunked ? metrale::plan_m16_gemm(m, n, k, sms)
                  : metrale::plan_m16_gemm_one_chunk_deep(m, n, k, sms);
@@ -106,18 +110,20 @@ metrale_status launch_deep(metrale_service* service, std::string_view fn, uint64
                            uint64_t weight, uint64_t block_scale, uint64_t output, uint32_t m,
                            uint32_t n, uint32_t k, uint32_t a_row_stride, uint32_t c_row_stride,
                            metrale::StreamKWorkspace workspace, bool chunked, void* stream) {
-  return metrale::capi::launch_entry(
-      service, fn, "w8a16_gemm_m16_skinny_deep",
-      [&](const GpuBackend& gpu, KernelHandle kernel, metrale::KernelService& svc) {
-        const DeepLaunch form = deep_launch(svc, m, n, k, chunked);
-        // _deep3 shares `kernel`'s module, already loaded; _deep32 is a module of its own.
-        if (form.kernel != "w8a16_gemm_m16_skinny_deep") kernel = svc.kernel(form.kernel);
-        metrale::w8a16_gemm_m16_skinny_deep(gpu, kernel, DevicePtr(input), DevicePtr(weight),
-                                            DevicePtr(block_scale), DevicePtr(output), m, n, k,
-                                            a_row_stride, c_row_stride, workspace, form.warps,
-                                            form.warp_blocks,
-                                            metrale::capi::stream_handle(stream));
-      });
+  return metrale::capi::run([&](metrale_status& phase) {
+    metrale::KernelService& svc = metrale::capi::service(service, fn);
+    const DeepLaunch form = deep_launch(svc, m, n, k, chunked);
+    // The form's kernel (the 32-row one is a module of its own) is compiled on first use:
+    // an error there is a compile error.
+    phase = METRALE_ERROR_COMPILE;
+    const KernelHandle kernel = svc.kernel(form.kernel);
+    phase = METRALE_ERROR_INVALID_ARGUMENT;
+    const metrale::capi::TrackedGpu gpu(svc.gpu(), svc.compile_only(), phase);
+    metrale::w8a16_gemm_m16_skinny_deep(gpu, kernel, DevicePtr(input), DevicePtr(weight),
+                                        DevicePtr(block_scale), DevicePtr(output), m, n, k,
+                                        a_row_stride, c_row_stride, workspace, form.warps,
+                                        form.warp_blocks, metrale::capi::stream_handle(stream));
+  });
 }
 
 // The C function that runs `plan`: one per entry the plan can name; the streaming entry has
@@ -154,7 +160,7 @@ metrale_status plan_entry(metrale_service* service, std::string_view fn, uint32_
     metrale::capi::require(entry_out, fn, "entry_out");
     metrale::capi::require(split_out, fn, "split_out");
     metrale::capi::require(ctas_out, fn, "ctas_out");
-    const metrale::M16Plan plan = device_plan(svc, m, n, k, chunked);
+    const metrale::M16Plan plan = device_plan(fn, svc, m, n, k, chunked);
     *entry_out = c_function(fn, plan, k);
     *split_out = plan.split;
     *ctas_out = plan.ctas;
@@ -244,6 +250,11 @@ metrale_status metrale_warm_up(metrale_service* service, const char* const* vari
     for (size_t i = 0; i < count; ++i) {
       if (variants[i] == nullptr) metrale::fail("{}: variants[{}] is NULL", fn, i);
       names.push_back(metrale::variant_named(variants[i]).name);
+      // metrale_w8a16_gemm_m16_skinny_deep runs the 32-row form, a module of its own,
+      // where the plan gives it that form.
+      if (names.back() == "w8a16_gemm_m16_skinny_deep") {
+        names.push_back("w8a16_gemm_m16_skinny_deep32");
+      }
     }
     phase = METRALE_ERROR_COMPILE;
     svc.warm_up(names);
@@ -398,7 +409,7 @@ metrale_status metrale_plan_m16_gemm(metrale_service* service, uint32_t m, uint3
     constexpr std::string_view fn = "metrale_plan_m16_gemm";
     metrale::KernelService& svc = metrale::capi::service(service, fn);
     require(split_out, fn, "split_out");
-    *split_out = device_plan(svc, m, n, k).split;
+    *split_out = device_plan(fn, svc, m, n, k).split;
   });
 }
 

@@ -50,6 +50,10 @@ metrale_status metrale_w8a16_gemm_m16_auto(metrale_service* service, uint64_t in
                     "(metrale_w8a16_gemm_m16_auto_workspace_bytes), and the caller's is {} "
                     "bytes at 0x{:x}",
                     fn, plan.entry, need, workspace_bytes, workspace);
+    metrale::ensure(need == 0 || workspace % 16 == 0,
+                    "{}: the plan ({}) needs a workspace, and the caller's at 0x{:x} is not "
+                    "16-byte aligned",
+                    fn, plan.entry, workspace);
     // The kernels the launch looks up are compiled on first use: an error there is a
     // compile error.
     const metrale::KernelLookup kernels = [&](std::string_view entry) {

@@ -20,6 +20,16 @@ void check_m_and_k(std::string_view fn, std::uint32_t m, std::uint32_t k) {
   ensure(k % 128 == 0, "{}: K={} not a multiple of 128 (block-scale granularity)", fn, k);
 }
 
+void check_blocks(std::string_view fn, std::uint32_t k) {
+  ensure(k >= 128, "{}: K={} leaves no 128-K block (this entry needs K >= 128)", fn, k);
+}
+
+void check_shape(std::string_view fn, std::uint32_t m, std::uint32_t n, std::uint32_t k) {
+  check_m_and_k(fn, m, k);
+  check_blocks(fn, k);
+  ensure(n >= 1, "{}: n=0: nothing to compute (N must be at least 1)", fn);
+}
+
 void check_strides(std::string_view fn, std::uint32_t n, std::uint32_t k,
                    std::uint32_t a_row_stride, std::uint32_t c_row_stride) {
   ensure(a_row_stride >= k && c_row_stride >= n,
@@ -52,6 +62,7 @@ void check_call(std::string_view fn, DevicePtr input, DevicePtr weight, DevicePt
                 DevicePtr output, std::uint32_t m, std::uint32_t n, std::uint32_t k,
                 std::uint32_t a_row_stride, std::uint32_t c_row_stride) {
   check_m_and_k(fn, m, k);
+  check_blocks(fn, k);
   check_strides(fn, n, k, a_row_stride, c_row_stride);
   check_operands(fn, input, weight, block_scale, output, n);
 }

@@ -12,6 +12,13 @@ namespace metrale::guards {
 // The seed's first two guards: m in 1..=16, K a multiple of 128.
 void check_m_and_k(std::string_view fn, std::uint32_t m, std::uint32_t k);
 
+// What the entries past the seed's need of K: at least one 128-K block (the seed's
+// kernels write zeros for K = 0; a grid over K's blocks would have no CTA).
+void check_blocks(std::string_view fn, std::uint32_t k);
+
+// A shape that a plan is made for: check_m_and_k, check_blocks and n >= 1.
+void check_shape(std::string_view fn, std::uint32_t m, std::uint32_t n, std::uint32_t k);
+
 // The seed's strided guards: pitches cover the extents, a_row_stride a multiple of 8.
 void check_strides(std::string_view fn, std::uint32_t n, std::uint32_t k,
                    std::uint32_t a_row_stride, std::uint32_t c_row_stride);
@@ -26,7 +33,7 @@ void check_operands(std::string_view fn, DevicePtr input, DevicePtr weight,
                     DevicePtr block_scale, DevicePtr output, std::uint32_t n);
 
 // The checks of a call that may run any entry (the automatic choice), in the launchers'
-// order: check_m_and_k, check_strides, check_operands.
+// order: check_m_and_k, check_blocks, check_strides, check_operands.
 void check_call(std::string_view fn, DevicePtr input, DevicePtr weight, DevicePtr block_scale,
                 DevicePtr output, std::uint32_t m, std::uint32_t n, std::uint32_t k,
                 std::uint32_t a_row_stride, std::uint32_t c_row_stride);

@@ -21,8 +21,7 @@ std::uint64_t w8a16_gemm_m16_auto_workspace_bytes(std::uint32_t m, std::uint32_t
                                                   std::uint32_t k, std::uint32_t sm_count,
                                                   bool programmatic_dependent) {
   constexpr std::string_view fn = "w8a16_gemm_m16_auto_workspace_bytes";
-  guards::check_m_and_k(fn, m, k);
-  ensure(n >= 1, "{}: n=0: nothing to compute (N must be at least 1)", fn);
+  guards::check_shape(fn, m, n, k);
   const M16Plan plan = plan_m16_gemm(m, n, k, sm_count, M16LaunchOptions{programmatic_dependent});
   return m16_plan_grid(plan, n, k).workspace_bytes;
 }
@@ -72,6 +71,10 @@ void w8a16_gemm_m16_planned(const GpuBackend& gpu, const KernelLookup& kernels,
          "{}: the plan ({}) needs a workspace of {} bytes (m16_plan_grid), and the caller's "
          "is {} bytes at 0x{:x}",
          fn, plan.entry, need, workspace.bytes, workspace.ptr.address);
+  ensure(need == 0 || workspace.ptr.address % 16 == 0,
+         "{}: the plan ({}) needs a workspace, and the caller's at 0x{:x} is not 16-byte "
+         "aligned",
+         fn, plan.entry, workspace.ptr.address);
   const M16LaunchOptions options{programmatic_dependent, plan.chunk_cluster,
                                  plan.max_ctas_per_sm};
   const std::string_view e = plan.entry;

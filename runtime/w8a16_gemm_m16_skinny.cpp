@@ -194,6 +194,7 @@ void launch_skinny(std::string_view fn, const GpuBackend& gpu, KernelHandle kern
                    std::uint32_t c_row_stride, StreamKWorkspace workspace, std::uint32_t warps,
                    std::uint32_t warp_blocks, StreamHandle stream, M16LaunchOptions options) {
   guards::check_m_and_k(fn, m, k);
+  guards::check_blocks(fn, k);
   guards::check_strides(fn, n, k, a_row_stride, c_row_stride);
   ensure(warps >= 1 && warps <= W8A16_GEMM_M16_SKINNY_MAX_WARPS, "{}: warps={} outside 1..={}",
          fn, warps, W8A16_GEMM_M16_SKINNY_MAX_WARPS);

@@ -39,6 +39,7 @@ void w8a16_gemm_m16_streamk(const GpuBackend& gpu, KernelHandle kernel, DevicePt
                             M16LaunchOptions options, std::uint32_t stages) {
   constexpr std::string_view fn = "w8a16_gemm_m16_streamk";
   guards::check_m_and_k(fn, m, k);
+  guards::check_blocks(fn, k);
   guards::check_strides(fn, n, k, a_row_stride, c_row_stride);
   ensure(ctas >= 1, "{}: ctas={} must be at least 1", fn, ctas);
   const std::uint32_t grid = w8a16_gemm_m16_streamk_grid_ctas(n, k, ctas);

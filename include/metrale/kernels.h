@@ -90,8 +90,10 @@ metrale_status metrale_service_is_compile_only(const metrale_service* service,
 
 /* Compiles and loads the named kernel variants in parallel; count 0 means every variant.
  * A name is a variant (e.g. "w8a16_gemm_m16", "fill_random") or an entry, which stands
- * for its variant (e.g. "w8a16_gemm_m16_splitk", whose kernel is the strided variant's).
- * After it, the launchers of those variants compile nothing. */
+ * for its variant (e.g. "w8a16_gemm_m16_splitk", whose kernel is the strided variant's);
+ * "w8a16_gemm_m16_skinny_deep" also warms the 32-row variant that
+ * metrale_w8a16_gemm_m16_skinny_deep runs above 8 tokens on some shapes. After it, the
+ * launchers of those variants compile nothing. */
 metrale_status metrale_warm_up(metrale_service* service, const char* const* variants,
                                size_t count) METRALE_NOEXCEPT;
 

@@ -49,6 +49,15 @@ TEST_CASE("w8a16_gemm_m16_auto: bad arguments are refused before anything is com
                     need));
   CHECK(call(1, 28672, 4096, 4096, 28672, kOut, {kWs, need - 16}).starts_with(
       "w8a16_gemm_m16_planned: the plan (w8a16_gemm_m16_streamk) needs a workspace"));
+  CHECK(call(1, 28672, 4096, 4096, 28672, kOut, {DevicePtr(kWs.address + 8), need}) ==
+        "w8a16_gemm_m16_planned: the plan (w8a16_gemm_m16_streamk) needs a workspace, and the "
+        "caller's at 0x50008 is not 16-byte aligned");
+  // K = 0 is a multiple of 128, but no entry past the seed's has a CTA for it.
+  CHECK(call(1, 4096, 0, 0, 4096, kOut, {}) ==
+        "w8a16_gemm_m16_auto: K=0 leaves no 128-K block (this entry needs K >= 128)");
+  CHECK(error_of([] { (void)w8a16_gemm_m16_auto_workspace_bytes(1, 4096, 0, 132, true); }) ==
+        "w8a16_gemm_m16_auto_workspace_bytes: K=0 leaves no 128-K block (this entry needs K "
+        ">= 128)");
   CHECK(error_of([] { (void)w8a16_gemm_m16_auto_workspace_bytes(1, 4096, 100, 132); }) ==
         "w8a16_gemm_m16_auto_workspace_bytes: K=100 not a multiple of 128 (block-scale "
         "granularity)");

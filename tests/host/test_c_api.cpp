@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -513,6 +514,24 @@ TEST_CASE("C ABI: the automatic choice checks everything before it compiles or l
                      need));
   expect(call(1, 28672, 4096, 4096, 28672, kOut, kWs, need - 16), METRALE_ERROR_INVALID_ARGUMENT,
          "needs a workspace of");
+  expect(call(1, 28672, 4096, 4096, 28672, kOut, kWs + 8, need), METRALE_ERROR_INVALID_ARGUMENT,
+         "metrale_w8a16_gemm_m16_auto: the plan (w8a16_gemm_m16_streamk) needs a workspace, "
+         "and the caller's at 0x50008 is not 16-byte aligned");
+  expect(call(1, 4096, 0, 0, 4096, kOut, 0, 0), METRALE_ERROR_INVALID_ARGUMENT,
+         "w8a16_gemm_m16_auto: K=0 leaves no 128-K block");
+  // The plan functions take only shapes the launchers accept.
+  const char* entry = nullptr;
+  uint32_t split = 0, ctas = 0;
+  expect(metrale_plan_m16_gemm(s, 0, 4096, 4096, &split), METRALE_ERROR_INVALID_ARGUMENT,
+         "metrale_plan_m16_gemm: m=0 outside 1..=16");
+  expect(metrale_plan_m16_gemm_entry(s, 1, 0, 4096, &entry, &split, &ctas),
+         METRALE_ERROR_INVALID_ARGUMENT, "metrale_plan_m16_gemm_entry: n=0: nothing to compute");
+  expect(metrale_plan_m16_gemm_entry_chunked(s, 1, 4096, 0, &entry, &split, &ctas),
+         METRALE_ERROR_INVALID_ARGUMENT,
+         "metrale_plan_m16_gemm_entry_chunked: K=0 leaves no 128-K block");
+  expect(metrale_plan_m16_gemm_entry(s, 1, 4096, 100, &entry, &split, &ctas),
+         METRALE_ERROR_INVALID_ARGUMENT,
+         "metrale_plan_m16_gemm_entry: K=100 not a multiple of 128");
   // Good arguments reach the launch, which a compile-only service refuses: with and
   // without a workspace, on strided rows, with PDL.
   expect(call(1, 28672, 4096, 4096, 28672, kOut, kWs, need), METRALE_ERROR_NO_DEVICE,
@@ -671,6 +690,26 @@ TEST_CASE("C ABI: warm-up names, and compile-only warm-up compiles") {
   expect(metrale_set_log_level(7), METRALE_ERROR_INVALID_ARGUMENT,
          "metrale_set_log_level: level=7 outside 0..=6");
   expect(metrale_set_log_level(-1), METRALE_ERROR_INVALID_ARGUMENT, "level=-1");
+}
+
+TEST_CASE("C ABI: warming the deep entry warms the 32-row variant its C function runs") {
+  std::string dir = "/tmp/metrale-capi-warm-XXXXXX";
+  REQUIRE(::mkdtemp(dir.data()) != nullptr);
+  {
+    ScopedEnv on("METRALE_KERNEL_CACHE", nullptr);
+    ScopedEnv at("METRALE_KERNEL_CACHE_DIR", dir.c_str());
+    Service svc;
+    const char* deep[] = {"w8a16_gemm_m16_skinny_deep"};
+    CHECK(metrale_warm_up(svc.get(), deep, 1) == METRALE_OK);
+  }
+  // A compile-only warm-up fills the persistent cache: the deep variant's two modules
+  // (8 and 16 tokens) and the 32-row variant's one.
+  std::size_t entries = 0;
+  for (const auto& f : std::filesystem::recursive_directory_iterator(dir)) {
+    entries += f.is_regular_file() && f.path().string().find(".tmp") == std::string::npos;
+  }
+  std::filesystem::remove_all(dir);
+  CHECK(entries == 3);
 }
 
 TEST_CASE("C ABI: the last error is per thread") {

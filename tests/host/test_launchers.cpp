@@ -402,6 +402,10 @@ TEST_CASE("stream-K launcher: persistent grid, ring, workspace split, guards") {
                                  {kWs, small}, 8, 0);
         }) == "w8a16_gemm_m16_streamk: m=17 outside 1..=16 (kernel M tile)");
   CHECK(error_of([&] {
+          w8a16_gemm_m16_streamk(f.gpu, k, kIn, kW, kS, kOut, 4, 576, 0, 0, 576, {kWs, small}, 8,
+                                 0);
+        }) == "w8a16_gemm_m16_streamk: K=0 leaves no 128-K block (this entry needs K >= 128)");
+  CHECK(error_of([&] {
           w8a16_gemm_m16_streamk(f.gpu, k, kIn, kW, kS, DevicePtr(), 4, 576, 256, 256, 576,
                                  {kWs, small}, 8, 0);
         }).starts_with("w8a16_gemm_m16_streamk: "));
@@ -545,6 +549,11 @@ TEST_CASE("skinny deep launcher: the caller's blocks per warp, its own handle, g
     });
   };
   CHECK(call(deep, 0) == "w8a16_gemm_m16_skinny_deep: warp_blocks=0 outside 1..=1024");
+  CHECK(error_of([&] {
+          w8a16_gemm_m16_skinny_deep(f.gpu, deep, kIn, kW, kS, kOut, 4, 7168, 0, 0, 7168, {}, 8,
+                                     1, 0);
+        }) == "w8a16_gemm_m16_skinny_deep: K=0 leaves no 128-K block (this entry needs K >= "
+              "128)");
   CHECK(call(deep, 1025) == "w8a16_gemm_m16_skinny_deep: warp_blocks=1025 outside 1..=1024");
   CHECK(call(f.cache.kernel("w8a16_gemm_m16_skinny"), 8) ==
         "w8a16_gemm_m16_skinny_deep: the handle is of 'w8a16_gemm_m16_skinny', not of "
