@@ -1,5 +1,7 @@
 #include "launch_guards.hpp"
 
+#include <string>
+
 #include "metrale/error.hpp"
 #include "metrale/w8a16_gemm_m16_splitk.hpp"
 
@@ -65,6 +67,21 @@ void check_call(std::string_view fn, DevicePtr input, DevicePtr weight, DevicePt
   check_blocks(fn, k);
   check_strides(fn, n, k, a_row_stride, c_row_stride);
   check_operands(fn, input, weight, block_scale, output, n);
+}
+
+void check_kernel(std::string_view fn, const KernelHandle& kernel,
+                  std::span<const std::string_view> entries) {
+  if (kernel.name == nullptr) return;
+  const std::string_view name = kernel.name;
+  for (std::string_view e : entries) {
+    if (e == name) return;
+  }
+  std::string expected;
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    expected += i == 0 ? "" : i + 1 == entries.size() ? " or " : ", ";
+    expected += entries[i];
+  }
+  fail("{}: the handle is of '{}', not of {}", fn, name, expected);
 }
 
 KernelHandle build_for_tokens(std::string_view fn, const KernelHandle& kernel, std::uint32_t m) {

@@ -2,7 +2,9 @@
 // launcher and the offending values; a launcher calls them all before it launches.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <span>
 #include <string_view>
 
 #include "metrale/gpu_backend.hpp"
@@ -37,6 +39,18 @@ void check_operands(std::string_view fn, DevicePtr input, DevicePtr weight,
 void check_call(std::string_view fn, DevicePtr input, DevicePtr weight, DevicePtr block_scale,
                 DevicePtr output, std::uint32_t m, std::uint32_t n, std::uint32_t k,
                 std::uint32_t a_row_stride, std::uint32_t c_row_stride);
+
+// The handle's entry, where it names one (the module cache's handles do), is one of
+// `entries`, the entries of the kernel the launcher runs: another kernel takes other
+// arguments or another grid. A handle without a name, made by the caller, is taken as it
+// is, as the seed's launchers take any.
+void check_kernel(std::string_view fn, const KernelHandle& kernel,
+                  std::span<const std::string_view> entries);
+
+// The entries of the seed's strided kernel: the contiguous 32-wide entry, the strided one
+// and split-K.
+inline constexpr std::array<std::string_view, 3> kStridedKernelEntries = {
+    "w8a16_gemm_m16", "w8a16_gemm_m16_strided", "w8a16_gemm_m16_splitk"};
 
 // The build of a token-split entry (kernel_variants.hpp) that serves m tokens: `kernel`
 // for m <= 8, its function_above8 for m > 8. A handle without function_above8 (not from

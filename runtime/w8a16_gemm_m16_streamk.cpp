@@ -1,6 +1,7 @@
 #include "metrale/w8a16_gemm_m16_streamk.hpp"
 
 #include <algorithm>
+#include <array>
 
 #include "launch_guards.hpp"
 #include "launch_operands.hpp"
@@ -46,6 +47,8 @@ void w8a16_gemm_m16_streamk(const GpuBackend& gpu, KernelHandle kernel, DevicePt
   const std::uint32_t stage_bytes = stream_stage_bytes(m, kRows);
   const std::uint32_t ring_stages = stream_ring_stages(fn, stage_bytes, stages);
   guards::check_operands(fn, input, weight, block_scale, output, n);
+  static constexpr std::array<std::string_view, 1> kEntry = {"w8a16_gemm_m16_streamk"};
+  guards::check_kernel(fn, kernel, kEntry);
   const std::uint64_t needed = w8a16_gemm_m16_streamk_workspace_bytes(n, grid);
   ensure(workspace.ptr.address != 0, "{}: workspace is null", fn);
   ensure(workspace.ptr.address % 16 == 0, "{}: workspace 0x{:x} is not 16-byte aligned", fn,

@@ -165,6 +165,53 @@ TEST_CASE("guards: the seed's messages, in the seed's order, and nothing launche
   CHECK(f.gpu.launches().empty());
 }
 
+TEST_CASE("launchers refuse another kernel's handle; a handle without a name is taken") {
+  Fixture f;
+  const KernelHandle narrow = f.cache.kernel("w8a16_gemm_m16");
+  const KernelHandle wide = f.cache.kernel("w8a16_gemm_m16_n64");
+  const KernelHandle stream = f.cache.kernel("w8a16_gemm_m16_stream");
+  const KernelHandle streamk = f.cache.kernel("w8a16_gemm_m16_streamk");
+  constexpr DevicePtr kWs(0x50000);
+  const std::string strided_entries =
+      "w8a16_gemm_m16, w8a16_gemm_m16_strided or w8a16_gemm_m16_splitk";
+  // The 64-wide kernel takes 7 arguments on a grid of 64-row tiles, the strided one 9 on
+  // 32-row tiles: either handle in the other's launcher would read past its arguments or
+  // leave rows unwritten.
+  CHECK(error_of([&] {
+          w8a16_gemm_m16_n64(f.gpu, narrow, kIn, kW, kS, kOut, 4, 4096, 4096, 0);
+        }) == "w8a16_gemm_m16_n64: the handle is of 'w8a16_gemm_m16', not of w8a16_gemm_m16_n64");
+  CHECK(error_of([&] { w8a16_gemm_m16(f.gpu, wide, kIn, kW, kS, kOut, 4, 4096, 4096, 0); }) ==
+        "w8a16_gemm_m16: the handle is of 'w8a16_gemm_m16_n64', not of " + strided_entries);
+  CHECK(error_of([&] {
+          w8a16_gemm_m16_strided(f.gpu, streamk, kIn, kW, kS, kOut, 4, 4096, 4096, 4096, 4096,
+                                 0);
+        }) == "w8a16_gemm_m16_strided: the handle is of 'w8a16_gemm_m16_streamk', not of " +
+                  strided_entries);
+  CHECK(error_of([&] {
+          w8a16_gemm_m16_splitk(f.gpu, wide, kIn, kW, kS, kOut, 4, 4096, 4096, 4096, 4096, 2,
+                                0);
+        }) == "w8a16_gemm_m16_splitk: the handle is of 'w8a16_gemm_m16_n64', not of " +
+                  strided_entries);
+  CHECK(error_of([&] {
+          w8a16_gemm_m16_stream(f.gpu, streamk, kIn, kW, kS, kOut, 4, 576, 7168, 7168, 576, 2,
+                                0);
+        }) == "w8a16_gemm_m16_stream: the handle is of 'w8a16_gemm_m16_streamk', not of "
+              "w8a16_gemm_m16_stream");
+  CHECK(error_of([&] {
+          w8a16_gemm_m16_streamk(f.gpu, stream, kIn, kW, kS, kOut, 4, 576, 7168, 7168, 576,
+                                 {kWs, w8a16_gemm_m16_streamk_workspace_bytes(576, 8)}, 8, 0);
+        }) == "w8a16_gemm_m16_streamk: the handle is of 'w8a16_gemm_m16_stream', not of "
+              "w8a16_gemm_m16_streamk");
+  CHECK(f.gpu.launches().empty());
+  // The strided kernel's entries share one handle; a handle the caller made has no name.
+  w8a16_gemm_m16(f.gpu, f.cache.kernel("w8a16_gemm_m16_splitk"), kIn, kW, kS, kOut, 4, 4096,
+                 4096, 0);
+  KernelHandle unnamed = wide;
+  unnamed.name = nullptr;
+  w8a16_gemm_m16_n64(f.gpu, unnamed, kIn, kW, kS, kOut, 4, 4096, 4096, 0);
+  CHECK(f.gpu.launches().size() == 2);
+}
+
 TEST_CASE("a handle from another context is refused by the CUDA backend path") {
   // The recorder does not check contexts; the module cache stamps handles with the
   // backend's context so CudaBackend::launch can.
