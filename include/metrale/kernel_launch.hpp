@@ -10,7 +10,10 @@
 
 namespace metrale {
 
-constexpr std::uint32_t div_ceil(std::uint32_t a, std::uint32_t b) { return (a + b - 1) / b; }
+// In 64 bits: a + b - 1 would wrap for N near 2^32 and give a grid of no CTA.
+constexpr std::uint32_t div_ceil(std::uint32_t a, std::uint32_t b) {
+  return static_cast<std::uint32_t>((std::uint64_t{a} + b - 1) / b);
+}
 
 class KernelLaunch {
  public:

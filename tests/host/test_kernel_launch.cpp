@@ -13,6 +13,8 @@ TEST_CASE("div_ceil rounds up") {
   CHECK(div_ceil(32, 32) == 1);
   CHECK(div_ceil(33, 32) == 2);
   CHECK(div_ceil(36864, 64) == 576);
+  CHECK(div_ceil(0xFFFFFFFFu, 32) == 0x8000000u);
+  CHECK(div_ceil(0xFFFFFFFFu, 16) == 0x10000000u);
 }
 
 TEST_CASE("KernelLaunch packs pointers as 8 bytes and u32 as 4, in order") {
