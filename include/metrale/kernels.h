@@ -345,7 +345,8 @@ typedef enum metrale_log_level {
 typedef void (*metrale_log_callback)(int level, const char* message, void* user);
 
 /* Routes the library's log to `callback` instead of stderr (replacing an earlier
- * callback), keeping the current level; NULL restores the default stderr logger. */
+ * callback, which is not called again once this returns), keeping the current level;
+ * NULL restores the default stderr logger. */
 metrale_status metrale_set_log_callback(metrale_log_callback callback, void* user) METRALE_NOEXCEPT;
 
 /* The logger's level (default: METRALE_LOG_LEVEL, else warn). */

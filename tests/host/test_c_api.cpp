@@ -712,6 +712,27 @@ TEST_CASE("C ABI: warming the deep entry warms the 32-row variant its C function
   CHECK(entries == 3);
 }
 
+TEST_CASE("C ABI: a replaced log callback is not called again, through any logger") {
+  int first = 0, second = 0;
+  auto count = [](int, const char*, void* user) { ++*static_cast<int*>(user); };
+  REQUIRE(metrale_set_log_level(METRALE_LOG_WARN) == METRALE_OK);
+  REQUIRE(metrale_set_log_callback(count, &first) == METRALE_OK);
+  // A logger another thread took before the swap.
+  const std::shared_ptr<spdlog::logger> held = metrale::logger();
+  REQUIRE(metrale_set_log_callback(count, &second) == METRALE_OK);
+  held->warn("late");
+  metrale::logger()->warn("now");
+  CHECK(first == 0);
+  CHECK(second == 2);
+  REQUIRE(metrale_set_log_level(METRALE_LOG_ERROR) == METRALE_OK);
+  REQUIRE(metrale_set_log_callback(nullptr, nullptr) == METRALE_OK);
+  held->error("after NULL");
+  CHECK(second == 2);
+  // The level set under the callback stays with the default logger.
+  CHECK(metrale::logger()->level() == spdlog::level::err);
+  REQUIRE(metrale_set_log_level(METRALE_LOG_WARN) == METRALE_OK);
+}
+
 TEST_CASE("C ABI: the last error is per thread") {
   Service svc;
   CHECK(metrale_w8a16_gemm_m16(svc.get(), kIn, kW, kS, kOut, 0, 32, 128, nullptr) ==
