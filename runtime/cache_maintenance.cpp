@@ -1,7 +1,6 @@
 #include "metrale/cache_maintenance.hpp"
 
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <ctime>
@@ -14,7 +13,10 @@
 namespace metrale {
 namespace {
 
-bool remove_file(const std::filesystem::path& path) { return ::unlink(path.c_str()) == 0; }
+// Removes the file scanned as `f`, if the name still holds it.
+bool remove_file(const CacheFileInfo& f) {
+  return remove_if_same_file(f.path, f.device, f.inode);
+}
 
 }  // namespace
 
@@ -34,6 +36,8 @@ std::vector<CacheFileInfo> scan_cache(const std::filesystem::path& dir) {
     struct stat st {};
     if (::lstat(info.path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
     info.bytes = static_cast<std::uint64_t>(st.st_size);
+    info.device = static_cast<std::uint64_t>(st.st_dev);
+    info.inode = static_cast<std::uint64_t>(st.st_ino);
     info.age_seconds = std::max<std::int64_t>(0, now - st.st_mtime);
     if (info.temporary) {
       info.problem = "unfinished write";
@@ -63,7 +67,7 @@ std::vector<CacheFileInfo> scan_cache(const std::filesystem::path& dir) {
 std::uint64_t remove_bad_entries(const std::vector<CacheFileInfo>& scanned) {
   std::uint64_t removed = 0;
   for (const CacheFileInfo& f : scanned) {
-    if (!f.temporary && !f.problem.empty() && remove_file(f.path)) ++removed;
+    if (!f.temporary && !f.problem.empty() && remove_file(f)) ++removed;
   }
   return removed;
 }
@@ -74,7 +78,7 @@ TrimResult trim_cache(const std::filesystem::path& dir, std::uint64_t max_bytes)
   for (CacheFileInfo& f : scan_cache(dir)) {
     const bool stale_temporary = f.temporary && f.age_seconds >= kStaleTemporarySeconds;
     const bool bad = !f.temporary && !f.problem.empty();
-    if ((stale_temporary || bad) && remove_file(f.path)) {
+    if ((stale_temporary || bad) && remove_file(f)) {
       ++result.files_removed;
       result.bytes_removed += f.bytes;
     } else if (!f.temporary) {
@@ -86,7 +90,7 @@ TrimResult trim_cache(const std::filesystem::path& dir, std::uint64_t max_bytes)
   // `kept` is oldest first.
   for (const CacheFileInfo& f : kept) {
     if (total <= max_bytes) break;
-    if (remove_file(f.path)) {
+    if (remove_file(f)) {
       ++result.files_removed;
       result.bytes_removed += f.bytes;
       total -= f.bytes;

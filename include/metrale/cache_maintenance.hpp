@@ -19,6 +19,10 @@ struct CacheFileInfo {
   std::int64_t age_seconds = 0;  // since the last write
   bool temporary = false;     // an unfinished (or abandoned) write
   std::string problem;        // empty when the entry is valid
+  // The file scanned (st_dev, st_ino): a removal takes this file, not one another process
+  // renamed to the same name since.
+  std::uint64_t device = 0;
+  std::uint64_t inode = 0;
 };
 
 // Every entry and temporary file in `dir`, each fully verified, oldest first. Files that

@@ -383,6 +383,26 @@ TEST_CASE("trim removes bad entries and stale temporary files, then the oldest")
   CHECK(r.bytes_left == entry_bytes * (keys.size() - 1));
 }
 
+TEST_CASE("removing the bad entries scanned leaves a good one written under the name since") {
+  TempDir tmp;
+  DiskCache disk(DiskCacheConfig::at(tmp.path));
+  const std::string key = key_of(all_module_builds().front());
+  write_all(entry_path(tmp.path, key), bytes_of("garbage"));
+  const std::vector<CacheFileInfo> scanned = scan_cache(tmp.path);
+  REQUIRE(scanned.size() == 1);
+  CHECK_FALSE(scanned[0].problem.empty());
+  // Another process stores a valid entry under that name (a new file, renamed over it).
+  REQUIRE(disk.store(key, {"sm_90", "after the scan", true}, std::vector<char>(1000, 'x')));
+  CHECK(remove_bad_entries(scanned) == 0);
+  const std::vector<CacheFileInfo> after = scan_cache(tmp.path);
+  REQUIRE(after.size() == 1);
+  CHECK(after[0].problem.empty());
+  // The file scanned is still removed when it is still there.
+  write_all(entry_path(tmp.path, key), bytes_of("garbage"));
+  CHECK(remove_bad_entries(scan_cache(tmp.path)) == 1);
+  CHECK_FALSE(fs::exists(entry_path(tmp.path, key)));
+}
+
 TEST_CASE("16 processes filling one empty directory at once all succeed") {
   TempDir tmp;
   const fs::path dir = tmp.path / "shared";  // created by the racing processes themselves
