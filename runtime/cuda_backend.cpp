@@ -12,6 +12,29 @@ namespace {
 
 CUcontext as_context(void* c) { return static_cast<CUcontext>(c); }
 
+void make_context_current(CUcontext context) {
+  CUcontext current = nullptr;
+  METRALE_CU(cuCtxGetCurrent, &current);
+  if (current != context) METRALE_CU(cuCtxSetCurrent, context);
+}
+
+// A non-blocking stream of the current context for one call, destroyed on every path.
+class ScopedStream {
+ public:
+  ScopedStream() { METRALE_CU(cuStreamCreate, &stream_, CU_STREAM_NON_BLOCKING); }
+  ~ScopedStream() {
+    // A destructor cannot throw; a failure here leaks one stream and is only logged.
+    const CUresult r = driver::api().cuStreamDestroy(stream_);
+    if (r != CUDA_SUCCESS) logger()->error("cuStreamDestroy failed: {}", driver::describe(r));
+  }
+  ScopedStream(const ScopedStream&) = delete;
+  ScopedStream& operator=(const ScopedStream&) = delete;
+  CUstream get() const { return stream_; }
+
+ private:
+  CUstream stream_ = nullptr;
+};
+
 // A module built while a capture forbids it: say which warm-up was missing.
 [[noreturn]] void fail_first_use_in_capture(std::string_view module, CUresult r) {
   fail("module {} first used during CUDA graph capture: call warm_up() before capturing ({})",
@@ -20,8 +43,8 @@ CUcontext as_context(void* c) { return static_cast<CUcontext>(c); }
 
 class CudaModule final : public LoadedModule {
  public:
-  CudaModule(CUmodule module, std::string label, int shared_optin)
-      : module_(module), label_(std::move(label)), shared_optin_(shared_optin) {}
+  CudaModule(CUmodule module, CUcontext context, std::string label, int shared_optin)
+      : module_(module), context_(context), label_(std::move(label)), shared_optin_(shared_optin) {}
   ~CudaModule() override {
     // Unloading needs no current context; a failure here has nobody to report to.
     driver::api().cuModuleUnload(module_);
@@ -58,13 +81,21 @@ class CudaModule final : public LoadedModule {
     if (bytes != sizeof(std::uint32_t)) {
       fail("module {}: global {} is {} bytes, expected 4", label_, name, bytes);
     }
+    // Not cuMemcpyDtoH: it runs on the legacy default stream, which CUDA forbids while
+    // another thread captures a blocking stream of this context (relaxed or thread-local
+    // mode); the copy would fail and invalidate that thread's capture. A non-blocking
+    // stream does not synchronize with the legacy one.
+    make_context_current(context_);
+    const ScopedStream stream;
     std::uint32_t value = 0;
-    METRALE_CU(cuMemcpyDtoH, &value, ptr, sizeof(value));
+    METRALE_CU(cuMemcpyDtoHAsync, &value, ptr, sizeof(value), stream.get());
+    METRALE_CU(cuStreamSynchronize, stream.get());
     return value;
   }
 
  private:
   CUmodule module_;
+  CUcontext context_;  // the loading backend's primary context, retained by it
   std::string label_;
   int shared_optin_;  // the device's opt-in shared memory per block, bytes
 };
@@ -142,11 +173,7 @@ CudaBackend::~CudaBackend() {
 
 ContextId CudaBackend::context() const { return reinterpret_cast<ContextId>(context_); }
 
-void CudaBackend::make_current() const {
-  CUcontext current = nullptr;
-  METRALE_CU(cuCtxGetCurrent, &current);
-  if (current != as_context(context_)) METRALE_CU(cuCtxSetCurrent, as_context(context_));
-}
+void CudaBackend::make_current() const { make_context_current(as_context(context_)); }
 
 std::unique_ptr<LoadedModule> CudaBackend::load_module(std::span<const char> image,
                                                        std::string_view label) const {
@@ -164,7 +191,8 @@ std::unique_ptr<LoadedModule> CudaBackend::load_module(std::span<const char> ima
   if (r != CUDA_SUCCESS) {
     fail("loading module {} failed: cuModuleLoadData: {}", label, driver::describe(r));
   }
-  return std::make_unique<CudaModule>(module, std::string(label), info_.shared_optin_bytes);
+  return std::make_unique<CudaModule>(module, as_context(context_), std::string(label),
+                                      info_.shared_optin_bytes);
 }
 
 void CudaBackend::check_not_capturing(std::string_view module) const {

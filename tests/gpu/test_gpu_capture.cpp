@@ -1,8 +1,11 @@
 // CUDA graphs: after warm-up every launcher can be captured and replays to the results of
-// direct launches; a first use inside a capture is a clear error naming warm_up.
+// direct launches; a first use inside a capture is a clear error naming warm_up; a module
+// loaded beside another thread's capture leaves that capture valid.
 #include <doctest/doctest.h>
 
+#include <future>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "driver_api.hpp"
@@ -10,7 +13,9 @@
 #include "gpu/owned_stream.hpp"
 #include "metrale/dense_ffn.hpp"
 #include "metrale/disk_cache.hpp"
+#include "metrale/embedded_sources.hpp"
 #include "metrale/error.hpp"
+#include "metrale/kernel_variants.hpp"
 #include "metrale/w8a16_gemv_batch16.hpp"
 
 using namespace metrale;
@@ -31,6 +36,57 @@ void capture_and_replay(const OwnedStream& stream, Record record) {
   METRALE_CU(cuStreamSynchronize, stream.get());
   driver::api().cuGraphExecDestroy(exec);
   driver::api().cuGraphDestroy(graph);
+}
+
+// What another thread's capture of a blocking stream (one that synchronizes with the
+// legacy stream) reports after `calls` ran on this thread while it was open.
+struct CaptureOutcome {
+  CUresult begin = CUDA_ERROR_UNKNOWN;
+  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+  CUresult end = CUDA_ERROR_UNKNOWN;
+};
+
+template <typename Calls>
+CaptureOutcome beside_capture(CUstreamCaptureMode mode, Calls calls) {
+  CaptureOutcome out;
+  std::promise<void> begun;
+  std::promise<void> done;
+  std::thread capturer([&] {
+    const driver::Api& api = driver::api();
+    CUstream stream = nullptr;
+    try {
+      gpu().backend.make_current();
+      METRALE_CU(cuStreamCreate, &stream, CU_STREAM_DEFAULT);
+      out.begin = api.cuStreamBeginCapture(stream, mode);
+    } catch (const Error&) {
+      // out.begin stays an error; the main thread's checks report it.
+    }
+    begun.set_value();
+    done.get_future().wait();
+    if (stream == nullptr) return;
+    api.cuStreamIsCapturing(stream, &out.status);
+    CUgraph graph = nullptr;
+    out.end = api.cuStreamEndCapture(stream, &graph);
+    if (graph != nullptr) api.cuGraphDestroy(graph);
+    api.cuStreamDestroy(stream);
+  });
+  begun.get_future().wait();
+  try {
+    calls();
+  } catch (...) {
+    done.set_value();
+    capturer.join();
+    throw;
+  }
+  done.set_value();
+  capturer.join();
+  return out;
+}
+
+void check_capture_valid(const CaptureOutcome& c) {
+  CHECK(c.begin == CUDA_SUCCESS);
+  CHECK(c.status == CU_STREAM_CAPTURE_STATUS_ACTIVE);
+  CHECK(c.end == CUDA_SUCCESS);
 }
 
 }  // namespace
@@ -102,4 +158,29 @@ TEST_CASE("gpu: a first use inside a capture is an error that names the missing 
   CHECK(message.find("warm_up()") != std::string::npos);
   // Outside the capture the same cache serves the kernel.
   CHECK(cold.kernel("w8a16_gemm_m16").function != nullptr);
+}
+
+TEST_CASE("gpu: a module loaded beside another thread's capture leaves that capture valid") {
+  // The legacy stream may not be used while another thread captures a blocking stream, in
+  // any capture mode; a module's first use runs beside such captures when a serving
+  // thread captures while another warms up.
+  const KernelVariant build = module_builds(variant_named("w8a16_gemm_m16")).at(0);
+  REQUIRE(!build.checks.empty());
+  const GlobalCheck& check = build.checks[0];
+  const CompiledModule compiled =
+      nvrtc_compile(CompileRequest{build.source, embedded_source(build.source), build.defines,
+                                   {}, gpu().cache.compile_target()});
+  const auto module = gpu().backend.load_module(compiled.image, build.name);
+  for (const CUstreamCaptureMode mode :
+       {CU_STREAM_CAPTURE_MODE_RELAXED, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL}) {
+    CAPTURE(static_cast<int>(mode));
+    std::uint32_t value = 0;
+    check_capture_valid(
+        beside_capture(mode, [&] { value = module->read_global_u32(check.name); }));
+    CHECK(value == check.expected);
+    // A whole first use: compile, load, the checks' reads and the entries' functions.
+    ModuleCache cold(gpu().backend, nvrtc_compile, DiskCacheConfig::disabled());
+    check_capture_valid(beside_capture(
+        mode, [&] { CHECK(cold.kernel("w8a16_gemm_m16").function != nullptr); }));
+  }
 }
