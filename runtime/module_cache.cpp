@@ -132,7 +132,8 @@ std::shared_ptr<const ModuleCache::Loaded> ModuleCache::build(const KernelVarian
 }
 
 std::shared_ptr<const ModuleCache::Loaded> ModuleCache::module_for(const KernelVariant& variant) {
-  Key key{gpu_.context(), variant.source, variant.defines, target_};
+  Key key{gpu_.context(), variant.source, variant.defines, target_, variant.entries,
+          variant.kernel_symbol, variant.checks};
   std::promise<std::shared_ptr<const Loaded>> promise;
   std::shared_future<std::shared_ptr<const Loaded>> pending;
   {

@@ -17,6 +17,8 @@ namespace metrale {
 struct GlobalCheck {
   std::string name;
   std::uint32_t expected;
+  friend bool operator==(const GlobalCheck&, const GlobalCheck&) = default;
+  friend auto operator<=>(const GlobalCheck&, const GlobalCheck&) = default;
 };
 
 struct KernelVariant {

@@ -1,6 +1,7 @@
-// Compiled and loaded modules, keyed by (context, source, defines, target). Thread-safe:
-// concurrent first uses of one key compile once while the others wait for it; later
-// uses are hits that take one short lock.
+// Compiled and loaded modules, keyed by (context, source, defines, target) and by what
+// the load resolves and checks (entries, kernel symbol, constants). Thread-safe:
+// concurrent first uses of one key compile once while the others wait for it; later uses
+// are hits that take one short lock.
 //
 // Between the memory cache and the compiler sits the persistent disk cache
 // (disk_cache.hpp): a module not loaded yet is looked up on disk first, and a fresh
@@ -73,11 +74,17 @@ class ModuleCache {
 
  private:
   struct Loaded;
+  // A loaded module holds the functions of its variant's entries and has passed its
+  // variant's checks: another variant of the same image with other entries, symbol or
+  // checks is another module, or it would get this one's functions unchecked.
   struct Key {
     ContextId context;
     std::string source;
     std::vector<Define> defines;
     std::string target;
+    std::vector<std::string> entries;
+    std::string kernel_symbol;
+    std::vector<GlobalCheck> checks;
     friend auto operator<=>(const Key&, const Key&) = default;
   };
   std::shared_ptr<const Loaded> module_for(const KernelVariant& variant);

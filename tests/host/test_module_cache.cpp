@@ -201,3 +201,31 @@ TEST_CASE("entries that share a kernel: one compile, one function, warm-up by en
   CHECK(std::string(split.name) == "w8a16_gemm_m16_splitk");
   CHECK(std::string(rows.name) == "w8a16_gemm_m16_strided");
 }
+
+TEST_CASE("variants of one source and defines with other entries, symbol or checks load apart") {
+  test::RecordingBackend gpu;
+  test::CountingCompiler compiler;
+  ModuleCache cache(gpu, compiler.fn());
+  // A variant with one of the shipped variant's entries, then the shipped one: the second
+  // has all of its entries, not the first one's module.
+  KernelVariant one_entry = variant_named("fill_random");
+  one_entry.entries = {"fill_u16"};
+  const KernelHandle u16 = cache.kernel(one_entry, "fill_u16");
+  CHECK(compiler.calls.load() == 1);
+  CHECK(cache.kernel("fill_random_bf16").function != nullptr);
+  CHECK(compiler.calls.load() == 2);
+  CHECK(cache.kernel(one_entry, "fill_u16").function == u16.function);
+  CHECK(compiler.calls.load() == 2);
+  // The same entry running another kernel symbol resolves that symbol in a module of its own.
+  KernelVariant other_symbol = one_entry;
+  other_symbol.kernel_symbol = "fill_random_bf16";
+  CHECK(cache.kernel(other_symbol, "fill_u16").function != u16.function);
+  CHECK(compiler.calls.load() == 3);
+  // Other checks are made on a load of their own, not skipped as a hit on a checked module.
+  CHECK(cache.kernel("w8a16_gemm_m16").function != nullptr);
+  CHECK(compiler.calls.load() == 5);
+  KernelVariant other_checks = variant_named("w8a16_gemm_m16");
+  other_checks.checks = {{"M16_N_TILE", 33}};
+  CHECK_THROWS_WITH_AS(cache.kernel(other_checks, "w8a16_gemm_m16"),
+                       doctest::Contains("M16_N_TILE = 32 but the host expects 33"), Error);
+}
