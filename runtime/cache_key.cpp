@@ -44,6 +44,7 @@ CacheKeyInputs cache_key_inputs(const CompileRequest& request) {
   in.options = request.options;
   in.target = request.target;
   in.nvrtc_version = nvrtc_version();
+  in.nvrtc_library = nvrtc_library_identity();
   in.library_version = std::string(library_version());
   return in;
 }
@@ -54,6 +55,7 @@ std::string cache_key_material(const CacheKeyInputs& inputs) {
   field(out, "format", std::to_string(inputs.format_version));
   field(out, "library", inputs.library_version);
   field(out, "nvrtc", inputs.nvrtc_version);
+  field(out, "nvrtc-library", inputs.nvrtc_library);
   field(out, "target", inputs.target);
   field(out, "source-name", base_name(inputs.source_name));
   field(out, "source", inputs.source);

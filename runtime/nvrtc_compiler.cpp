@@ -1,9 +1,13 @@
 #include "metrale/nvrtc_compiler.hpp"
 
+#include <elf.h>
+#include <link.h>
 #include <nvrtc.h>
 
 #include <chrono>
 #include <cctype>
+#include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -162,6 +166,68 @@ std::string nvrtc_version() {
   int minor = 0;
   check_nvrtc(nvrtcVersion(&major, &minor), "nvrtcVersion");
   return std::to_string(major) + "." + std::to_string(minor);
+}
+
+namespace {
+
+// The GNU build ID of the loaded object that holds `code`: found in its PT_NOTE segments,
+// in memory, so nothing is read from disk.
+struct BuildIdSearch {
+  std::uintptr_t code = 0;
+  std::string hex;  // empty until found
+};
+
+int find_build_id(dl_phdr_info* info, std::size_t, void* data) {
+  auto& search = *static_cast<BuildIdSearch*>(data);
+  bool holds_code = false;
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+    const std::uintptr_t start = info->dlpi_addr + ph.p_vaddr;
+    if (ph.p_type == PT_LOAD && search.code >= start && search.code < start + ph.p_memsz) {
+      holds_code = true;
+    }
+  }
+  if (!holds_code) return 0;
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+    if (ph.p_type != PT_NOTE) continue;
+    const auto* p = reinterpret_cast<const unsigned char*>(info->dlpi_addr + ph.p_vaddr);
+    const unsigned char* const end = p + ph.p_memsz;
+    while (p + sizeof(ElfW(Nhdr)) <= end) {
+      const auto* note = reinterpret_cast<const ElfW(Nhdr)*>(p);
+      const unsigned char* name = p + sizeof(ElfW(Nhdr));
+      const unsigned char* desc = name + ((note->n_namesz + 3) & ~3u);
+      if (note->n_type == NT_GNU_BUILD_ID && note->n_namesz == 4 &&
+          std::memcmp(name, "GNU", 4) == 0 && desc + note->n_descsz <= end) {
+        for (std::uint32_t b = 0; b < note->n_descsz; ++b) {
+          search.hex += fmt::format("{:02x}", desc[b]);
+        }
+        return 1;
+      }
+      p = desc + ((note->n_descsz + 3) & ~3u);
+    }
+  }
+  return 1;  // the object holds the code but has no build ID
+}
+
+std::string find_nvrtc_library_identity() {
+  // The object that holds NVRTC's code (the shared library, or the program itself when
+  // NVRTC is linked statically), by its build ID: the same for every copy of one build,
+  // so an ahead-of-time cache filled on another machine still hits.
+  BuildIdSearch search;
+  search.code = reinterpret_cast<std::uintptr_t>(&nvrtcVersion);
+  ::dl_iterate_phdr(find_build_id, &search);
+  if (!search.hex.empty()) return "build-id " + search.hex;
+  logger()->warn("the NVRTC library has no GNU build ID; the kernel cache key holds only its "
+                 "version");
+  return "unknown";
+}
+
+}  // namespace
+
+const std::string& nvrtc_library_identity() {
+  static const std::string identity = find_nvrtc_library_identity();
+  return identity;
 }
 
 }  // namespace metrale

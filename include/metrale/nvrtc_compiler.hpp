@@ -43,6 +43,13 @@ std::vector<std::string> nvrtc_supported_targets();
 // "MAJOR.MINOR" of the linked NVRTC.
 std::string nvrtc_version();
 
+// The loaded NVRTC build: "build-id <hex>", the GNU build ID of the object that holds
+// NVRTC's code, read once from memory ("unknown" without one). nvrtc_version gives no
+// patch level, so a patched NVRTC of the same MAJOR.MINOR differs from the old one only
+// here; every copy of one build has the same ID, wherever it is installed (hashing the
+// file, about 100 MB, would cost some 400 ms per process).
+const std::string& nvrtc_library_identity();
+
 // Accepts "sm_90", "90", "9.0"; throws Error otherwise. Returns "sm_90".
 std::string normalize_target(std::string_view target);
 

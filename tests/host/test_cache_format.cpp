@@ -1,6 +1,7 @@
 // The byte-level parts of the kernel cache: SHA-256 against the FIPS 180-4 vectors; the
 // key (stable, changed by every input that changes the binary, blind to define order and
-// to paths); the entry format, which names every kind of damage; the compile target.
+// to the sources' paths); the entry format, which names every kind of damage; the compile
+// target.
 #include <doctest/doctest.h>
 
 #include <unistd.h>
@@ -45,7 +46,12 @@ TEST_CASE("the cache key is stable, changes with every input, and ignores paths"
                                                   {{"N_TILE", "32"}}, {}, "sm_90"})) == key);
   REQUIRE(!base.headers.empty());
 
-  std::vector<CacheKeyInputs> changed(10, base);
+  // The loaded NVRTC as a file: a patch release keeps nvrtcVersion's MAJOR.MINOR.
+  CHECK(base.nvrtc_library.starts_with("build-id "));
+  CHECK(base.nvrtc_library.size() > 9 + 16);
+  CHECK(base.nvrtc_library == nvrtc_library_identity());
+
+  std::vector<CacheKeyInputs> changed(11, base);
   changed[0].defines = {{"N_TILE", "64"}};
   changed[1].defines.push_back({"EXTRA", ""});
   changed[2].target = "sm_100";
@@ -58,6 +64,7 @@ TEST_CASE("the cache key is stable, changes with every input, and ignores paths"
   changed[7].library_version = "9.9.9";
   changed[8].format_version = kCacheFormatVersion + 1;
   changed[9].options = {"-lineinfo"};
+  changed[10].nvrtc_library += " patched";
   std::vector<std::string> keys{key};
   for (const CacheKeyInputs& c : changed) {
     const std::string k = cache_key(c);
