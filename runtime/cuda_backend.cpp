@@ -18,6 +18,33 @@ void make_context_current(CUcontext context) {
   if (current != context) METRALE_CU(cuCtxSetCurrent, context);
 }
 
+// `context` current for one call into the library, the caller's current context given
+// back after it: an engine's thread keeps its own device (the one its runtime API calls
+// use) across calls. A thread that had none current keeps this one. When the caller's is
+// this one already, as for an engine on this device, it costs one cuCtxGetCurrent.
+class CurrentContext {
+ public:
+  explicit CurrentContext(CUcontext context) {
+    METRALE_CU(cuCtxGetCurrent, &previous_);
+    if (previous_ != context) {
+      METRALE_CU(cuCtxSetCurrent, context);
+      restore_ = previous_ != nullptr;
+    }
+  }
+  ~CurrentContext() {
+    if (!restore_) return;
+    // A destructor cannot throw; the thread is left on this backend's context.
+    const CUresult r = driver::api().cuCtxSetCurrent(previous_);
+    if (r != CUDA_SUCCESS) logger()->error("cuCtxSetCurrent failed: {}", driver::describe(r));
+  }
+  CurrentContext(const CurrentContext&) = delete;
+  CurrentContext& operator=(const CurrentContext&) = delete;
+
+ private:
+  CUcontext previous_ = nullptr;
+  bool restore_ = false;
+};
+
 // A non-blocking stream of the current context for one call, destroyed on every path.
 class ScopedStream {
  public:
@@ -85,7 +112,7 @@ class CudaModule final : public LoadedModule {
     // another thread captures a blocking stream of this context (relaxed or thread-local
     // mode); the copy would fail and invalidate that thread's capture. A non-blocking
     // stream does not synchronize with the legacy one.
-    make_context_current(context_);
+    const CurrentContext current(context_);
     const ScopedStream stream;
     std::uint32_t value = 0;
     METRALE_CU(cuMemcpyDtoHAsync, &value, ptr, sizeof(value), stream.get());
@@ -177,7 +204,7 @@ void CudaBackend::make_current() const { make_context_current(as_context(context
 
 std::unique_ptr<LoadedModule> CudaBackend::load_module(std::span<const char> image,
                                                        std::string_view label) const {
-  make_current();
+  const CurrentContext current(as_context(context_));
   CUmodule module = nullptr;
   CUresult r = driver::api().cuModuleLoadData(&module, image.data());
   if (r == CUDA_ERROR_UNSUPPORTED_PTX_VERSION) {
@@ -198,7 +225,7 @@ std::unique_ptr<LoadedModule> CudaBackend::load_module(std::span<const char> ima
 void CudaBackend::check_not_capturing(std::string_view module) const {
   // No call reports "a capture is running" without its stream; an allocation is one of
   // the calls a global-mode capture forbids, and it is cheap next to a compile.
-  make_current();
+  const CurrentContext current(as_context(context_));
   CUdeviceptr probe = 0;
   const CUresult r = driver::api().cuMemAlloc(&probe, 256);
   if (r == CUDA_SUCCESS) {
@@ -241,7 +268,7 @@ void CudaBackend::launch(const KernelHandle& kernel, const LaunchConfig& config,
          "backend's (device {})",
          kernel.name != nullptr ? kernel.name : "?", info_.ordinal);
   }
-  make_current();
+  const CurrentContext current(as_context(context_));
   std::array<void*, 32> params{};
   if (args.size() > params.size()) fail("launch: {} arguments exceed 32", args.size());
   for (std::size_t i = 0; i < args.size(); ++i) params[i] = const_cast<void*>(args[i].value);
@@ -309,7 +336,7 @@ KernelAttributes CudaBackend::attributes(const KernelHandle& kernel) const {
 }
 
 DevicePtr CudaBackend::allocate(std::size_t bytes) const {
-  make_current();
+  const CurrentContext current(as_context(context_));
   CUdeviceptr p = 0;
   CUresult r = driver::api().cuMemAlloc(&p, bytes == 0 ? 1 : bytes);
   if (r != CUDA_SUCCESS) {
@@ -326,22 +353,22 @@ void CudaBackend::release(DevicePtr p) const noexcept {
 }
 
 void CudaBackend::upload(DevicePtr dst, const void* src, std::size_t bytes) const {
-  make_current();
+  const CurrentContext current(as_context(context_));
   METRALE_CU(cuMemcpyHtoD, dst.address, src, bytes);
 }
 
 void CudaBackend::download(void* dst, DevicePtr src, std::size_t bytes) const {
-  make_current();
+  const CurrentContext current(as_context(context_));
   METRALE_CU(cuMemcpyDtoH, dst, src.address, bytes);
 }
 
 void CudaBackend::fill_bytes(DevicePtr dst, std::uint8_t value, std::size_t bytes) const {
-  make_current();
+  const CurrentContext current(as_context(context_));
   METRALE_CU(cuMemsetD8, dst.address, value, bytes);
 }
 
 void CudaBackend::synchronize() const {
-  make_current();
+  const CurrentContext current(as_context(context_));
   METRALE_CU(cuCtxSynchronize);
 }
 

@@ -61,7 +61,9 @@ class CudaBackend final : public GpuBackend {
 
   KernelAttributes attributes(const KernelHandle& kernel) const;
 
-  // Makes this backend's context current on the calling thread.
+  // Makes this backend's context current on the calling thread and leaves it so, for
+  // tools that make driver calls of their own. The backend's own calls (launches, module
+  // loads, memory) give the thread back the context it had current.
   void make_current() const;
 
   // Memory and synchronisation helpers for tools, tests and examples.

@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "driver_api.hpp"
 #include "metrale/cuda_backend.hpp"
 #include "metrale/error.hpp"
 #include "metrale/fill_random.hpp"
@@ -173,4 +174,34 @@ TEST_CASE("gpu: a handle from one GPU is refused on the other" *
                            .arg_u32(0)
                            .launch(0),
                        doctest::Contains("belongs to another CUDA context"), Error);
+}
+
+TEST_CASE("gpu: a call on one GPU's backend gives the thread back the other's context" *
+          doctest::skip(usable_devices() < 2)) {
+  Device d0(0), d1(1);
+  const auto current = [] {
+    CUcontext c = nullptr;
+    REQUIRE(driver::api().cuCtxGetCurrent(&c) == CUDA_SUCCESS);
+    return reinterpret_cast<ContextId>(c);
+  };
+  // The engine's thread works on GPU 1 (its runtime API's device), then calls into GPU 0's
+  // service: a first use (compile, load, checks), memory, a launch, a synchronisation.
+  d1.backend.make_current();
+  REQUIRE(current() == d1.backend.context());
+  const KernelHandle fill = d0.cache.kernel("fill_u16");
+  CHECK(current() == d1.backend.context());
+  {
+    DeviceBuffer buf(d0.backend, 64);
+    CHECK(current() == d1.backend.context());
+    KernelLaunch(d0.backend, fill)
+        .grid({1, 1, 1})
+        .block({32, 1, 1})
+        .arg_ptr(buf.get())
+        .arg_u32(32)
+        .arg_u32(0)
+        .launch(0);
+    d0.backend.synchronize();
+    CHECK(current() == d1.backend.context());
+  }
+  CHECK(current() == d1.backend.context());
 }
