@@ -110,6 +110,11 @@ std::optional<CachedImage> DiskCache::load(const std::string& key) const {
   return load_from(config_.directory, key, false);
 }
 
+std::optional<CachedImage> DiskCache::load_writable(const std::string& key) const {
+  if (!config_.enabled || config_.directory.empty()) return std::nullopt;
+  return load_from(config_.directory, key, false);
+}
+
 bool DiskCache::store(const std::string& key, const CacheEntryMeta& meta,
                       std::span<const char> image) {
   if (!config_.enabled || config_.directory.empty() || !writable()) return false;

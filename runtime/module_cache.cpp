@@ -87,7 +87,10 @@ std::shared_ptr<const ModuleCache::Loaded> ModuleCache::build(const KernelVarian
     cached = disk_->load(key);
     disk_state = "miss";
   }
-  if (cached) {
+  // A read-only layer's image that does not load gives way to the writable directory's,
+  // which a process that met the same failure compiled and stored: without it, every
+  // process would recompile.
+  for (int attempt = 0; cached && attempt < 2; ++attempt) {
     const double lookup_ms = ms_since(start);
     const auto load_start = Clock::now();
     try {
@@ -103,6 +106,13 @@ std::shared_ptr<const ModuleCache::Loaded> ModuleCache::build(const KernelVarian
       logger()->warn("cached module {} ({}) failed to load: {}; recompiling it",
                      variant.name, cached->path.string(), e.what());
       disk_state = "rejected";
+    }
+    if (!cached->read_only) break;
+    if (auto writable = disk_->load_writable(key)) {
+      load_rejected_.fetch_add(1, std::memory_order_relaxed);
+      cached = std::move(writable);
+    } else {
+      break;
     }
   }
   if (disk_->enabled()) disk_misses_.fetch_add(1, std::memory_order_relaxed);

@@ -71,6 +71,10 @@ class DiskCache {
   // Bad entries are logged; those in the writable directory are deleted.
   std::optional<CachedImage> load(const std::string& key) const;
 
+  // The entry for `key` in the writable directory only (for an image from a read-only
+  // layer that did not load).
+  std::optional<CachedImage> load_writable(const std::string& key) const;
+
   // Writes the entry atomically into the writable directory; false when it was not
   // written (disabled, or the directory is unwritable: one warning per process).
   bool store(const std::string& key, const CacheEntryMeta& meta, std::span<const char> image);

@@ -268,6 +268,27 @@ TEST_CASE("read-only layers are consulted first and never written") {
   CHECK(log.count("read-only layer") == 1);
 }
 
+TEST_CASE("a read-only entry that does not load gives way to the writable directory's") {
+  TempDir ro;
+  TempDir rw;
+  const std::string key = key_of(gemm());
+  {
+    DiskCache a(DiskCacheConfig::at(ro.path));
+    REQUIRE(a.store(key, {"sm_90", "w8a16_gemm_m16", true}, bytes_of("BAD image")));
+  }
+  LoadingBackend gpu;
+  test::CountingCompiler compiler;
+  // The first process compiles and stores; the next ones load that copy, not compile.
+  for (int process = 0; process < 3; ++process) {
+    ModuleCache cache(gpu, compiler.fn(), DiskCacheConfig::at(rw.path, {ro.path}));
+    cache.kernel("w8a16_gemm_m16");
+  }
+  const std::size_t builds = module_builds(variant_named("w8a16_gemm_m16")).size();
+  CHECK(compiler.calls.load() == static_cast<int>(builds));
+  CHECK(fs::exists(entry_path(ro.path, key)));
+  CHECK(fs::exists(entry_path(rw.path, key)));
+}
+
 TEST_CASE("an unwritable location warns once per process and keeps modules in memory") {
   TempDir tmp;
   write_all(tmp.path / "a-file", bytes_of("x"));
