@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <limits>
 
 #include "metrale/error.hpp"
 
@@ -14,10 +15,12 @@ Args::Args(int argc, char** argv, int first, const std::vector<std::string>& fla
   };
   for (int i = first; i < argc; ++i) {
     std::string arg = argv[i];
-    if (!arg.starts_with("--")) {
+    if (arg == "-h") arg = "--help";
+    if (!arg.starts_with("-") || arg == "-") {
       positional_.push_back(arg);
       continue;
     }
+    ensure(arg.starts_with("--"), "unknown option {} (see --help)", arg);
     std::string name = arg.substr(2);
     std::optional<std::string> inline_value;
     if (auto eq = name.find('='); eq != std::string::npos) {
@@ -38,6 +41,11 @@ Args::Args(int argc, char** argv, int first, const std::vector<std::string>& fla
       fail("unknown option --{} (see --help)", name);
     }
   }
+}
+
+void Args::refuse_positional(const std::string& command) const {
+  ensure(positional_.empty(), "{}: unexpected argument '{}' (see --help)", command,
+         positional_.empty() ? std::string() : positional_.front());
 }
 
 bool Args::has(const std::string& name) const { return values_.contains(name); }
@@ -76,9 +84,25 @@ std::vector<std::uint32_t> parse_u32_list(const std::string& text, const std::st
 std::uint32_t parse_one_u32(const Args& args, const std::string& name, std::uint32_t fallback) {
   const auto v = args.value(name);
   if (!v) return fallback;
-  const std::vector<std::uint32_t> list = parse_u32_list(*v, "--" + name);
-  ensure(list.size() == 1, "--{}: expected one unsigned integer, got '{}'", name, *v);
-  return list.front();
+  std::uint32_t out = 0;
+  const char* end = v->data() + v->size();
+  auto [ptr, ec] = std::from_chars(v->data(), end, out);
+  ensure(ec == std::errc() && ptr == end && !v->empty(),
+         "--{}: expected one unsigned integer of at most {}, got '{}'", name,
+         std::numeric_limits<std::uint32_t>::max(), *v);
+  return out;
+}
+
+int parse_device(const Args& args) {
+  const auto v = args.value("device");
+  if (!v) return 0;
+  int device = 0;
+  const char* end = v->data() + v->size();
+  auto [ptr, ec] = std::from_chars(v->data(), end, device);
+  ensure(ec == std::errc() && ptr == end && !v->empty() && device >= 0,
+         "--device: '{}' is not a CUDA device ordinal (0..{})", *v,
+         std::numeric_limits<int>::max());
+  return device;
 }
 
 std::vector<std::uint32_t> parse_token_counts(const Args& args) {

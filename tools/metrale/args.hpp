@@ -13,8 +13,10 @@ namespace metrale::cli {
 
 class Args {
  public:
-  // Parses argv[first..]; `flags` take no value, `options` take one. Unknown names and
-  // missing values throw metrale::Error. Options may repeat (all values are kept).
+  // Parses argv[first..]; `flags` take no value, `options` take one. -h is --help (where
+  // "help" is a flag), as users expect of any tool; any other single-dash argument is an
+  // unknown option rather than a positional one. Unknown names and missing values throw
+  // metrale::Error. Options may repeat (all values are kept).
   Args(int argc, char** argv, int first, const std::vector<std::string>& flags,
        const std::vector<std::string>& options);
 
@@ -23,6 +25,10 @@ class Args {
   std::vector<std::string> values(const std::string& name) const;
   std::string value_or(const std::string& name, const std::string& fallback) const;
   const std::vector<std::string>& positional() const { return positional_; }
+
+  // Throws metrale::Error naming the first positional argument, for a command that takes
+  // none: a stray word is a mistyped option or a misplaced value, never to be ignored.
+  void refuse_positional(const std::string& command) const;
 
  private:
   std::map<std::string, std::vector<std::string>> values_;
@@ -35,6 +41,11 @@ std::vector<std::uint32_t> parse_u32_list(const std::string& text, const std::st
 // The one unsigned integer of option --`name`, or `fallback` where it is absent; throws
 // metrale::Error on a list or anything else.
 std::uint32_t parse_one_u32(const Args& args, const std::string& name, std::uint32_t fallback);
+
+// The CUDA device ordinal of --device (default 0), 0..INT_MAX; throws metrale::Error on
+// anything else. The driver takes an int: an unsigned parse cast to one turns 4294967295
+// into -1.
+int parse_device(const Args& args);
 
 // The token counts of --m (default 1,8,16), each 1..16 (the entries' M tile); throws
 // metrale::Error on anything else.

@@ -167,7 +167,7 @@ int cmd_bench(int argc, char** argv) {
   for (const std::uint32_t f : tma_claims) {
     ensure(f <= 64, "--tma-claims: {} ranges per CTA is over 64", f);
   }
-  const int ordinal = static_cast<int>(parse_one_u32(args, "device", 0));
+  const int ordinal = parse_device(args);
   const std::string json_path = args.value_or("json", "");
   if (!options.timeline.empty()) {
     const std::filesystem::path dir = std::filesystem::path(options.timeline).parent_path();

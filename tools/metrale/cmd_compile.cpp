@@ -135,8 +135,7 @@ int cmd_compile(int argc, char** argv) {
     fmt::print("{}", kHelp);
     return 0;
   }
-  ensure(args.positional().empty(), "compile: unexpected argument '{}' (see --help)",
-         args.positional().empty() ? std::string() : args.positional().front());
+  args.refuse_positional("compile");
   const std::vector<std::string> targets = split_targets(args.values("target"));
   ensure(!targets.empty(), "compile: give at least one --target (e.g. --target sm_90)");
   // The modules to compile: every build of each named variant (kernel_variants.hpp).

@@ -40,7 +40,12 @@ int cmd_info(int argc, char** argv) {
     fmt::print("{}", kHelp);
     return 0;
   }
-  const int ordinal = std::stoi(args.value_or("device", "0"));
+  args.refuse_positional("info");
+  // Every argument is checked before the driver is touched, so that a mistyped one is
+  // refused at once, on any machine, rather than after a compile of every kernel.
+  const int ordinal = parse_device(args);
+  const std::optional<std::string> target_option =
+      args.has("target") ? std::optional(normalize_target(*args.value("target"))) : std::nullopt;
   fmt::print("metrale kernels: NVRTC {}, {} embedded source(s)\n", nvrtc_version(),
              embedded_sources().size());
 
@@ -57,8 +62,7 @@ int cmd_info(int argc, char** argv) {
   } else {
     fmt::print("device: none ({})\n", reason);
   }
-  const std::string target =
-      normalize_target(args.value_or("target", gpu ? gpu->target() : "sm_90"));
+  const std::string target = target_option.value_or(gpu ? gpu->target() : "sm_90");
   fmt::print("target: {}\n\n", target);
 
   fmt::print("{:<32} {:>12} {:>12} {:>8}\n", "module", "compile ms", "cubin bytes", "log");

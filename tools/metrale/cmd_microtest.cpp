@@ -101,9 +101,13 @@ int cmd_microtest(int argc, char** argv) {
     fmt::print("{}", kHelp);
     return 0;
   }
-  KernelService service(std::stoi(args.value_or("device", "0")));
-  return run_microtest(service, parse_u32_list(args.value_or("m", "1,8,16"), "--m"),
-                       static_cast<std::uint32_t>(std::stoul(args.value_or("seed", "1"))));
+  args.refuse_positional("microtest");
+  // Checked before the service exists: a bad argument is refused without a GPU.
+  const int device = parse_device(args);
+  const std::vector<std::uint32_t> ms = parse_token_counts(args);
+  const std::uint32_t seed = parse_one_u32(args, "seed", 1);
+  KernelService service(device);
+  return run_microtest(service, ms, seed);
 }
 
 }  // namespace metrale::cli

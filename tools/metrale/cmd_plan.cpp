@@ -46,6 +46,7 @@ int cmd_plan(int argc, char** argv) {
     fmt::print("{}", kHelp);
     return 0;
   }
+  args.refuse_positional("plan");
   const std::vector<bench::Shape> shapes = bench::shapes_or_default(args.values("shape"));
   const std::vector<std::uint32_t> ms = parse_token_counts(args);
   const std::uint32_t sms = parse_one_u32(args, "sms", 132);

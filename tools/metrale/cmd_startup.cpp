@@ -44,7 +44,8 @@ int cmd_startup(int argc, char** argv) {
     fmt::print("{}", kHelp);
     return 0;
   }
-  const int device = std::stoi(args.value_or("device", "0"));
+  args.refuse_positional("startup");
+  const int device = parse_device(args);
   if (args.has("compile-first")) {
     const auto compile_start = std::chrono::steady_clock::now();
     KernelService compiler(KernelService::CompileOnly{cuda_device_target(device)});
