@@ -2,6 +2,7 @@
 #include <cctype>
 #include <cstdint>
 #include <filesystem>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,7 @@ constexpr const char* kHelp =
     "  --max-bytes N  trim: the size to trim to\n";
 
 std::uint64_t parse_size(const std::string& text) {
+  constexpr std::uint64_t kMax = std::numeric_limits<std::uint64_t>::max();
   std::uint64_t multiplier = 1;
   std::string digits = text;
   if (!digits.empty() && std::isalpha(static_cast<unsigned char>(digits.back()))) {
@@ -47,8 +49,12 @@ std::uint64_t parse_size(const std::string& text) {
   for (char c : digits) {
     ensure(std::isdigit(static_cast<unsigned char>(c)) != 0,
            "--max-bytes: '{}' is not a size (N, NK, NM or NG)", text);
-    value = value * 10 + static_cast<std::uint64_t>(c - '0');
+    const auto digit = static_cast<std::uint64_t>(c - '0');
+    // A size that wraps would trim to what is left of it, as little as nothing.
+    ensure(value <= (kMax - digit) / 10, "--max-bytes: '{}' is over 2^64 - 1 bytes", text);
+    value = value * 10 + digit;
   }
+  ensure(value <= kMax / multiplier, "--max-bytes: '{}' is over 2^64 - 1 bytes", text);
   return value * multiplier;
 }
 
@@ -119,27 +125,31 @@ int cmd_cache(int argc, char** argv) {
     fmt::print("{}", kHelp);
     return 0;
   }
-  ensure(args.positional().size() == 1,
+  ensure(!args.positional().empty(),
          "cache: give one action: list, verify or trim (see --help)");
+  ensure(args.positional().size() == 1, "cache: unexpected argument '{}' (see --help)",
+         args.positional().size() > 1 ? args.positional()[1] : std::string());
   const std::string action = args.positional().front();
   ensure(action == "list" || action == "verify" || action == "trim",
          "cache: unknown action '{}' (list, verify or trim)", action);
   ensure(action == "trim" || !args.has("max-bytes"), "--max-bytes belongs to trim");
   ensure(action == "verify" || !args.has("delete-bad"), "--delete-bad belongs to verify");
+  // Options are checked before the directory is looked at, so that a bad value is an
+  // error whether or not a cache exists yet.
+  ensure(action != "trim" || args.has("max-bytes"), "trim needs --max-bytes N");
+  const std::uint64_t max_bytes =
+      action == "trim" ? parse_size(*args.value("max-bytes")) : std::uint64_t{0};
   const std::filesystem::path dir =
       args.has("dir") ? std::filesystem::path(*args.value("dir")) : default_cache_directory();
   ensure(!dir.empty(), "cache: no --dir given and no cache location in the environment");
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec)) {
-    ensure(action != "trim" || args.has("max-bytes"), "trim needs --max-bytes N");
     fmt::print("no kernel cache at {}\n", dir.string());
     return 0;
   }
   fmt::print("kernel cache {}\n", dir.string());
   if (action == "list") return list(scan_cache(dir));
   if (action == "verify") return verify(scan_cache(dir), args.has("delete-bad"));
-  ensure(args.has("max-bytes"), "trim needs --max-bytes N");
-  const std::uint64_t max_bytes = parse_size(*args.value("max-bytes"));
   const TrimResult r = trim_cache(dir, max_bytes);
   fmt::print("removed {} file(s), {}; {} left (limit {})\n", r.files_removed,
              human_bytes(r.bytes_removed), human_bytes(r.bytes_left), human_bytes(max_bytes));
