@@ -1,7 +1,27 @@
 #!/usr/bin/env bash
-# Sourced by tests/run.sh and tools/main.sh.
-# Install what is missing (Debian / Ubuntu packages); a machine that already has the
-# tools and headers installs nothing.
+# Sourced by tests/run.sh and tools/main.sh; run on its own, it does the same.
+# Installs what is missing with apt-get (Debian / Ubuntu packages): cmake, ninja-build,
+# g++, libfmt-dev, libspdlog-dev and doctest-dev; a machine that already has the tools
+# and headers installs nothing. Then checks that cmake is 3.25 or newer, as
+# CMakeLists.txt requires (Debian 12 and Ubuntu 24.04 ship it; Ubuntu 22.04's is older).
+prerequisites_usage() {
+  echo "usage: tests/prerequisites.sh"
+  sed -n '2,/^prerequisites_usage/p' "${BASH_SOURCE[0]}" | sed '$d' | sed 's/^# \{0,1\}//'
+}
+# Sourced, "$@" is the caller's own arguments (tools/main.sh passes its to metrale): only
+# a run on its own takes arguments, and only -h / --help.
+if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
+  for arg in "$@"; do
+    if [[ $arg != -h && $arg != --help ]]; then
+      echo "tests/prerequisites.sh: unknown argument '$arg' (see --help)" >&2
+      exit 2
+    fi
+  done
+  if (($#)); then
+    prerequisites_usage
+    exit 0
+  fi
+fi
 need=()
 command -v cmake >/dev/null || need+=(cmake)
 command -v ninja >/dev/null || need+=(ninja-build)
@@ -15,3 +35,14 @@ if ((${#need[@]})); then
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
 fi
+# An older cmake stops at cmake_minimum_required with no word on how to get a newer one.
+cmake_version=$(cmake --version 2>/dev/null | sed -n '1s/^cmake version \([0-9.]*\).*/\1/p' || true)
+IFS=. read -r cmake_major cmake_minor _ <<<"${cmake_version:-0.0}"
+if ((${cmake_major:-0} < 3 || (${cmake_major:-0} == 3 && ${cmake_minor:-0} < 25))); then
+  echo "tests/prerequisites.sh: cmake ${cmake_version:-(not found)} is older than 3.25," \
+       "which CMakeLists.txt requires: use Debian 12 or Ubuntu 24.04 or newer, or install" \
+       "a newer cmake (pip install cmake, or Kitware's APT repository: apt.kitware.com)" >&2
+  if [[ ${BASH_SOURCE[0]} == "$0" ]]; then exit 1; fi
+  return 1
+fi
+unset cmake_version cmake_major cmake_minor

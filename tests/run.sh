@@ -2,7 +2,13 @@
 # Builds the library and runs the whole test suite. On a machine without a GPU the GPU
 # tests are reported as skipped, with the reason; on a GPU machine they run.
 set -euo pipefail
-if [[ ${1:-} == -h || ${1:-} == --help ]]; then
+for arg in "$@"; do
+  if [[ $arg != -h && $arg != --help ]]; then
+    echo "tests/run.sh: unknown argument '$arg' (see --help)" >&2
+    exit 2
+  fi
+done
+if (($#)); then
   echo "usage: tests/run.sh   (METRALE_BUILD_DIR=DIR to build elsewhere than ./build)"
   sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
   exit 0

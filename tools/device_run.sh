@@ -23,18 +23,33 @@
 #   TIMELINE_ARGS, RINGDIAG_ARGS, RINGDIAG_DEFINES,
 #   KTIME_ARGS, KTIME_COUNT, KTIME_KERNELS, COMPILE_JOBS, COMPILE_VARIANTS, AB_TIMEOUT (s a
 #   bench run of ab, abtree and timeline may take, 300); BUILD (build-device), OUT.
+#
+# Every step name is checked before any step runs (exit 2 on an unknown one). The summary
+# lists each step's exit status; the script exits 1 if any step's was not 0.
 set -uo pipefail
 if [[ ${1:-} == -h || ${1:-} == --help ]]; then
   sed -n '2,/^set -uo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
   exit 0
 fi
+known_steps=(build tests ci info sass startup sanitize bench profile ringdiag ktime ab abtree
+  probe plancheck timeline compilescale compilecontention hostcost multigpu)
+steps=("$@")
+((${#steps[@]})) || steps=(build tests info sass)
+# A typo found only when its turn comes would cost the build and every step before it.
+for s in "${steps[@]}"; do
+  known=0
+  for k in "${known_steps[@]}"; do [[ $s == "$k" ]] && known=1; done
+  if ((!known)); then
+    echo "tools/device_run.sh: unknown step '$s' (see --help)" >&2
+    exit 2
+  fi
+done
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/device-out}
 mkdir -p "$OUT"
 BUILD=${BUILD:-build-device}
-steps=("$@")
-((${#steps[@]})) || steps=(build tests info sass)
 summary=()
+failed=0
 
 step() {  # step NAME COMMAND...: runs, logs to $OUT/NAME.log, records status and time
   local name=$1; shift
@@ -43,6 +58,7 @@ step() {  # step NAME COMMAND...: runs, logs to $OUT/NAME.log, records status an
   "$@" 2>&1 | tee "$OUT/$name.log"
   local rc=${PIPESTATUS[0]}
   summary+=("$(printf '%-10s rc=%-3s %4ss' "$name" "$rc" $((SECONDS - start)))")
+  ((rc == 0)) || failed=1
   return "$rc"
 }
 
@@ -256,7 +272,8 @@ for s in "${steps[@]}"; do
         \$pin $BUILD/tools/metrale bench --shape 4096x4096 --m 1 --entry w8a16_gemm_m16 --no-baselines --replays 1 --min-bytes 128 2>&1 | grep 'host cost'; done" ;;
     multigpu)
       step multigpu "$BUILD/tests/metrale_gpu_tests" -tc="*two GPUs*,*one GPU*" ;;
-    *) echo "unknown step $s"; exit 2 ;;
+    *) echo "step $s has no commands"; exit 2 ;;
   esac
 done
 printf '%s\n' "=== summary" "${summary[@]}" | tee "$OUT/summary.txt"
+exit "$failed"
