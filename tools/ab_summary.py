@@ -72,7 +72,11 @@ def main():
                         help="also each entry's ratio, overall and per m")
     args = parser.parse_args()
 
-    runs = parse(args.ab_output)
+    try:
+        runs = parse(args.ab_output)
+    except (OSError, UnicodeDecodeError) as e:
+        reason = e.strerror if isinstance(e, OSError) and e.strerror else e
+        sys.exit(f"ab_summary.py: cannot read {args.ab_output}: {reason}")
     if not runs:
         sys.exit(f"{args.ab_output}: no '--- defines:' sections")
     base, base_runs = averaged(runs, args.base, args.match)

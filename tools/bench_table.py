@@ -54,8 +54,20 @@ def size_ceiling_pct(record, r):
     return 100.0 * r["weight_bytes"] / us / 1e3 / record["ceiling"]["gbps"] if us else None
 
 
+def load(path):
+    """The record at `path`; a file that cannot be read or parsed ends the run with one
+    line saying which and why, not a traceback."""
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except OSError as e:
+        sys.exit(f"bench_table.py: cannot read {path}: {e.strerror or e}")
+    except ValueError as e:  # json.JSONDecodeError and UnicodeDecodeError
+        sys.exit(f"bench_table.py: cannot read {path}: {e}")
+
+
 def main(path):
-    record = json.load(open(path))
+    record = load(path)
     print(f"Read ceiling in this run: {record['ceiling']['gbps']:.0f} GB/s; commit "
           f"{record['commit']}, {record['date']}.\n")
     print("| shape | N x K | floor us | m | best entry | us | % ceil | auto choice | us | "
@@ -151,7 +163,7 @@ def layer_name(r):
 def mean_record(paths):
     """The first record with each entry's time the mean over all records (entries that ran
     correctly in every one of them)."""
-    records = [json.load(open(p)) for p in paths]
+    records = [load(p) for p in paths]
     merged = records[0]
     for r in merged["results"]:
         key = (r["n"], r["k"], r["m"])
@@ -168,6 +180,13 @@ def mean_record(paths):
 
 if __name__ == "__main__":
     args = sys.argv[1:]
+    # Only --plan, -h and --help are options; anything else that starts with '-' is a
+    # mistyped one, not a record to open.
+    unknown = [a for i, a in enumerate(args)
+               if a.startswith("-") and a not in ("-h", "--help") and (a, i) != ("--plan", 0)]
+    if unknown:
+        print(f"bench_table.py: unknown option {unknown[0]} (see --help)", file=sys.stderr)
+        sys.exit(2)
     if args[:1] == ["--plan"] and len(args) > 1:
         record = mean_record(args[1:])
         print(f"{len(args) - 1} record(s), {len(record['results'])} cases; commit "

@@ -49,19 +49,31 @@ def main():
     args = sys.argv[1:]
     by_sm = "--per-sm" in args
     args = [a for a in args if a != "--per-sm"]
+    unknown = [a for a in args if a.startswith("-") and a not in ("-h", "--help")]
+    if unknown:
+        print(f"timeline_summary.py: unknown option {unknown[0]} (see --help)", file=sys.stderr)
+        return 2
     if len(args) != 1 or args[0] in ("-h", "--help"):
         print(__doc__.strip())
         return 0 if args in (["-h"], ["--help"]) else 2
+    path = args[0]
     groups = {}
-    with open(args[0]) as f:
-        for line in f:
-            if line.startswith("#") or not line.strip():
-                continue
-            v = line.split()
-            key = (v[0], int(v[1]), v[2])
-            cta, sm, units, adds = int(v[3]), int(v[4]), int(v[5]), int(v[6])
-            t = [int(x) / 1000.0 for x in v[7:13]]
-            groups.setdefault(key, []).append((cta, sm, units, adds, t))
+    try:
+        with open(path) as f:
+            for number, line in enumerate(f, 1):
+                if line.startswith("#") or not line.strip():
+                    continue
+                v = line.split()
+                if len(v) < 13:
+                    raise ValueError(f"line {number}: {len(v)} fields, not 13")
+                key = (v[0], int(v[1]), v[2])
+                cta, sm, units, adds = int(v[3]), int(v[4]), int(v[5]), int(v[6])
+                t = [int(x) / 1000.0 for x in v[7:13]]
+                groups.setdefault(key, []).append((cta, sm, units, adds, t))
+    except OSError as e:
+        sys.exit(f"timeline_summary.py: cannot read {path}: {e.strerror or e}")
+    except ValueError as e:  # a malformed line, or a file that is not text
+        sys.exit(f"timeline_summary.py: cannot read {path}: {e}")
     if by_sm:
         per_sm(groups)
         return 0
