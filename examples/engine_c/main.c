@@ -4,7 +4,10 @@
  * reference kernel within the tensor-core budget.
  *
  *   engine_c [DEVICE]     exit 0: checks passed, 1: a check or a call failed,
+ *                         2: a bad argument (the usage is printed),
  *                         77: no CUDA device (the reason is printed) */
+#include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <metrale/kernels.h>
 #include <stdint.h>
@@ -13,6 +16,7 @@
 #include <string.h>
 
 #define NO_DEVICE 77
+#define BAD_ARGUMENT 2
 
 /* Every call is checked; the first failure ends the program with the library's message. */
 #define CHECK_CALL(call)                                                                    \
@@ -254,11 +258,39 @@ static int run_auto(int pdl) {
   return report(pdl ? "auto q_a / kv_a x 7168, PDL" : "auto q_a / kv_a x 7168", &t);
 }
 
+static void usage(FILE* to) {
+  fprintf(to, "usage: engine_c [DEVICE]   (DEVICE: CUDA device ordinal, default 0)\n");
+}
+
+/* The whole of `text` as an ordinal in 0..INT_MAX: atoi would take "--help" or "1x" for a
+ * device and run on the wrong one. */
+static int parse_device(const char* text, int* device) {
+  char* end = NULL;
+  long value;
+  if (text[0] < '0' || text[0] > '9') return 0;
+  errno = 0;
+  value = strtol(text, &end, 10);
+  if (errno != 0 || *end != '\0' || value > INT_MAX) return 0;
+  *device = (int)value;
+  return 1;
+}
+
 int main(int argc, char** argv) {
-  const int device = argc > 1 ? atoi(argv[1]) : 0;
+  int device = 0;
   const char* target = NULL;
   metrale_status status;
   int ok;
+
+  /* Arguments first: a bad one is the caller's mistake whether or not a GPU is here. */
+  if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+    usage(stdout);
+    return 0;
+  }
+  if (argc > 2 || (argc == 2 && !parse_device(argv[1], &device))) {
+    fprintf(stderr, "engine_c: bad argument '%s'\n", argv[argc > 2 ? 2 : 1]);
+    usage(stderr);
+    return BAD_ARGUMENT;
+  }
 
   CHECK_CALL(metrale_set_log_callback(on_log, NULL));
   status = metrale_service_create(device, &g_service);

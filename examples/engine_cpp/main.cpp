@@ -4,12 +4,16 @@
 // reference kernel within the tensor-core budget.
 //
 //   engine_cpp [DEVICE]     exit 0: checks passed, 1: a check or a call failed,
+//                           2: a bad argument (the usage is printed),
 //                           77: no CUDA device (the reason is printed)
 #include <algorithm>
+#include <cerrno>
+#include <climits>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <metrale/error.hpp>
 #include <metrale/host_reference.hpp>
 #include <metrale/kernel_launch.hpp>
@@ -23,6 +27,7 @@
 namespace {
 
 constexpr int kNoDevice = 77;
+constexpr int kBadArgument = 2;
 
 using metrale::DeviceBuffer;
 using metrale::DevicePtr;
@@ -251,10 +256,36 @@ bool run_auto(KernelService& service, Filler& fill) {
   return report("auto q_a 1536 / kv_a 576 x 7168", t);
 }
 
+void usage(std::FILE* to) {
+  std::fprintf(to, "usage: engine_cpp [DEVICE]   (DEVICE: CUDA device ordinal, default 0)\n");
+}
+
+// The whole of `text` as an ordinal in 0..INT_MAX: atoi would take "--help" or "1x" for a
+// device and run on the wrong one.
+bool parse_device(const char* text, int& device) {
+  if (text[0] < '0' || text[0] > '9') return false;
+  char* end = nullptr;
+  errno = 0;
+  const long value = std::strtol(text, &end, 10);
+  if (errno != 0 || *end != '\0' || value > INT_MAX) return false;
+  device = static_cast<int>(value);
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  const int device = argc > 1 ? std::atoi(argv[1]) : 0;
+  // Arguments first: a bad one is the caller's mistake whether or not a GPU is here.
+  if (argc == 2 && (std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0)) {
+    usage(stdout);
+    return 0;
+  }
+  int device = 0;
+  if (argc > 2 || (argc == 2 && !parse_device(argv[1], device))) {
+    std::fprintf(stderr, "engine_cpp: bad argument '%s'\n", argv[argc > 2 ? 2 : 1]);
+    usage(stderr);
+    return kBadArgument;
+  }
   try {
     // Probe first, so that a machine without a GPU is a clear skip rather than a failure.
     const std::string reason = metrale::cuda_unavailable_reason();
