@@ -1,7 +1,13 @@
 #!/usr/bin/env bash
 # Every command line the project offers answers --help with its usage and exit 0, and
 # the scripts do so before they install or build anything; an unknown option is an
-# error that points to --help. Run by CTest: tests/cli_help.sh METRALE_BINARY.
+# error that points to --help. Every metrale command takes -h for --help, refuses an
+# unknown option and a stray argument, and refuses bad values of --device, --seed, --m,
+# --target and --max-bytes, each with exit 1 and "metrale: error:", all before the CUDA
+# driver is loaded (info, microtest and startup need a GPU only for their real work).
+# The scripts refuse an unknown argument with exit 2, before they install or build
+# anything; the Python tools refuse an unknown option and say in one line why a file
+# cannot be read. Run by CTest: tests/cli_help.sh METRALE_BINARY.
 set -uo pipefail
 if [[ ${1:-} == -h || ${1:-} == --help || $# -ne 1 ]]; then
   echo "usage: tests/cli_help.sh METRALE_BINARY"
@@ -12,50 +18,116 @@ fi
 metrale=$1
 cd "$(dirname "$0")/.."
 failures=0
+commands=(info microtest startup bench compile cache plan)
+fail() {  # fail LABEL RC OUTPUT
+  echo "FAILED: $1 (exit $2): ${3%%$'\n'*}"
+  failures=$((failures + 1))
+}
+# With the library's debug log on, a loaded driver says "CUDA driver loaded"; where no
+# driver can be loaded, its error would stand where the usage or refusal is expected.
 check() {  # check LABEL EXPECTED_FIRST_LINE_PREFIX COMMAND...: exit 0, usage first
   local label=$1 prefix=$2 out rc
   shift 2
-  out=$("$@" 2>&1) && rc=0 || rc=$?
-  if [[ $rc -ne 0 || ${out%%$'\n'*} != "$prefix"* ]]; then
-    echo "FAILED: $label (exit $rc): ${out%%$'\n'*}"
-    failures=$((failures + 1))
+  out=$(METRALE_LOG_LEVEL=debug "$@" 2>&1) && rc=0 || rc=$?
+  if [[ $rc -ne 0 || ${out%%$'\n'*} != "$prefix"* || $out == *"CUDA driver loaded"* ]]; then
+    fail "$label" "$rc" "$out"
   else
     echo "ok: $label"
   fi
 }
+refused() {  # refused LABEL TEXT COMMAND...: exit 1, "metrale: error: " first, TEXT in it
+  local label=$1 text=$2 out rc
+  shift 2
+  out=$(METRALE_LOG_LEVEL=debug "$@" 2>&1) && rc=0 || rc=$?
+  if [[ $rc -ne 1 || ${out%%$'\n'*} != "metrale: error: "* || ${out%%$'\n'*} != *"$text"* ||
+        $out == *"CUDA driver loaded"* ]]; then
+    fail "$label is refused" "$rc" "$out"
+  else
+    echo "ok: $label is refused"
+  fi
+}
 check "metrale --help" "usage: metrale" "$metrale" --help
-for command in info startup microtest bench compile cache plan; do
+check "metrale -h" "usage: metrale" "$metrale" -h
+for command in "${commands[@]}"; do
   check "metrale $command --help" "usage: metrale" "$metrale" "$command" --help
+  check "metrale $command -h" "usage: metrale" "$metrale" "$command" -h
+  refused "metrale $command --no-such-option" "unknown option --no-such-option (see --help)" \
+    "$metrale" "$command" --no-such-option
+  refused "metrale $command -q" "unknown option -q (see --help)" "$metrale" "$command" -q
+  # cache takes one action; anything after it is as stray as a word given to the others.
+  action=(); [[ $command == cache ]] && action=(list)
+  refused "metrale $command ${action[*]:+${action[*]} }stray-word" "'stray-word'" \
+    "$metrale" "$command" "${action[@]}" stray-word
+done
+refused "metrale --device 0 stray-word (info by default)" "'stray-word'" \
+  "$metrale" --device 0 stray-word
+for command in info microtest startup bench; do
+  for bad in abc 1x -1 "" 2147483648 4294967295; do
+    refused "metrale $command --device '$bad'" "--device: '$bad' is not a CUDA device ordinal" \
+      "$metrale" "$command" --device "$bad"
+  done
+done
+refused "metrale microtest --seed -1" "--seed" "$metrale" microtest --seed -1
+refused "metrale microtest --seed 4294967296" "--seed" "$metrale" microtest --seed 4294967296
+refused "metrale microtest --m 17" "--m: 17" "$metrale" microtest --m 17
+refused "metrale info --target sm_x" "invalid target 'sm_x'" "$metrale" info --target sm_x
+# A size that wrapped to 0 would empty the cache; a bad one is refused with or without it.
+cache_dir=$(mktemp -d)
+for dir in "$cache_dir" "$cache_dir/missing"; do
+  for size in 17179869184G 18446744073709551616 1X; do
+    refused "metrale cache trim --max-bytes $size ($([[ -d $dir ]] || echo "no ")cache)" \
+      "--max-bytes: '$size'" "$metrale" cache --dir "$dir" trim --max-bytes "$size"
+  done
 done
 # The scripts print their usage without installing or building: cmake, ctest, ninja,
 # g++ and apt-get are shims here that leave a mark when called.
 shims=$(mktemp -d)
-trap 'rm -rf "$shims"' EXIT
+trap 'rm -rf "$shims" "$cache_dir"' EXIT
 for tool in cmake ctest ninja g++ apt-get; do
   printf '#!/bin/sh\ntouch "%s/called"\nexit 1\n' "$shims" >"$shims/$tool"
   chmod +x "$shims/$tool"
 done
-for script in tests/run.sh tools/main.sh .ci/run; do
+for script in tests/run.sh tests/prerequisites.sh tools/main.sh .ci/run; do
   check "$script --help" "usage: $script" env PATH="$shims:$PATH" bash "$script" --help
 done
 check "tools/device_run.sh --help" "One call on a GPU machine" \
   env PATH="$shims:$PATH" bash tools/device_run.sh --help
+# tools/main.sh passes its arguments to metrale, which refuses what it does not take.
+for args in "tests/run.sh --no-such-option" "tests/prerequisites.sh --no-such-option" \
+            ".ci/run --no-such-option" "tools/device_run.sh build no-such-step"; do
+  read -r script rest <<<"$args"
+  # shellcheck disable=SC2086  # the arguments, split on purpose
+  out=$(env PATH="$shims:$PATH" OUT="$shims/out" bash $args 2>&1) && rc=0 || rc=$?
+  if [[ $rc -ne 2 || $out != *"'${rest##* }' (see --help)"* || -e $shims/out ]]; then
+    fail "$args is refused with exit 2, before any step" "$rc" "$out"
+  else
+    echo "ok: $args is refused with exit 2, before any step"
+  fi
+done
 if command -v python3 >/dev/null; then
   check "tools/bench_table.py --help" "Renders a" python3 tools/bench_table.py --help
   check "tools/ab_summary.py --help" "usage: ab_summary.py" python3 tools/ab_summary.py --help
   check "tools/timeline_summary.py --help" "Summarises the per-CTA timeline" \
     python3 tools/timeline_summary.py --help
+  for tool in bench_table.py ab_summary.py timeline_summary.py; do
+    out=$(python3 "tools/$tool" --no-such-option 2>&1) && rc=0 || rc=$?
+    if [[ $rc -ne 2 || $out == *Traceback* ]]; then
+      fail "tools/$tool --no-such-option is refused" "$rc" "$out"
+    else
+      echo "ok: tools/$tool --no-such-option is refused"
+    fi
+    out=$(python3 "tools/$tool" "$shims/missing" 2>&1) && rc=0 || rc=$?
+    if [[ $rc -ne 1 || $out != "$tool: cannot read $shims/missing: No such file or directory" ]]
+    then
+      fail "tools/$tool on a missing file says so in one line" "$rc" "$out"
+    else
+      echo "ok: tools/$tool on a missing file says so in one line"
+    fi
+  done
 fi
 if [[ -e $shims/called ]]; then
-  echo "FAILED: a script's --help ran cmake, ctest, ninja, g++ or apt-get"
+  echo "FAILED: a script's --help or refusal ran cmake, ctest, ninja, g++ or apt-get"
   failures=$((failures + 1))
-fi
-out=$("$metrale" bench --no-such-option 2>&1) && rc=0 || rc=$?
-if [[ $rc -eq 0 || $out != *"unknown option --no-such-option (see --help)"* ]]; then
-  echo "FAILED: an unknown option (exit $rc): $out"
-  failures=$((failures + 1))
-else
-  echo "ok: an unknown option is refused, pointing to --help"
 fi
 echo "cli help: $failures failure(s)"
 ((failures == 0))

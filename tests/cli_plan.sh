@@ -3,7 +3,7 @@
 # name it gives, over a grid of shapes and every m with and without PDL, is one of the
 # entries `metrale bench --help` lists (default or tuning point), so that the benchmark
 # times exactly what the plan runs, and each comes with its grid and workspace. Bad values
-# are refused. Run by CTest:
+# and stray arguments are refused with exit 1 and a message naming them. Run by CTest:
 # tests/cli_plan.sh METRALE_BINARY.
 set -uo pipefail
 if [[ ${1:-} == -h || ${1:-} == --help || $# -ne 1 ]]; then
@@ -38,13 +38,19 @@ if ((sized != 2 * lines)); then
 else
   echo "ok: every launch gives its CTAs and workspace"
 fi
-for bad in "--m 0" "--m 17" "--sms 0" "--shape 4096x100"; do
+# Refused means what main.cpp makes of a bad argument: exit 1 and "metrale: error: " with a
+# message that names it; an abort or a crash exits otherwise and says nothing of the kind.
+for bad in "--m 0|--m: 0" "--m 17|--m: 17" "--m 1,,2|--m: '1,,2'" "--sms 0|--sms: 0" \
+           "--sms 1x|--sms" "--shape 4096x100|--shape '4096x100'" \
+           "4096x4096 --m 1|unexpected argument '4096x4096' (see --help)"; do
+  args=${bad%%|*} text=${bad#*|}
   # shellcheck disable=SC2086  # the option and its value, split on purpose
-  if "$metrale" plan $bad >/dev/null 2>&1; then
-    echo "FAILED: metrale plan $bad was accepted"
+  out=$("$metrale" plan $args 2>&1) && rc=0 || rc=$?
+  if [[ $rc -ne 1 || $out != "metrale: error: "*"$text"* ]]; then
+    echo "FAILED: metrale plan $args (exit $rc, not 1 with '$text'): ${out%%$'\n'*}"
     failures=$((failures + 1))
   else
-    echo "ok: metrale plan $bad is refused"
+    echo "ok: metrale plan $args is refused: $out"
   fi
 done
 echo "cli plan: $failures failure(s)"
