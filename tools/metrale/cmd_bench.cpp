@@ -117,8 +117,7 @@ int cmd_bench(int argc, char** argv) {
                entry_names(bench::tuning_entries()));
     return 0;
   }
-  ensure(args.positional().empty(), "bench takes no positional arguments (got '{}')",
-         args.positional().empty() ? "" : args.positional().front());
+  args.refuse_positional("bench");
 
   const std::vector<bench::Shape> shapes = bench::shapes_or_default(args.values("shape"));
   bench::RunOptions options;
