@@ -1,11 +1,15 @@
 // The kernel service on a real device: every module compiles and loads for the device's
 // own target, entries have registers and no local memory, and the backend refuses
-// handles from another context and reports failed launches with the driver's error.
+// handles from another context and reports failed launches with the driver's error; a
+// call into it gives the thread back the context it had current.
+#include <dlfcn.h>
 #include <doctest/doctest.h>
 
 #include <fmt/format.h>
 
+#include "driver_api.hpp"
 #include "gpu/gpu_fixture.hpp"
+#include "metrale/disk_cache.hpp"
 #include "metrale/error.hpp"
 #include "metrale/kernel_launch.hpp"
 #include "metrale/kernel_variants.hpp"
@@ -88,4 +92,44 @@ TEST_CASE("gpu: a launch the driver refuses names the call and the driver error"
                            .launch(0),
                        doctest::Contains("cuLaunchKernel of fill_u16"), Error);
   g.backend.synchronize();
+}
+
+TEST_CASE("gpu: a call into the library gives the thread back the context it had current") {
+  // An engine's own context on this device (not the primary one the library uses), made
+  // through the driver directly: the library's table holds only what it calls.
+  void* driver = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+  REQUIRE(driver != nullptr);
+  using Create = CUresult (*)(CUcontext*, CUctxCreateParams*, unsigned, CUdevice);
+  using Destroy = CUresult (*)(CUcontext);
+  const auto create = reinterpret_cast<Create>(::dlsym(driver, "cuCtxCreate_v4"));
+  const auto destroy = reinterpret_cast<Destroy>(::dlsym(driver, "cuCtxDestroy_v2"));
+  REQUIRE((create != nullptr && destroy != nullptr));
+  CUcontext own = nullptr;
+  REQUIRE(create(&own, nullptr, 0, 0) == CUDA_SUCCESS);  // current on this thread now
+  const auto current = [] {
+    CUcontext c = nullptr;
+    REQUIRE(driver::api().cuCtxGetCurrent(&c) == CUDA_SUCCESS);
+    return c;
+  };
+  REQUIRE(current() == own);
+  {
+    // A first use (compile, load, checked constants), memory, a launch, a wait.
+    ModuleCache fresh(gpu().backend, nvrtc_compile, DiskCacheConfig::disabled());
+    const KernelHandle fill = fresh.kernel("fill_u16");
+    CHECK(current() == own);
+    DeviceBuffer buf(gpu().backend, 64);
+    CHECK(current() == own);
+    KernelLaunch(gpu().backend, fill)
+        .grid({1, 1, 1})
+        .block({32, 1, 1})
+        .arg_ptr(buf.get())
+        .arg_u32(32)
+        .arg_u32(0)
+        .launch(0);
+    gpu().backend.synchronize();
+    CHECK(current() == own);
+  }
+  CHECK(current() == own);
+  CHECK(destroy(own) == CUDA_SUCCESS);
+  gpu().backend.make_current();
 }
