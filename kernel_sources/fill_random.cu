@@ -16,6 +16,15 @@ __device__ __forceinline__ u32 hash(u32 seed, u32 index) {
   return x;
 }
 
+// The grid-stride loop's indices. The step ends the loop where it would pass `count`: a
+// plain i += stride wraps in 32 bits for a count near 2^32 and never ends.
+__device__ __forceinline__ u32 first_index() { return blockIdx.x * blockDim.x + threadIdx.x; }
+
+__device__ __forceinline__ u32 next_index(u32 i, u32 count) {
+  const u32 stride = gridDim.x * blockDim.x;
+  return count - i > stride ? i + stride : count;
+}
+
 // Uniform in [0, 1) with 24 random bits.
 __device__ __forceinline__ float unit(u32 h) { return static_cast<float>(h >> 8) * (1.0f / 16777216.0f); }
 
@@ -23,7 +32,7 @@ __device__ __forceinline__ float unit(u32 h) { return static_cast<float>(h >> 8)
 
 // BF16 values uniform in [-scale, scale).
 extern "C" __global__ void fill_random_bf16(u16* out, u32 count, u32 seed, float scale) {
-  for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < count; i += gridDim.x * blockDim.x) {
+  for (u32 i = first_index(); i < count; i = next_index(i, count)) {
     out[i] = f32_to_bf16_rn((2.0f * unit(hash(seed, i)) - 1.0f) * scale);
   }
 }
@@ -31,7 +40,7 @@ extern "C" __global__ void fill_random_bf16(u16* out, u32 count, u32 seed, float
 // E4M3 codes with magnitude code <= max_magnitude (0x7E = every finite value), random
 // sign; never a NaN code.
 extern "C" __global__ void fill_random_fp8(u8* out, u32 count, u32 seed, u32 max_magnitude) {
-  for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < count; i += gridDim.x * blockDim.x) {
+  for (u32 i = first_index(); i < count; i = next_index(i, count)) {
     const u32 h = hash(seed, i);
     const u32 mag = (h >> 8) % (max_magnitude + 1u);
     out[i] = static_cast<u8>(mag | (h & 0x80u));
@@ -40,14 +49,14 @@ extern "C" __global__ void fill_random_fp8(u8* out, u32 count, u32 seed, u32 max
 
 // FP32 values uniform in [lo, hi).
 extern "C" __global__ void fill_random_f32(float* out, u32 count, u32 seed, float lo, float hi) {
-  for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < count; i += gridDim.x * blockDim.x) {
+  for (u32 i = first_index(); i < count; i = next_index(i, count)) {
     out[i] = lo + (hi - lo) * unit(hash(seed, i));
   }
 }
 
 // Every element set to `value` (poison before a run).
 extern "C" __global__ void fill_u16(u16* out, u32 count, u32 value) {
-  for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < count; i += gridDim.x * blockDim.x) {
+  for (u32 i = first_index(); i < count; i = next_index(i, count)) {
     out[i] = static_cast<u16>(value);
   }
 }

@@ -5,12 +5,15 @@
 #include <dlfcn.h>
 #include <doctest/doctest.h>
 
+#include <array>
+
 #include <fmt/format.h>
 
 #include "driver_api.hpp"
 #include "gpu/gpu_fixture.hpp"
 #include "metrale/disk_cache.hpp"
 #include "metrale/error.hpp"
+#include "metrale/fill_random.hpp"
 #include "metrale/kernel_launch.hpp"
 #include "metrale/kernel_variants.hpp"
 #include "metrale/w8a16_gemm_m16_skinny.hpp"
@@ -132,4 +135,17 @@ TEST_CASE("gpu: a call into the library gives the thread back the context it had
   CHECK(current() == own);
   CHECK(destroy(own) == CUDA_SUCCESS);
   gpu().backend.make_current();
+}
+
+TEST_CASE("gpu: a fill of nearly 2^32 elements ends and writes its last element") {
+  // The grid-stride loop's 32-bit index wrapped past such a count and never ended.
+  constexpr std::uint32_t kCount = 0xFFFFFFFFu;
+  DeviceBuffer codes(gpu().backend, std::size_t{kCount} + 1);
+  gpu().backend.fill_bytes(codes.get(), 0xFF, codes.size());  // a NaN code: never filled in
+  fill_random_fp8(gpu().cache, codes.get(), kCount, 7, 0x7E, 0);
+  gpu().backend.synchronize();
+  std::array<std::uint8_t, 2> tail{};
+  gpu().backend.download(tail.data(), codes.get() + (std::uint64_t{kCount} - 1), tail.size());
+  CHECK((tail[0] & 0x7F) != 0x7F);  // element count - 1, filled
+  CHECK(tail[1] == 0xFF);           // element count, past the fill
 }
