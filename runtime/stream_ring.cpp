@@ -32,4 +32,10 @@ StreamTensorMaps stream_tensor_maps(const GpuBackend& gpu, DevicePtr input, Devi
           gpu.tensor_map_2d({input, 2, k, m, std::uint64_t{a_row_stride} * 2, 128, m})};
 }
 
+void check_stream_k(std::string_view fn, std::uint32_t k) {
+  // The last block's coordinate, K - 128, must be at most 2^31 - 1.
+  ensure(k <= (1u << 31), "{}: K={} over 2^31, past the tensor copies' signed 32-bit "
+         "coordinates", fn, k);
+}
+
 }  // namespace metrale

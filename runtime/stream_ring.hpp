@@ -42,4 +42,8 @@ StreamTensorMaps stream_tensor_maps(const GpuBackend& gpu, DevicePtr input, Devi
                                     std::uint32_t m, std::uint32_t n, std::uint32_t k,
                                     std::uint32_t a_row_stride, std::uint32_t rows);
 
+// The largest K the tensor copies reach: their coordinates are signed 32-bit, and a box
+// past 2^31 - 1 would read zeros. Throws Error naming `fn` for a larger K.
+void check_stream_k(std::string_view fn, std::uint32_t k);
+
 }  // namespace metrale

@@ -452,11 +452,26 @@ TEST_CASE("stream-K launcher: persistent grid, ring, workspace split, guards") {
           w8a16_gemm_m16_streamk(f.gpu, k, kIn, kW, kS, kOut, 4, 576, 0, 0, 576, {kWs, small}, 8,
                                  0);
         }) == "w8a16_gemm_m16_streamk: K=0 leaves no 128-K block (this entry needs K >= 128)");
+  // The tensor copies' coordinates are signed 32-bit: K up to 2^31 (the last block at
+  // 2^31 - 128), not past it.
+  const auto huge_k = [&](std::uint32_t kk) {
+    return error_of([&] {
+      w8a16_gemm_m16_streamk(f.gpu, k, kIn, kW, kS, kOut, 1, 1, kk, kk, 1, {kWs, small}, 8, 0);
+    });
+  };
+  CHECK(huge_k(1u << 31) == "<no error>");
+  CHECK(huge_k((1u << 31) + 128) == "w8a16_gemm_m16_streamk: K=2147483776 over 2^31, past the "
+                                      "tensor copies' signed 32-bit coordinates");
+  CHECK(error_of([&] {
+          w8a16_gemm_m16_stream(f.gpu, f.cache.kernel("w8a16_gemm_m16_stream"), kIn, kW, kS,
+                                kOut, 1, 1, (1u << 31) + 128, (1u << 31) + 128, 1, 1, 0);
+        }) == "w8a16_gemm_m16_stream: K=2147483776 over 2^31, past the tensor copies' signed "
+              "32-bit coordinates");
   CHECK(error_of([&] {
           w8a16_gemm_m16_streamk(f.gpu, k, kIn, kW, kS, DevicePtr(), 4, 576, 256, 256, 576,
                                  {kWs, small}, 8, 0);
         }).starts_with("w8a16_gemm_m16_streamk: "));
-  CHECK(f.gpu.launches().size() == 2);
+  CHECK(f.gpu.launches().size() == 3);  // and the one at K = 2^31
 }
 
 TEST_CASE("skinny launcher: chunks of K per 16 rows, its two kernels, workspace, guards") {
