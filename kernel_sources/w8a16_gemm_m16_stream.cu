@@ -33,7 +33,7 @@
 // the values: results are bit-identical from run to run.
 //
 // Shared memory (dynamic; the launcher sizes it): 128 bytes of alignment slack, then
-// `stages` = (dynamic size - 128) / stage_bytes slots (2..8), stage_bytes = 16384 +
+// `stages` = (dynamic size - 128) / stage_bytes slots (2..12), stage_bytes = 16384 +
 // kparts * m * 256.
 //
 // Grid: (ceil(N/rows), S, 1)  Block: (256, 1, 1)  Cluster: (1, S, 1) when S > 1.
