@@ -1,6 +1,7 @@
 #include "metrale/bench/graph_timer.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <vector>
 
 #include "driver_api.hpp"
@@ -111,16 +112,22 @@ void count_graph(const Graph& graph, Timing& t) {
 }  // namespace
 
 Timing time_graph(const Stream& stream, std::uint32_t launches, std::uint32_t replays,
-                  const std::function<void(std::uint32_t)>& launch) {
+                  const std::function<void(std::uint32_t)>& launch, double warm_ms) {
   ensure(launches >= 1 && replays >= 1, "time_graph: launches={} replays={} must be >= 1",
          launches, replays);
   const Graph graph = capture(stream, [&] {
     for (std::uint32_t i = 0; i < launches; ++i) launch(i);
   });
   const GraphExec exec(graph);
-  // The first replay uploads the graph and warms instruction caches and TLBs.
-  exec.launch(stream);
-  stream.synchronize();
+  // The first replay uploads the graph and warms instruction caches and TLBs; more, for
+  // `warm_ms`, bring an idle GPU's clocks up to those of a busy one.
+  const auto warm_start = std::chrono::steady_clock::now();
+  do {
+    exec.launch(stream);
+    stream.synchronize();
+  } while (std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
+                                                     warm_start)
+               .count() < warm_ms);
 
   Timing t;
   t.launches = launches;

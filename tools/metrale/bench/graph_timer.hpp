@@ -82,10 +82,11 @@ struct Timing {
   std::uint32_t programmatic_edges = 0;
 };
 
-// Captures launch(0) .. launch(launches-1) into one graph, replays it once to warm up,
-// then `replays` times, each between two events; per-launch time = replay / launches.
+// Captures launch(0) .. launch(launches-1) into one graph, replays it once to warm up (and
+// again until `warm_ms` of wall time have passed), then `replays` times, each between two
+// events; per-launch time = replay / launches.
 Timing time_graph(const Stream& stream, std::uint32_t launches, std::uint32_t replays,
-                  const std::function<void(std::uint32_t)>& launch);
+                  const std::function<void(std::uint32_t)>& launch, double warm_ms = 0.0);
 
 double median(std::vector<double> values);
 

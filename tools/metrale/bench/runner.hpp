@@ -52,13 +52,22 @@ class Runner {
   void fill_f32(DevicePtr p, std::uint64_t count, std::uint32_t seed, float lo, float hi);
   void fill_bf16(DevicePtr p, std::uint64_t count, std::uint32_t seed, float scale);
   void poison(DevicePtr p, std::uint64_t count);
-  std::vector<std::uint16_t> reference(const ShapeData& d, std::uint32_t m);
+  // The scalar reference's m x N outputs on copy `copy` of the weights and scales.
+  std::vector<std::uint16_t> reference(const ShapeData& d, std::uint32_t m, std::uint32_t copy);
+  // An entry's outputs, downloaded whole (16 rows), held to `ref` in rows 0..m-1 and to
+  // the poison in the rows past m; `when` names the launch in the report.
+  BudgetReport check_output(const ShapeData& d, std::uint32_t m,
+                            const std::vector<std::uint16_t>& ref, std::string& detail,
+                            const char* when);
   // The entry's kernel, built with the run's extra defines if any.
   KernelHandle entry_kernel(const BenchEntry& entry);
   void launch_entry(const BenchEntry& entry, KernelHandle kernel, const ShapeData& d,
                     std::uint32_t copy, std::uint32_t m);
+  // `ref` on copy 0, which the check launch reads; `ref_last` on the last copy, which the
+  // timed graph's last launch reads.
   EntryResult run_entry(const ShapeData& d, const BenchEntry& entry, std::uint32_t m,
-                        const std::vector<std::uint16_t>& ref, bool first_on_layer = false);
+                        const std::vector<std::uint16_t>& ref,
+                        const std::vector<std::uint16_t>& ref_last);
   BaselineResult bf16_baseline(const ShapeData& d, std::uint32_t m);
   BaselineResult fp8_baseline(const ShapeData& d, std::uint32_t m);
   void check_memory(const Shape& shape, std::uint64_t needed) const;
@@ -74,6 +83,7 @@ class Runner {
   DeviceBuffer workspace_;     // lent to the entries through resources_
   EntryResources resources_;
   std::unique_ptr<TimelineWriter> timeline_;
+  bool layer_warm_ = false;  // an entry has been timed on the current layer
 };
 
 }  // namespace metrale::bench
