@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "metrale/cuda_backend.hpp"
+#include "metrale/kernel_launch.hpp"
 #include "metrale/module_cache.hpp"
 #include "metrale/oracle.hpp"
 #include "metrale/w8a16_gemm_m16_streamk.hpp"
@@ -35,6 +36,15 @@ struct Ranges {
   std::uint32_t fp8_max_magnitude = 0x7E;
   float scale_lo = 1.0f / 1024, scale_hi = 1.0f / 64;
 };
+
+// fill_u16 of `count` zeros at `out`, one CTA of 32 threads, ready to launch: the smallest
+// launch of a loaded module, for tests of where and how a launch goes.
+inline KernelLaunch fill_u16_launch(const GpuBackend& gpu, const KernelHandle& fill,
+                                    DevicePtr out, std::uint32_t count) {
+  KernelLaunch launch(gpu, fill);
+  launch.grid({1, 1, 1}).block({32, 1, 1}).arg_ptr(out).arg_u32(count).arg_u32(0);
+  return launch;
+}
 
 // Output poison: a BF16 NaN no kernel writes.
 inline constexpr std::uint16_t kPoison = 0xFFFF;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "driver_api.hpp"
+#include "gpu/gpu_fixture.hpp"
 #include "metrale/cuda_backend.hpp"
 #include "metrale/error.hpp"
 #include "metrale/fill_random.hpp"
@@ -166,13 +167,7 @@ TEST_CASE("gpu: a handle from one GPU is refused on the other" *
   Device d0(0), d1(1);
   const KernelHandle h0 = d0.cache.kernel("fill_u16");
   DeviceBuffer buf(d1.backend, 64);
-  CHECK_THROWS_WITH_AS(KernelLaunch(d1.backend, h0)
-                           .grid({1, 1, 1})
-                           .block({32, 1, 1})
-                           .arg_ptr(buf.get())
-                           .arg_u32(32)
-                           .arg_u32(0)
-                           .launch(0),
+  CHECK_THROWS_WITH_AS(test::fill_u16_launch(d1.backend, h0, buf.get(), 32).launch(0),
                        doctest::Contains("belongs to another CUDA context"), Error);
 }
 
@@ -193,13 +188,7 @@ TEST_CASE("gpu: a call on one GPU's backend gives the thread back the other's co
   {
     DeviceBuffer buf(d0.backend, 64);
     CHECK(current() == d1.backend.context());
-    KernelLaunch(d0.backend, fill)
-        .grid({1, 1, 1})
-        .block({32, 1, 1})
-        .arg_ptr(buf.get())
-        .arg_u32(32)
-        .arg_u32(0)
-        .launch(0);
+    test::fill_u16_launch(d0.backend, fill, buf.get(), 32).launch(0);
     d0.backend.synchronize();
     CHECK(current() == d1.backend.context());
   }

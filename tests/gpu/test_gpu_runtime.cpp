@@ -122,13 +122,7 @@ TEST_CASE("gpu: a call into the library gives the thread back the context it had
     CHECK(current() == own);
     DeviceBuffer buf(gpu().backend, 64);
     CHECK(current() == own);
-    KernelLaunch(gpu().backend, fill)
-        .grid({1, 1, 1})
-        .block({32, 1, 1})
-        .arg_ptr(buf.get())
-        .arg_u32(32)
-        .arg_u32(0)
-        .launch(0);
+    fill_u16_launch(gpu().backend, fill, buf.get(), 32).launch(0);
     gpu().backend.synchronize();
     CHECK(current() == own);
   }
