@@ -45,15 +45,8 @@ metrale_status metrale_w8a16_gemm_m16_auto(metrale_service* service, uint64_t in
                                 a_row_stride, c_row_stride);
     const metrale::M16Plan plan = metrale::plan_m16_gemm(m, n, k, sms, {pdl});
     const std::uint64_t need = metrale::m16_plan_grid(plan, n, k).workspace_bytes;
-    metrale::ensure(need == 0 || (workspace != 0 && workspace_bytes >= need),
-                    "{}: the plan ({}) needs a workspace of {} bytes "
-                    "(metrale_w8a16_gemm_m16_auto_workspace_bytes), and the caller's is {} "
-                    "bytes at 0x{:x}",
-                    fn, plan.entry, need, workspace_bytes, workspace);
-    metrale::ensure(need == 0 || workspace % 16 == 0,
-                    "{}: the plan ({}) needs a workspace, and the caller's at 0x{:x} is not "
-                    "16-byte aligned",
-                    fn, plan.entry, workspace);
+    metrale::guards::check_plan_workspace(fn, plan.entry, need, ws.ptr, ws.bytes,
+                                          "metrale_w8a16_gemm_m16_auto_workspace_bytes");
     // The kernels the launch looks up are compiled on first use: an error there is a
     // compile error.
     const metrale::KernelLookup kernels = [&](std::string_view entry) {

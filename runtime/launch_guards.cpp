@@ -69,6 +69,19 @@ void check_call(std::string_view fn, DevicePtr input, DevicePtr weight, DevicePt
   check_operands(fn, input, weight, block_scale, output, n);
 }
 
+void check_plan_workspace(std::string_view fn, std::string_view entry, std::uint64_t need,
+                          DevicePtr ptr, std::uint64_t bytes, std::string_view size_function) {
+  if (need == 0) return;
+  ensure(ptr.address != 0 && bytes >= need,
+         "{}: the plan ({}) needs a workspace of {} bytes ({}), and the caller's is {} bytes "
+         "at 0x{:x}",
+         fn, entry, need, size_function, bytes, ptr.address);
+  ensure(ptr.address % 16 == 0,
+         "{}: the plan ({}) needs a workspace, and the caller's at 0x{:x} is not 16-byte "
+         "aligned",
+         fn, entry, ptr.address);
+}
+
 void check_kernel(std::string_view fn, const KernelHandle& kernel,
                   std::span<const std::string_view> entries) {
   if (kernel.name == nullptr) return;

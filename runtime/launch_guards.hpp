@@ -40,6 +40,12 @@ void check_call(std::string_view fn, DevicePtr input, DevicePtr weight, DevicePt
                 DevicePtr output, std::uint32_t m, std::uint32_t n, std::uint32_t k,
                 std::uint32_t a_row_stride, std::uint32_t c_row_stride);
 
+// A planned launch's workspace (at `ptr`, `bytes` long) where the plan of `entry` needs
+// `need` bytes (none when 0): not null, 16-byte aligned, large enough; `size_function` is
+// what the message names for the size the caller should have asked.
+void check_plan_workspace(std::string_view fn, std::string_view entry, std::uint64_t need,
+                          DevicePtr ptr, std::uint64_t bytes, std::string_view size_function);
+
 // The handle's entry, where it names one (the module cache's handles do), is one of
 // `entries`, the entries of the kernel the launcher runs: another kernel takes other
 // arguments or another grid. A handle without a name, made by the caller, is taken as it

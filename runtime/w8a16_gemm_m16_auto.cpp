@@ -67,14 +67,8 @@ void w8a16_gemm_m16_planned(const GpuBackend& gpu, const KernelLookup& kernels,
   guards::check_call(fn, input, weight, block_scale, output, m, n, k, a_row_stride,
                      c_row_stride);
   const std::uint64_t need = m16_plan_grid(plan, n, k).workspace_bytes;
-  ensure(need == 0 || (workspace.ptr.address != 0 && workspace.bytes >= need),
-         "{}: the plan ({}) needs a workspace of {} bytes (m16_plan_grid), and the caller's "
-         "is {} bytes at 0x{:x}",
-         fn, plan.entry, need, workspace.bytes, workspace.ptr.address);
-  ensure(need == 0 || workspace.ptr.address % 16 == 0,
-         "{}: the plan ({}) needs a workspace, and the caller's at 0x{:x} is not 16-byte "
-         "aligned",
-         fn, plan.entry, workspace.ptr.address);
+  guards::check_plan_workspace(fn, plan.entry, need, workspace.ptr, workspace.bytes,
+                               "m16_plan_grid");
   const M16LaunchOptions options{programmatic_dependent, plan.chunk_cluster,
                                  plan.max_ctas_per_sm};
   const std::string_view e = plan.entry;
