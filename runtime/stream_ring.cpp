@@ -25,17 +25,15 @@ std::uint32_t stream_ring_stages(std::string_view fn, std::uint32_t stage_bytes,
   return stages;
 }
 
-StreamTensorMaps stream_tensor_maps(const GpuBackend& gpu, DevicePtr input, DevicePtr weight,
-                                    std::uint32_t m, std::uint32_t n, std::uint32_t k,
+StreamTensorMaps stream_tensor_maps(std::string_view fn, const GpuBackend& gpu,
+                                    DevicePtr input, DevicePtr weight, std::uint32_t m,
+                                    std::uint32_t n, std::uint32_t k,
                                     std::uint32_t a_row_stride, std::uint32_t rows) {
-  return {gpu.tensor_map_2d({weight, 1, k, n, k, 128, rows}),
-          gpu.tensor_map_2d({input, 2, k, m, std::uint64_t{a_row_stride} * 2, 128, m})};
-}
-
-void check_stream_k(std::string_view fn, std::uint32_t k) {
   // The last block's coordinate, K - 128, must be at most 2^31 - 1.
   ensure(k <= (1u << 31), "{}: K={} over 2^31, past the tensor copies' signed 32-bit "
          "coordinates", fn, k);
+  return {gpu.tensor_map_2d({weight, 1, k, n, k, 128, rows}),
+          gpu.tensor_map_2d({input, 2, k, m, std::uint64_t{a_row_stride} * 2, 128, m})};
 }
 
 }  // namespace metrale

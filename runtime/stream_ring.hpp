@@ -33,17 +33,16 @@ inline std::uint32_t stream_ring_prefetch_stages(std::uint32_t stages,
 }
 
 // The weights (N rows of K bytes, boxes of 128 bytes x `rows` rows) and the activations
-// (m rows of K BF16 at pitch a_row_stride, boxes of 128 x m).
+// (m rows of K BF16 at pitch a_row_stride, boxes of 128 x m). The copies' coordinates are
+// signed 32-bit, and a box past 2^31 - 1 would read zeros: a K over 2^31 throws Error
+// naming `fn`.
 struct StreamTensorMaps {
   TensorMapBytes weights;
   TensorMapBytes activations;
 };
-StreamTensorMaps stream_tensor_maps(const GpuBackend& gpu, DevicePtr input, DevicePtr weight,
-                                    std::uint32_t m, std::uint32_t n, std::uint32_t k,
+StreamTensorMaps stream_tensor_maps(std::string_view fn, const GpuBackend& gpu,
+                                    DevicePtr input, DevicePtr weight, std::uint32_t m,
+                                    std::uint32_t n, std::uint32_t k,
                                     std::uint32_t a_row_stride, std::uint32_t rows);
-
-// The largest K the tensor copies reach: their coordinates are signed 32-bit, and a box
-// past 2^31 - 1 would read zeros. Throws Error naming `fn` for a larger K.
-void check_stream_k(std::string_view fn, std::uint32_t k);
 
 }  // namespace metrale

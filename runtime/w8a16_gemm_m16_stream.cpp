@@ -36,10 +36,10 @@ void w8a16_gemm_m16_stream(const GpuBackend& gpu, KernelHandle kernel, DevicePtr
   const std::uint32_t stage_bytes = stream_stage_bytes(m, rows);
   const std::uint32_t stages = stream_ring_stages(fn, stage_bytes, tuning.stages);
   guards::check_operands(fn, input, weight, block_scale, output, n);
-  check_stream_k(fn, k);
   static constexpr std::array<std::string_view, 1> kEntry = {"w8a16_gemm_m16_stream"};
   guards::check_kernel(fn, kernel, kEntry);
-  const StreamTensorMaps maps = stream_tensor_maps(gpu, input, weight, m, n, k, a_row_stride, rows);
+  const StreamTensorMaps maps =
+      stream_tensor_maps(fn, gpu, input, weight, m, n, k, a_row_stride, rows);
   KernelLaunch launch(gpu, guards::build_for_tokens(fn, kernel, m));
   launch.grid({div_ceil(n, rows), split, 1})
       .block({256, 1, 1})

@@ -47,7 +47,6 @@ void w8a16_gemm_m16_streamk(const GpuBackend& gpu, KernelHandle kernel, DevicePt
   const std::uint32_t stage_bytes = stream_stage_bytes(m, kRows);
   const std::uint32_t ring_stages = stream_ring_stages(fn, stage_bytes, stages);
   guards::check_operands(fn, input, weight, block_scale, output, n);
-  check_stream_k(fn, k);
   static constexpr std::array<std::string_view, 1> kEntry = {"w8a16_gemm_m16_streamk"};
   guards::check_kernel(fn, kernel, kEntry);
   const std::uint64_t needed = w8a16_gemm_m16_streamk_workspace_bytes(n, grid);
@@ -59,7 +58,7 @@ void w8a16_gemm_m16_streamk(const GpuBackend& gpu, KernelHandle kernel, DevicePt
          "(w8a16_gemm_m16_streamk_workspace_bytes)",
          fn, workspace.bytes, n, grid, needed);
   const StreamTensorMaps maps =
-      stream_tensor_maps(gpu, input, weight, m, n, k, a_row_stride, kRows);
+      stream_tensor_maps(fn, gpu, input, weight, m, n, k, a_row_stride, kRows);
   KernelLaunch launch(gpu, guards::build_for_tokens(fn, kernel, m));
   launch.grid({grid, 1, 1})
       .block({288, 1, 1})  // 8 compute warps and the producer warp
