@@ -106,8 +106,7 @@ std::optional<CachedImage> DiskCache::load(const std::string& key) const {
   for (const std::filesystem::path& dir : config_.read_only_dirs) {
     if (auto hit = load_from(dir, key, true)) return hit;
   }
-  if (config_.directory.empty()) return std::nullopt;
-  return load_from(config_.directory, key, false);
+  return load_writable(key);
 }
 
 std::optional<CachedImage> DiskCache::load_writable(const std::string& key) const {
