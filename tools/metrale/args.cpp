@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <charconv>
 #include <limits>
+#include <optional>
+#include <string_view>
 
 #include "metrale/error.hpp"
 
@@ -65,17 +67,30 @@ std::string Args::value_or(const std::string& name, const std::string& fallback)
   return value(name).value_or(fallback);
 }
 
+namespace {
+
+// The number `text` spells, whole: nothing before or after it, nothing empty, no overflow.
+template <typename T>
+std::optional<T> parse_whole(std::string_view text) {
+  T out{};
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, out);
+  if (text.empty() || ec != std::errc() || ptr != end) return std::nullopt;
+  return out;
+}
+
+}  // namespace
+
 std::vector<std::uint32_t> parse_u32_list(const std::string& text, const std::string& what) {
   std::vector<std::uint32_t> out;
   std::size_t start = 0;
   while (start <= text.size()) {
     const std::size_t end = std::min(text.find(',', start), text.size());
-    const std::string item = text.substr(start, end - start);
-    std::uint32_t v = 0;
-    auto [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
-    ensure(ec == std::errc() && ptr == item.data() + item.size() && !item.empty(),
-           "{}: '{}' is not a comma-separated list of unsigned integers", what, text);
-    out.push_back(v);
+    const std::optional<std::uint32_t> v =
+        parse_whole<std::uint32_t>(std::string_view(text).substr(start, end - start));
+    ensure(v.has_value(), "{}: '{}' is not a comma-separated list of unsigned integers", what,
+           text);
+    out.push_back(*v);
     start = end + 1;
   }
   return out;
@@ -84,25 +99,19 @@ std::vector<std::uint32_t> parse_u32_list(const std::string& text, const std::st
 std::uint32_t parse_one_u32(const Args& args, const std::string& name, std::uint32_t fallback) {
   const auto v = args.value(name);
   if (!v) return fallback;
-  std::uint32_t out = 0;
-  const char* end = v->data() + v->size();
-  auto [ptr, ec] = std::from_chars(v->data(), end, out);
-  ensure(ec == std::errc() && ptr == end && !v->empty(),
-         "--{}: expected one unsigned integer of at most {}, got '{}'", name,
+  const std::optional<std::uint32_t> out = parse_whole<std::uint32_t>(*v);
+  ensure(out.has_value(), "--{}: expected one unsigned integer of at most {}, got '{}'", name,
          std::numeric_limits<std::uint32_t>::max(), *v);
-  return out;
+  return *out;
 }
 
 int parse_device(const Args& args) {
   const auto v = args.value("device");
   if (!v) return 0;
-  int device = 0;
-  const char* end = v->data() + v->size();
-  auto [ptr, ec] = std::from_chars(v->data(), end, device);
-  ensure(ec == std::errc() && ptr == end && !v->empty() && device >= 0,
-         "--device: '{}' is not a CUDA device ordinal (0..{})", *v,
-         std::numeric_limits<int>::max());
-  return device;
+  const std::optional<int> device = parse_whole<int>(*v);
+  ensure(device.has_value() && *device >= 0, "--device: '{}' is not a CUDA device ordinal (0..{})",
+         *v, std::numeric_limits<int>::max());
+  return *device;
 }
 
 std::vector<std::uint32_t> parse_token_counts(const Args& args) {
