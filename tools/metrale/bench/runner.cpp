@@ -28,6 +28,8 @@ std::string fastest(const std::vector<EntryResult>& entries, bool pdl_only) {
   return best != nullptr ? best->entry : std::string();
 }
 
+// A BF16 NaN: an output the kernel never writes fails the check.
+constexpr std::uint16_t kPoison = 0xFFFF;
 constexpr std::uint32_t kMaxRows = 16;      // the M tile: the largest m any entry takes
 constexpr std::uint32_t kFillThreads = 256;
 constexpr std::uint64_t kScaleAlign = 256;  // keeps each copy's scales on their own lines
@@ -81,12 +83,7 @@ Runner::Runner(const CudaBackend& gpu, ModuleCache& cache, const Stream& stream,
   gpu.synchronize();
   resources_.workspace = {workspace_.get(), workspace_bytes};
   // The automatic call's kernels, with the run's extra defines as every other entry's.
-  resources_.kernels = [this](std::string_view entry) {
-    KernelVariant variant = variant_for_entry(entry);
-    if (options_.defines.empty()) return cache_.kernel(entry);
-    for (const Define& d : options_.defines) variant.defines.push_back(d);
-    return cache_.kernel(variant, entry);
-  };
+  resources_.kernels = [this](std::string_view entry) { return kernel_with_defines(entry); };
   if (!options_.timeline.empty()) timeline_ = std::make_unique<TimelineWriter>(options_.timeline);
   if (!options_.baselines) return;
   prep_ = std::make_unique<BenchModule>(gpu, "baseline_prep.cu");
@@ -116,8 +113,7 @@ void Runner::fill_bf16(DevicePtr p, std::uint64_t count, std::uint32_t seed, flo
 }
 
 void Runner::poison(DevicePtr p, std::uint64_t count) {
-  // 0xFFFF is a BF16 NaN: an output the kernel never writes fails the check.
-  fill_u16(cache_, p, as_count(count), 0xFFFF, stream_.handle());
+  fill_u16(cache_, p, as_count(count), kPoison, stream_.handle());
 }
 
 void Runner::check_memory(const Shape& shape, std::uint64_t needed) const {
@@ -214,11 +210,11 @@ std::vector<CaseResult> Runner::run_shape(const Shape& shape) {
   return results;
 }
 
-KernelHandle Runner::entry_kernel(const BenchEntry& entry) {
-  if (options_.defines.empty()) return cache_.kernel(entry.kernel);
-  KernelVariant variant = variant_for_entry(entry.kernel);
+KernelHandle Runner::kernel_with_defines(std::string_view entry) {
+  if (options_.defines.empty()) return cache_.kernel(entry);
+  KernelVariant variant = variant_for_entry(entry);
   for (const Define& d : options_.defines) variant.defines.push_back(d);
-  return cache_.kernel(variant, entry.kernel);
+  return cache_.kernel(variant, entry);
 }
 
 std::vector<std::uint16_t> Runner::reference(const ShapeData& d, std::uint32_t m,
@@ -254,7 +250,7 @@ BudgetReport Runner::check_output(const ShapeData& d, std::uint32_t m,
       std::span(got).first(std::uint64_t{m} * n), ref, m, n, d.shape.k);
   const auto past_m = std::span(got).subspan(std::uint64_t{m} * n);
   const auto written = static_cast<std::uint64_t>(
-      std::count_if(past_m.begin(), past_m.end(), [](std::uint16_t v) { return v != 0xFFFF; }));
+      std::count_if(past_m.begin(), past_m.end(), [](std::uint16_t v) { return v != kPoison; }));
   if (!check.ok()) {
     detail = fmt::format("{}: {} of {} outputs outside the budget; first: {}", when,
                          check.failures, check.checked, check.first_failure);
@@ -273,7 +269,7 @@ EntryResult Runner::run_entry(const ShapeData& d, const BenchEntry& entry, std::
   r.entry = std::string(entry.name);
   const std::uint64_t all_rows = std::uint64_t{kMaxRows} * d.shape.n;
   try {
-    const KernelHandle kernel = entry_kernel(entry);
+    const KernelHandle kernel = kernel_with_defines(entry.kernel);
     poison(d.out.get(), all_rows);
     launch_entry(entry, kernel, d, 0, m);
     stream_.synchronize();

@@ -59,8 +59,8 @@ class Runner {
   BudgetReport check_output(const ShapeData& d, std::uint32_t m,
                             const std::vector<std::uint16_t>& ref, std::string& detail,
                             const char* when);
-  // The entry's kernel, built with the run's extra defines if any.
-  KernelHandle entry_kernel(const BenchEntry& entry);
+  // The kernel of `entry` (a kernel entry name), built with the run's extra defines if any.
+  KernelHandle kernel_with_defines(std::string_view entry);
   void launch_entry(const BenchEntry& entry, KernelHandle kernel, const ShapeData& d,
                     std::uint32_t copy, std::uint32_t m);
   // `ref` on copy 0, which the check launch reads; `ref_last` on the last copy, which the
