@@ -63,11 +63,10 @@ using metrale::capi::stream_handle;
 
 namespace {
 
-// The plan without PDL. metrale_w8a16_gemm_m16_skinny_deep takes no workspace, so the plan
-// that names it keeps the deep entry on one chunk; the plan for callers with a workspace
-// (`chunked`) is plan_m16_gemm itself.
-// The plan for a shape the launchers accept (a refused one is an invalid argument, under
-// the C function's name `fn`).
+// The plan without PDL, for a shape the launchers accept (a refused one is an invalid
+// argument, under the C function's name `fn`). metrale_w8a16_gemm_m16_skinny_deep takes no
+// workspace, so the plan that names it keeps the deep entry on one chunk; the plan for
+// callers with a workspace (`chunked`) is plan_m16_gemm itself.
 metrale::M16Plan device_plan(std::string_view fn, metrale::KernelService& svc, uint32_t m,
                              uint32_t n, uint32_t k, bool chunked = false) {
   metrale::guards::check_shape(fn, m, n, k);
