@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "metrale/embedded_sources.hpp"
@@ -170,8 +171,25 @@ std::string nvrtc_version() {
 
 namespace {
 
-// The GNU build ID of the loaded object that holds `code`: found in its PT_NOTE segments,
-// in memory, so nothing is read from disk.
+// The GNU build ID, in hex, among the ELF notes from `p` to `end`; empty without one.
+std::string gnu_build_id(const unsigned char* p, const unsigned char* end) {
+  while (p + sizeof(ElfW(Nhdr)) <= end) {
+    const auto* note = reinterpret_cast<const ElfW(Nhdr)*>(p);
+    const unsigned char* name = p + sizeof(ElfW(Nhdr));
+    const unsigned char* desc = name + ((note->n_namesz + 3) & ~3u);
+    if (note->n_type == NT_GNU_BUILD_ID && note->n_namesz == 4 &&
+        std::memcmp(name, "GNU", 4) == 0 && desc + note->n_descsz <= end) {
+      std::string hex;
+      for (std::uint32_t b = 0; b < note->n_descsz; ++b) hex += fmt::format("{:02x}", desc[b]);
+      return hex;
+    }
+    p = desc + ((note->n_descsz + 3) & ~3u);
+  }
+  return {};
+}
+
+// The build ID of the loaded object that holds `code`: found in its PT_NOTE segments, in
+// memory, so nothing is read from disk.
 struct BuildIdSearch {
   std::uintptr_t code = 0;
   std::string hex;  // empty until found
@@ -179,35 +197,24 @@ struct BuildIdSearch {
 
 int find_build_id(dl_phdr_info* info, std::size_t, void* data) {
   auto& search = *static_cast<BuildIdSearch*>(data);
+  const auto segment = [&](int i) {
+    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+    const auto* start = reinterpret_cast<const unsigned char*>(info->dlpi_addr + ph.p_vaddr);
+    return std::pair{start, start + ph.p_memsz};
+  };
   bool holds_code = false;
   for (int i = 0; i < info->dlpi_phnum; ++i) {
-    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
-    const std::uintptr_t start = info->dlpi_addr + ph.p_vaddr;
-    if (ph.p_type == PT_LOAD && search.code >= start && search.code < start + ph.p_memsz) {
-      holds_code = true;
-    }
+    const auto [start, end] = segment(i);
+    const auto* code = reinterpret_cast<const unsigned char*>(search.code);
+    holds_code |= info->dlpi_phdr[i].p_type == PT_LOAD && code >= start && code < end;
   }
   if (!holds_code) return 0;
-  for (int i = 0; i < info->dlpi_phnum; ++i) {
-    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
-    if (ph.p_type != PT_NOTE) continue;
-    const auto* p = reinterpret_cast<const unsigned char*>(info->dlpi_addr + ph.p_vaddr);
-    const unsigned char* const end = p + ph.p_memsz;
-    while (p + sizeof(ElfW(Nhdr)) <= end) {
-      const auto* note = reinterpret_cast<const ElfW(Nhdr)*>(p);
-      const unsigned char* name = p + sizeof(ElfW(Nhdr));
-      const unsigned char* desc = name + ((note->n_namesz + 3) & ~3u);
-      if (note->n_type == NT_GNU_BUILD_ID && note->n_namesz == 4 &&
-          std::memcmp(name, "GNU", 4) == 0 && desc + note->n_descsz <= end) {
-        for (std::uint32_t b = 0; b < note->n_descsz; ++b) {
-          search.hex += fmt::format("{:02x}", desc[b]);
-        }
-        return 1;
-      }
-      p = desc + ((note->n_descsz + 3) & ~3u);
-    }
+  for (int i = 0; i < info->dlpi_phnum && search.hex.empty(); ++i) {
+    if (info->dlpi_phdr[i].p_type != PT_NOTE) continue;
+    const auto [start, end] = segment(i);
+    search.hex = gnu_build_id(start, end);
   }
-  return 1;  // the object holds the code but has no build ID
+  return 1;  // the object that holds the code, with or without a build ID
 }
 
 std::string find_nvrtc_library_identity() {
