@@ -11,18 +11,21 @@
 #include "metrale/fill_random.hpp"
 #include "metrale/kernel_launch.hpp"
 #include "metrale/kernel_variants.hpp"
+#include "metrale/log.hpp"
 #include "metrale/m16_plan.hpp"
 #include "metrale/w8a16_gemv_batch16.hpp"
 
 namespace metrale::bench {
 namespace {
 
+bool is_pdl(std::string_view entry) { return entry.ends_with("+pdl"); }
+
 // The fastest correct entry, of all or of those launched with PDL only; empty if none
 // ran.
 std::string fastest(const std::vector<EntryResult>& entries, bool pdl_only) {
   const EntryResult* best = nullptr;
   for (const EntryResult& e : entries) {
-    if (e.status != Status::ok || (pdl_only && !e.entry.ends_with("+pdl"))) continue;
+    if (e.status != Status::ok || (pdl_only && !is_pdl(e.entry))) continue;
     if (best == nullptr || e.timing.median_us < best->timing.median_us) best = &e;
   }
   return best != nullptr ? best->entry : std::string();
@@ -166,48 +169,76 @@ std::vector<CaseResult> Runner::run_shape(const Shape& shape) {
   }
   stream_.synchronize();
 
-  std::vector<CaseResult> results;
-  for (const std::uint32_t m : options_.ms) {
-    CaseResult c;
+  // What is timed on a layer comes in two passes: for each m the plain entries, then the
+  // baselines (plain launches too); then for each m the PDL entries. A plain launch timed
+  // after a PDL entry can read about 2 % slow (docs/performance.md, items 174 and 178), so
+  // no PDL entry runs on a layer before its plain entries and baselines are timed.
+  std::vector<CaseResult> results(options_.ms.size());
+  std::vector<std::vector<std::uint16_t>> refs(options_.ms.size());
+  std::vector<std::vector<std::uint16_t>> refs_last(options_.ms.size());
+  const std::uint32_t sms = resources_.sm_count;
+  for (std::size_t i = 0; i < options_.ms.size(); ++i) {
+    const std::uint32_t m = options_.ms[i];
+    CaseResult& c = results[i];
     c.shape = shape;
     c.m = m;
     c.copies = d.copies;
     c.weight_bytes = fp8_weight_bytes(shape);
-    const std::vector<std::uint16_t> ref = reference(d, m, 0);
-    const std::vector<std::uint16_t> ref_last =
-        d.copies > 1 ? reference(d, m, d.copies - 1) : ref;
-    for (const BenchEntry& e : options_.entries) {
-      c.entries.push_back(run_entry(d, e, m, ref, ref_last));
-    }
-    const std::uint32_t sms = resources_.sm_count;
     c.choice = plan_entry_name(plan_m16_gemm(m, shape.n, shape.k, sms), shape.k, sms);
     c.choice_pdl =
         plan_entry_name(plan_m16_gemm(m, shape.n, shape.k, sms, {true}), shape.k, sms) + "+pdl";
-    // A choice that only a tuning point runs (stream-K on one CTA per SM) is timed too,
-    // so that its row shows what the plan's configuration takes; only where the list
-    // times entries of its kind, so that a list of plain launches stays plain (a plain
-    // entry timed after PDL ones can read about 2 % slow, docs/performance.md item 174).
-    const auto is_pdl = [](std::string_view name) { return name.ends_with("+pdl"); };
-    for (const std::string* choice : {&c.choice, &c.choice_pdl}) {
-      const bool timed = std::any_of(c.entries.begin(), c.entries.end(),
-                                     [&](const EntryResult& e) { return e.entry == *choice; });
-      const bool kind_listed =
-          std::any_of(options_.entries.begin(), options_.entries.end(),
-                      [&](const BenchEntry& e) { return is_pdl(e.name) == is_pdl(*choice); });
-      if (timed || !kind_listed) continue;
-      for (const BenchEntry& e : tuning_entries()) {
-        if (e.name == *choice) c.entries.push_back(run_entry(d, e, m, ref, ref_last));
+    refs[i] = reference(d, m, 0);
+    refs_last[i] = d.copies > 1 ? reference(d, m, d.copies - 1) : refs[i];
+  }
+  for (const bool pdl : {false, true}) {
+    for (std::size_t i = 0; i < options_.ms.size(); ++i) {
+      CaseResult& c = results[i];
+      run_entries_of_kind(d, c, pdl, refs[i], refs_last[i]);
+      if (!pdl && options_.baselines) {
+        c.baselines.push_back(bf16_baseline(d, c.m));
+        c.baselines.push_back(fp8_baseline(d, c.m));
       }
     }
+  }
+  for (CaseResult& c : results) {
+    order_as_listed(c.entries);
     c.best = fastest(c.entries, false);
     c.best_pdl = fastest(c.entries, true);
-    if (options_.baselines) {
-      c.baselines.push_back(bf16_baseline(d, m));
-      c.baselines.push_back(fp8_baseline(d, m));
-    }
-    results.push_back(std::move(c));
   }
   return results;
+}
+
+void Runner::run_entries_of_kind(const ShapeData& d, CaseResult& c, bool pdl,
+                                 const std::vector<std::uint16_t>& ref,
+                                 const std::vector<std::uint16_t>& ref_last) {
+  bool kind_listed = false;
+  for (const BenchEntry& e : options_.entries) {
+    if (is_pdl(e.name) != pdl) continue;
+    kind_listed = true;
+    c.entries.push_back(run_entry(d, e, c.m, ref, ref_last));
+  }
+  // A choice that only a tuning point runs (stream-K on one CTA per SM) is timed too, so
+  // that its row shows what the plan's configuration takes; only where the list times
+  // entries of its kind, so that a list of plain launches stays plain.
+  const std::string& choice = pdl ? c.choice_pdl : c.choice;
+  const bool timed = std::any_of(c.entries.begin(), c.entries.end(),
+                                 [&](const EntryResult& e) { return e.entry == choice; });
+  if (timed || !kind_listed) return;
+  for (const BenchEntry& e : tuning_entries()) {
+    if (e.name == choice) c.entries.push_back(run_entry(d, e, c.m, ref, ref_last));
+  }
+}
+
+void Runner::order_as_listed(std::vector<EntryResult>& entries) const {
+  const auto position = [&](const EntryResult& r) {
+    const auto it = std::find_if(options_.entries.begin(), options_.entries.end(),
+                                 [&](const BenchEntry& e) { return e.name == r.entry; });
+    return it - options_.entries.begin();  // a tuning entry the plan chose: after the list
+  };
+  std::stable_sort(entries.begin(), entries.end(),
+                   [&](const EntryResult& a, const EntryResult& b) {
+                     return position(a) < position(b);
+                   });
 }
 
 KernelHandle Runner::kernel_with_defines(std::string_view entry) {
@@ -262,6 +293,18 @@ BudgetReport Runner::check_output(const ShapeData& d, std::uint32_t m,
   return check;
 }
 
+Timing Runner::time_on_layer(const ShapeData& d, std::uint32_t m, std::string_view what,
+                             std::uint32_t copies,
+                             const std::function<void(std::uint32_t)>& launch) {
+  logger()->debug("bench: {} m={}: timing {} over {} copies", d.shape.label(), m, what, copies);
+  // The first graph timed on a layer, after its set-up, read up to 5 % slow on small
+  // layers when timed once (docs/performance.md, item 166): it is timed twice, the first
+  // time discarded.
+  if (!layer_warm_) (void)time_graph(stream_, copies, options_.replays, launch);
+  layer_warm_ = true;
+  return time_graph(stream_, copies, options_.replays, launch);
+}
+
 EntryResult Runner::run_entry(const ShapeData& d, const BenchEntry& entry, std::uint32_t m,
                               const std::vector<std::uint16_t>& ref,
                               const std::vector<std::uint16_t>& ref_last) {
@@ -278,14 +321,10 @@ EntryResult Runner::run_entry(const ShapeData& d, const BenchEntry& entry, std::
       r.status = Status::wrong;
       if (!options_.time_wrong) return r;
     }
-    const auto launch_copy = [&](std::uint32_t c) { launch_entry(entry, kernel, d, c, m); };
     poison(d.out.get(), all_rows);
-    // The first entry timed on a layer, after its set-up, read up to 5 % slow on small
-    // layers when timed once (docs/performance.md, item 166): it is timed twice, the
-    // first time discarded.
-    if (!layer_warm_) (void)time_graph(stream_, d.copies, options_.replays, launch_copy);
-    r.timing = time_graph(stream_, d.copies, options_.replays, launch_copy);
-    layer_warm_ = true;
+    r.timing = time_on_layer(d, m, entry.name, d.copies, [&](std::uint32_t c) {
+      launch_entry(entry, kernel, d, c, m);
+    });
     stream_.synchronize();
     // What was timed is checked too: the outputs of the graph's last launch (the last
     // copy), as the launches ran back to back (with PDL, overlapping).
@@ -322,7 +361,7 @@ BaselineResult Runner::bf16_baseline(const ShapeData& d, std::uint32_t m) {
     // An uncaptured call first: cuBLAS picks and loads its kernel outside the capture.
     cublas_->bf16_gemm(d.x.get(), d.bf16_weight(0), d.out_baseline.get(), m, n, k);
     stream_.synchronize();
-    r.timing = time_graph(stream_, d.bf16_copies, options_.replays, [&](std::uint32_t c) {
+    r.timing = time_on_layer(d, m, r.name, d.bf16_copies, [&](std::uint32_t c) {
       cublas_->bf16_gemm(d.x.get(), d.bf16_weight(c), d.out_baseline.get(), m, n, k);
     });
     r.ok = true;
@@ -363,7 +402,7 @@ BaselineResult Runner::fp8_baseline(const ShapeData& d, std::uint32_t m) {
       gemm = planned(kMaxRows);
     }
     r.rows = gemm->rows();
-    r.timing = time_graph(stream_, d.copies, options_.replays, [&](std::uint32_t c) {
+    r.timing = time_on_layer(d, m, r.name, d.copies, [&](std::uint32_t c) {
       gemm->enqueue(d.x_fp8.get(), d.weight(c), d.out_baseline.get());
     });
     r.ok = true;

@@ -3,8 +3,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "metrale/bench/bench_module.hpp"
@@ -40,7 +42,8 @@ class Runner {
   Runner(const Runner&) = delete;
   Runner& operator=(const Runner&) = delete;
 
-  // One CaseResult per m of the options, entries and baselines in option order.
+  // One CaseResult per m of the options, entries and baselines in option order (timed
+  // in another: the plain entries and baselines of every m before any PDL entry).
   std::vector<CaseResult> run_shape(const Shape& shape);
 
   // Compile time of the baselines' operand kernels (0 without baselines).
@@ -68,6 +71,17 @@ class Runner {
   EntryResult run_entry(const ShapeData& d, const BenchEntry& entry, std::uint32_t m,
                         const std::vector<std::uint16_t>& ref,
                         const std::vector<std::uint16_t>& ref_last);
+  // The entries of one kind (PDL or plain) of the list on c.m, then the plan's choice of
+  // that kind if only a tuning entry runs it and the list has entries of the kind.
+  void run_entries_of_kind(const ShapeData& d, CaseResult& c, bool pdl,
+                           const std::vector<std::uint16_t>& ref,
+                           const std::vector<std::uint16_t>& ref_last);
+  // Back to the list's order, the tuning entries after it.
+  void order_as_listed(std::vector<EntryResult>& entries) const;
+  // time_graph, with one discarded timing first if nothing has been timed on the layer;
+  // `what` at m is logged at debug level, so that the order of a run can be read back.
+  Timing time_on_layer(const ShapeData& d, std::uint32_t m, std::string_view what,
+                       std::uint32_t copies, const std::function<void(std::uint32_t)>& launch);
   BaselineResult bf16_baseline(const ShapeData& d, std::uint32_t m);
   BaselineResult fp8_baseline(const ShapeData& d, std::uint32_t m);
   void check_memory(const Shape& shape, std::uint64_t needed) const;
@@ -83,7 +97,7 @@ class Runner {
   DeviceBuffer workspace_;     // lent to the entries through resources_
   EntryResources resources_;
   std::unique_ptr<TimelineWriter> timeline_;
-  bool layer_warm_ = false;  // an entry has been timed on the current layer
+  bool layer_warm_ = false;  // a graph has been timed on the current layer
 };
 
 }  // namespace metrale::bench
