@@ -7,6 +7,7 @@
 #include "driver_api.hpp"
 #include "metrale/bench/oracle_check.hpp"
 #include "metrale/bench/plan_name.hpp"
+#include "metrale/bench/schedule.hpp"
 #include "metrale/error.hpp"
 #include "metrale/fill_random.hpp"
 #include "metrale/kernel_launch.hpp"
@@ -18,14 +19,12 @@
 namespace metrale::bench {
 namespace {
 
-bool is_pdl(std::string_view entry) { return entry.ends_with("+pdl"); }
-
 // The fastest correct entry, of all or of those launched with PDL only; empty if none
 // ran.
 std::string fastest(const std::vector<EntryResult>& entries, bool pdl_only) {
   const EntryResult* best = nullptr;
   for (const EntryResult& e : entries) {
-    if (e.status != Status::ok || (pdl_only && !is_pdl(e.entry))) continue;
+    if (e.status != Status::ok || (pdl_only && !is_pdl_entry(e.entry))) continue;
     if (best == nullptr || e.timing.median_us < best->timing.median_us) best = &e;
   }
   return best != nullptr ? best->entry : std::string();
@@ -169,11 +168,8 @@ std::vector<CaseResult> Runner::run_shape(const Shape& shape) {
   }
   stream_.synchronize();
 
-  // What is timed on a layer comes in two passes: for each m the plain entries, then the
-  // baselines (plain launches too); then for each m the PDL entries. A plain launch timed
-  // after a PDL entry can read about 2 % slow (docs/performance.md, items 174 and 178), so
-  // no PDL entry runs on a layer before its plain entries and baselines are timed.
   std::vector<CaseResult> results(options_.ms.size());
+  std::vector<PlanChoices> choices(options_.ms.size());
   std::vector<std::vector<std::uint16_t>> refs(options_.ms.size());
   std::vector<std::vector<std::uint16_t>> refs_last(options_.ms.size());
   const std::uint32_t sms = resources_.sm_count;
@@ -187,17 +183,28 @@ std::vector<CaseResult> Runner::run_shape(const Shape& shape) {
     c.choice = plan_entry_name(plan_m16_gemm(m, shape.n, shape.k, sms), shape.k, sms);
     c.choice_pdl =
         plan_entry_name(plan_m16_gemm(m, shape.n, shape.k, sms, {true}), shape.k, sms) + "+pdl";
+    choices[i] = {c.choice, c.choice_pdl};
     refs[i] = reference(d, m, 0);
     refs_last[i] = d.copies > 1 ? reference(d, m, d.copies - 1) : refs[i];
   }
-  for (const bool pdl : {false, true}) {
-    for (std::size_t i = 0; i < options_.ms.size(); ++i) {
-      CaseResult& c = results[i];
-      run_entries_of_kind(d, c, pdl, refs[i], refs_last[i]);
-      if (!pdl && options_.baselines) {
+  std::vector<std::string_view> listed;
+  for (const BenchEntry& e : options_.entries) listed.push_back(e.name);
+  std::vector<std::string_view> tuning;
+  for (const BenchEntry& e : tuning_entries()) tuning.push_back(e.name);
+  for (const TimingStep& step : layer_schedule(listed, tuning, choices, options_.baselines)) {
+    CaseResult& c = results[step.m_index];
+    const std::size_t i = step.m_index;
+    switch (step.what) {
+      case TimingStep::What::listed:
+        c.entries.push_back(run_entry(d, options_.entries[step.index], c.m, refs[i], refs_last[i]));
+        break;
+      case TimingStep::What::tuning:
+        c.entries.push_back(run_entry(d, tuning_entries()[step.index], c.m, refs[i], refs_last[i]));
+        break;
+      case TimingStep::What::baselines:
         c.baselines.push_back(bf16_baseline(d, c.m));
         c.baselines.push_back(fp8_baseline(d, c.m));
-      }
+        break;
     }
   }
   for (CaseResult& c : results) {
@@ -206,27 +213,6 @@ std::vector<CaseResult> Runner::run_shape(const Shape& shape) {
     c.best_pdl = fastest(c.entries, true);
   }
   return results;
-}
-
-void Runner::run_entries_of_kind(const ShapeData& d, CaseResult& c, bool pdl,
-                                 const std::vector<std::uint16_t>& ref,
-                                 const std::vector<std::uint16_t>& ref_last) {
-  bool kind_listed = false;
-  for (const BenchEntry& e : options_.entries) {
-    if (is_pdl(e.name) != pdl) continue;
-    kind_listed = true;
-    c.entries.push_back(run_entry(d, e, c.m, ref, ref_last));
-  }
-  // A choice that only a tuning point runs (stream-K on one CTA per SM) is timed too, so
-  // that its row shows what the plan's configuration takes; only where the list times
-  // entries of its kind, so that a list of plain launches stays plain.
-  const std::string& choice = pdl ? c.choice_pdl : c.choice;
-  const bool timed = std::any_of(c.entries.begin(), c.entries.end(),
-                                 [&](const EntryResult& e) { return e.entry == choice; });
-  if (timed || !kind_listed) return;
-  for (const BenchEntry& e : tuning_entries()) {
-    if (e.name == choice) c.entries.push_back(run_entry(d, e, c.m, ref, ref_last));
-  }
 }
 
 void Runner::order_as_listed(std::vector<EntryResult>& entries) const {

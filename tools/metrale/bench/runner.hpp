@@ -42,8 +42,8 @@ class Runner {
   Runner(const Runner&) = delete;
   Runner& operator=(const Runner&) = delete;
 
-  // One CaseResult per m of the options, entries and baselines in option order (timed
-  // in another: the plain entries and baselines of every m before any PDL entry).
+  // One CaseResult per m of the options, entries and baselines in option order, timed in
+  // layer_schedule's (the plain entries and baselines of every m before any PDL entry).
   std::vector<CaseResult> run_shape(const Shape& shape);
 
   // Compile time of the baselines' operand kernels (0 without baselines).
@@ -71,11 +71,6 @@ class Runner {
   EntryResult run_entry(const ShapeData& d, const BenchEntry& entry, std::uint32_t m,
                         const std::vector<std::uint16_t>& ref,
                         const std::vector<std::uint16_t>& ref_last);
-  // The entries of one kind (PDL or plain) of the list on c.m, then the plan's choice of
-  // that kind if only a tuning entry runs it and the list has entries of the kind.
-  void run_entries_of_kind(const ShapeData& d, CaseResult& c, bool pdl,
-                           const std::vector<std::uint16_t>& ref,
-                           const std::vector<std::uint16_t>& ref_last);
   // Back to the list's order, the tuning entries after it.
   void order_as_listed(std::vector<EntryResult>& entries) const;
   // time_graph, with one discarded timing first if nothing has been timed on the layer;
