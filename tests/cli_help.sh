@@ -109,6 +109,15 @@ if command -v python3 >/dev/null; then
   check "tools/ab_summary.py --help" "usage: ab_summary.py" python3 tools/ab_summary.py --help
   check "tools/timeline_summary.py --help" "Summarises the per-CTA timeline" \
     python3 tools/timeline_summary.py --help
+  # The record 0eca751 against itself: every ratio 1.000, every case in both.
+  record=bench/results/h200-0eca751.json
+  out=$(python3 tools/bench_table.py --compare "$record" "$record" 2>&1) && rc=0 || rc=$?
+  if [[ $rc -ne 0 || $out != *"choice: 1.000-1.000x, geometric mean 1.000x over 39 cases"* ||
+        $out != *"cuBLASLt FP8: 1.000-1.000x"* ]]; then
+    fail "tools/bench_table.py --compare of a record with itself" "$rc" "$out"
+  else
+    echo "ok: tools/bench_table.py --compare of a record with itself"
+  fi
   for tool in bench_table.py ab_summary.py timeline_summary.py; do
     out=$(python3 "tools/$tool" --no-such-option 2>&1) && rc=0 || rc=$?
     if [[ $rc -ne 2 || $out == *Traceback* ]]; then

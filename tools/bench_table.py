@@ -17,6 +17,13 @@ Checks the plan alone on records of the same shapes and entries (e.g. several ru
 `bench --no-baselines`; `tools/device_run.sh plancheck` makes them): each entry's time is
 the mean over the records, and for each case the plan's choice and its PDL choice are set
 against the fastest entry of their kind, with the cases beyond 2 % listed.
+
+    tools/bench_table.py --compare OLD.json NEW.json
+
+Sets two records side by side, case by case (shape x m in both): the time in NEW over
+the time in OLD of the plan's choice, its choice with PDL, cuBLASLt FP8, cuBLAS BF16 and
+the read kernel at the layer's size, then per column the range and the geometric mean,
+and the two read ceilings. A ratio under 1 is faster in NEW.
 """
 import statistics
 import json
@@ -155,6 +162,47 @@ def plan_summary(record, tolerance=None):
                   f"against {b['entry']} {b['us']:.2f} ({x:.3f}x)")
 
 
+def compare(old_path, new_path):
+    """Per case in both records, NEW's time over OLD's for the plan's choices, the
+    baselines and the read kernel at the layer's size; then each column's range and
+    geometric mean."""
+    old, new = load(old_path), load(new_path)
+    print(f"{new['commit'][:7]} over {old['commit'][:7]}: read ceiling "
+          f"{new['ceiling']['gbps']:.0f} against {old['ceiling']['gbps']:.0f} GB/s "
+          f"({new['ceiling']['gbps'] / old['ceiling']['gbps']:.3f}x).\n")
+    columns = ("choice", "choice with PDL", "cuBLASLt FP8", "cuBLAS BF16", "read kernel")
+
+    def times(r):
+        size = r.get("size_ceiling_us")
+        return (entry(r, r["choice"]), entry(r, r.get("choice_pdl")),
+                baseline(r, "cublaslt_fp8"), baseline(r, "cublas_bf16"),
+                {"us": size} if size else None)
+
+    print("| case | " + " | ".join(columns) + " |\n|---|" + "---|" * len(columns))
+    olds = {(r["n"], r["k"], r["m"]): r for r in old["results"]}
+    ratios = [[] for _ in columns]
+    for r in new["results"]:
+        o = olds.get((r["n"], r["k"], r["m"]))
+        if o is None:
+            continue
+        cells = []
+        for i, (a, b) in enumerate(zip(times(o), times(r))):
+            # Only the same entry is compared: a plan that changed its choice says so.
+            same = a and b and (i > 1 or a["entry"] == b["entry"])
+            if same:
+                ratios[i].append(b["us"] / a["us"])
+            cells.append(f"{b['us'] / a['us']:.3f}" if same else "-")
+        print(f"| {layer_name(r)} m = {r['m']} | " + " | ".join(cells) + " |")
+    print()
+    for name, values in zip(columns, ratios):
+        if values:
+            mean = statistics.geometric_mean(values)
+            print(f"{name}: {min(values):.3f}-{max(values):.3f}x, geometric mean {mean:.3f}x "
+                  f"over {len(values)} cases")
+        else:
+            print(f"{name}: no case in both records")
+
+
 def layer_name(r):
     """The model and layer of a default-set case, else (a --shape case) its N x K."""
     return f"{r['model']} {r['layer']}" if r.get("model") else f"{r['n']} x {r['k']}"
@@ -183,7 +231,8 @@ if __name__ == "__main__":
     # Only --plan, -h and --help are options; anything else that starts with '-' is a
     # mistyped one, not a record to open.
     unknown = [a for i, a in enumerate(args)
-               if a.startswith("-") and a not in ("-h", "--help") and (a, i) != ("--plan", 0)]
+               if a.startswith("-") and a not in ("-h", "--help")
+               and (a, i) not in (("--plan", 0), ("--compare", 0))]
     if unknown:
         print(f"bench_table.py: unknown option {unknown[0]} (see --help)", file=sys.stderr)
         sys.exit(2)
@@ -192,6 +241,8 @@ if __name__ == "__main__":
         print(f"{len(args) - 1} record(s), {len(record['results'])} cases; commit "
               f"{record['commit']}.")
         plan_summary(record, tolerance=0.02)
+    elif args[:1] == ["--compare"] and len(args) == 3:
+        compare(args[1], args[2])
     elif len(args) == 1 and args[0] not in ("-h", "--help"):
         main(args[0])
     else:
