@@ -70,6 +70,9 @@ done
 refused "metrale microtest --seed -1" "--seed" "$metrale" microtest --seed -1
 refused "metrale microtest --seed 4294967296" "--seed" "$metrale" microtest --seed 4294967296
 refused "metrale microtest --m 17" "--m: 17" "$metrale" microtest --m 17
+refused "metrale bench --warm-ms 60001" "--warm-ms must be at most 60000" \
+  "$metrale" bench --warm-ms 60001
+refused "metrale bench --warm-ms x" "--warm-ms" "$metrale" bench --warm-ms x
 refused "metrale info --target sm_x" "invalid target 'sm_x'" "$metrale" info --target sm_x
 # A size that wrapped to 0 would empty the cache; a bad one is refused with or without it.
 cache_dir=$(mktemp -d)

@@ -31,8 +31,9 @@ namespace {
 
 constexpr const char* kHelp =
     "usage: metrale bench [--shape NxK]... [--m 1,8,16] [--entry NAME,...] [--replays N]\n"
-    "                     [--min-bytes MiB] [--no-baselines] [--no-host-cost] [--time-wrong]\n"
-    "                     [--json FILE] [--commit SHA] [--device N] [--define NAME=VALUE]...\n"
+    "                     [--warm-ms MS] [--min-bytes MiB] [--no-baselines] [--no-host-cost]\n"
+    "                     [--time-wrong] [--json FILE] [--commit SHA] [--device N]\n"
+    "                     [--define NAME=VALUE]...\n"
     "                     [--pattern-ceiling CHUNK,...] [--tma-pattern RxBxS,...]\n"
     "                     [--pattern-ctas N] [--tma-claims F,...] [--timeline FILE]\n\n"
     "Times the library's tensor-core entries per shape x m, the way an engine runs them:\n"
@@ -61,6 +62,9 @@ constexpr const char* kHelp =
     "                   streaming entries' tuning points (.rR tile rows, .sS stages, .cC\n"
     "                   stream-K CTAs per SM): {}\n"
     "  --replays N      timed replays per measurement (default 7)\n"
+    "  --warm-ms MS     replay each entry's and baseline's graph for MS ms of wall time\n"
+    "                   before its timed replays (default 0: one warm-up replay, and the\n"
+    "                   first graph timed on a shape timed twice, the first discarded)\n"
     "  --min-bytes MiB  weight bytes each graph rotates through (default 768)\n"
     "  --no-baselines   skip cuBLAS and cuBLASLt\n"
     "  --no-host-cost   skip the host-cost measurement (its 10^5 launches swamp a profiler)\n"
@@ -112,7 +116,7 @@ std::string entry_names(std::span<const bench::BenchEntry> entries) {
 
 int cmd_bench(int argc, char** argv) {
   Args args(argc, argv, 1, {"help", "no-baselines", "no-host-cost", "time-wrong"},
-            {"shape", "m", "entry", "replays", "min-bytes", "json", "commit", "device",
+            {"shape", "m", "entry", "replays", "warm-ms", "min-bytes", "json", "commit", "device",
              "define", "pattern-ceiling", "tma-pattern", "pattern-ctas",
              "tma-claims", "timeline"});
   if (args.has("help")) {
@@ -128,6 +132,8 @@ int cmd_bench(int argc, char** argv) {
   options.entries = bench::parse_entries(args.value_or("entry", entry_names(bench::bench_entries())));
   options.replays = parse_one_u32(args, "replays", 7);
   ensure(options.replays >= 1, "--replays must be at least 1");
+  options.warm_ms = parse_one_u32(args, "warm-ms", 0);
+  ensure(options.warm_ms <= 60000, "--warm-ms must be at most 60000 (one minute per graph)");
   const std::uint32_t min_mib = parse_one_u32(args, "min-bytes", 768);
   ensure(min_mib >= 1, "--min-bytes must be at least 1 MiB");
   options.min_bytes = std::uint64_t{min_mib} << 20;
@@ -203,6 +209,7 @@ int cmd_bench(int argc, char** argv) {
   run.date = utc_now();
   run.replays = options.replays;
   run.min_bytes = options.min_bytes;
+  run.warm_ms = options.warm_ms;
   run.baselines = options.baselines;
   if (options.min_bytes < 4 * run.device.l2_bytes) {
     fmt::print(stderr,

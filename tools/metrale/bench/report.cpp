@@ -255,10 +255,12 @@ void write_json(const BenchRun& run, const std::string& path) {
                  run.driver_version, js(run.nvrtc_version));
   fmt::format_to(out,
                  "  \"method\": {{\"timing\": {}, \"replays\": {}, \"statistic\": \"median\", "
-                 "\"min_bytes\": {}, \"baselines\": {}}},\n",
+                 "\"min_bytes\": {}, \"baselines\": {}, \"warm_ms\": {}, \"order\": {}}},\n",
                  js("one launch per weight copy captured in a CUDA graph, replayed; time per "
                     "launch = replay time / copies"),
-                 run.replays, run.min_bytes, run.baselines ? "true" : "false");
+                 run.replays, run.min_bytes, run.baselines ? "true" : "false", run.warm_ms,
+                 js("per layer: the plain entries and baselines of every m, then the PDL "
+                    "entries"));
   fmt::format_to(out,
                  "  \"ceiling\": {{\"gbps\": {}, \"gbps_best\": {}, \"gbps_worst\": {}, "
                  "\"bytes_per_launch\": {}, \"launches_per_replay\": {}, \"grid\": {}, "

@@ -97,6 +97,7 @@ struct BenchRun {
   std::string date;    // UTC, ISO 8601
   std::uint32_t replays = 0;
   std::uint64_t min_bytes = 0;
+  std::uint32_t warm_ms = 0;  // wall time each entry's and baseline's graph is replayed first
   bool baselines = true;
   Ceiling ceiling;
   GraphGaps graph_gaps;

@@ -24,6 +24,9 @@ struct RunOptions {
   std::vector<std::uint32_t> ms;
   std::vector<BenchEntry> entries;
   std::uint32_t replays = 7;
+  // Wall time (ms) each entry's and baseline's graph is replayed before its timed
+  // replays; 0: one warm-up replay (and the layer's first graph timed twice).
+  std::uint32_t warm_ms = 0;
   std::uint64_t min_bytes = std::uint64_t{768} << 20;
   bool baselines = true;
   std::vector<Define> defines;  // extra defines for the timed entries' modules
