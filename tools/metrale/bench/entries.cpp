@@ -235,6 +235,18 @@ constexpr std::array kTuning = {
                &skinny_deep<4, 4, true>},
     BenchEntry{"w8a16_gemm_m16_skinny_deep/4x8+pdl", "w8a16_gemm_m16_skinny_deep", 1, nullptr,
                &skinny_deep<4, 8, true>},
+    // Equal chunks at K = 7168 (56 blocks, 7 x 8): 7 warps of 2 blocks in 4 chunks, of 4
+    // in 2, and 14 warps of 2 in 2, where 8 warps of 2 leave a short last chunk.
+    BenchEntry{"w8a16_gemm_m16_skinny_deep/7x2", "w8a16_gemm_m16_skinny_deep", 1, nullptr,
+               &skinny_deep<7, 2>},
+    BenchEntry{"w8a16_gemm_m16_skinny_deep/7x4", "w8a16_gemm_m16_skinny_deep", 1, nullptr,
+               &skinny_deep<7, 4>},
+    BenchEntry{"w8a16_gemm_m16_skinny_deep/14x2", "w8a16_gemm_m16_skinny_deep", 1, nullptr,
+               &skinny_deep<14, 2>},
+    BenchEntry{"w8a16_gemm_m16_skinny_deep/7x2+pdl", "w8a16_gemm_m16_skinny_deep", 1, nullptr,
+               &skinny_deep<7, 2, true>},
+    BenchEntry{"w8a16_gemm_m16_skinny_deep/14x2+pdl", "w8a16_gemm_m16_skinny_deep", 1, nullptr,
+               &skinny_deep<14, 2, true>},
     // Its 32-row form on chunks of K: 4 warps of 17 blocks (3 chunks on Qwen3-32B down, 2
     // on DeepSeek-V3 o), 2 warps of 17 (6 and 4).
     BenchEntry{"w8a16_gemm_m16_skinny_deep32/4x17", "w8a16_gemm_m16_skinny_deep32", 1, nullptr,
