@@ -270,6 +270,8 @@ constexpr std::array kTuning = {
                &skinny_spread<4, true>},
     BenchEntry{"w8a16_gemm_m16_skinny_deep/8x2.sp+pdl", "w8a16_gemm_m16_skinny_deep", 1, nullptr,
                &skinny_deep_spread<8, 2, true>},
+    BenchEntry{"w8a16_gemm_m16_skinny_deep/7x2.sp+pdl", "w8a16_gemm_m16_skinny_deep", 1, nullptr,
+               &skinny_deep_spread<7, 2, true>},
     BenchEntry{"w8a16_gemm_m16_skinny_deep/4x4.sp+pdl", "w8a16_gemm_m16_skinny_deep", 1, nullptr,
                &skinny_deep_spread<4, 4, true>},
     BenchEntry{"w8a16_gemm_m16_skinny_deep/4x8.sp+pdl", "w8a16_gemm_m16_skinny_deep", 1, nullptr,
