@@ -25,9 +25,13 @@ the time in OLD of the plan's choice, its choice with PDL, cuBLASLt FP8, cuBLAS 
 the read kernel at the layer's size, then per column the range and the geometric mean,
 and the two read ceilings. A ratio under 1 is faster in NEW.
 """
-import statistics
 import json
+import signal
+import statistics
 import sys
+
+# Piped into head or less, the table ends quietly where the reader stops.
+signal.signal(signal.SIGPIPE, signal.SIG_DFL)
 
 LARGE = 64 << 20   # weight bytes from which a layer counts as large
 MEDIUM = 16 << 20
@@ -73,10 +77,19 @@ def load(path):
         sys.exit(f"bench_table.py: cannot read {path}: {e}")
 
 
+def warm_up(warm_ms):
+    return (f"{warm_ms} ms of replays per graph" if warm_ms
+            else "one replay per graph")
+
+
 def main(path):
     record = load(path)
+    method = record.get("method", {})
+    # Records before item 178 timed each m's list in its order, then the baselines.
+    order = method.get("order", "per m: the list in its order, then the baselines")
     print(f"Read ceiling in this run: {record['ceiling']['gbps']:.0f} GB/s; commit "
-          f"{record['commit']}, {record['date']}.\n")
+          f"{record['commit']}, {record['date']}. Order: {order}; before the timed "
+          f"replays {warm_up(method.get('warm_ms', 0))}.\n")
     print("| shape | N x K | floor us | m | best entry | us | % ceil | auto choice | us | "
           "with PDL | us | % ceil | auto choice with PDL | us | cuBLASLt FP8 us | "
           "cuBLAS BF16 us | best vs FP8 | best vs BF16 | PDL vs FP8 | read kernel at this size |")
