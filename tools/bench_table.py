@@ -77,6 +77,12 @@ def load(path):
         sys.exit(f"bench_table.py: cannot read {path}: {e}")
 
 
+def class_order(key):
+    """Layer classes in the issue's order, each by token count (1, 8, 16, not 1, 16, 8)."""
+    head, _, m = key.partition(", m = ")
+    return (head, int(m.split()[0]) if m else 0)
+
+
 def warm_up(warm_ms):
     return (f"{warm_ms} ms of replays per graph" if warm_ms
             else "one replay per graph")
@@ -124,7 +130,7 @@ def main(path):
             classes.setdefault(key, []).append(value)
     print("\n| layers | best without PDL | best with PDL | read kernel at these sizes |\n"
           "|---|---|---|---|")
-    for key in sorted(classes):
+    for key in sorted(classes, key=class_order):
         a = [v[0] for v in classes[key]]
         b = [v[1] for v in classes[key]]
         c = [v[2] for v in classes[key] if v[2] is not None]
