@@ -191,6 +191,7 @@ std::vector<CaseResult> Runner::run_shape(const Shape& shape) {
   for (const BenchEntry& e : options_.entries) listed.push_back(e.name);
   std::vector<std::string_view> tuning;
   for (const BenchEntry& e : tuning_entries()) tuning.push_back(e.name);
+  // Plain entries and baselines of every m before any PDL entry (schedule.hpp).
   for (const TimingStep& step : layer_schedule(listed, tuning, choices, options_.baselines)) {
     CaseResult& c = results[step.m_index];
     const std::size_t i = step.m_index;
