@@ -24,10 +24,13 @@ TEST_CASE("gpu: w8a16_gemm_m16_auto runs every kind of plan within budget, bit-i
   const KernelLookup kernels = kernel_lookup(g.cache);
   std::set<std::string, std::less<>> entries;
   std::uint32_t seed = 7100;
-  for (const auto& [m, n, k] : {std::array<std::uint32_t, 3>{1, 64, 512}, {3, 576, 7168},
-                                {8, 1536, 7168}, {1, 4096, 4096}, {16, 4096, 4096},
-                                {12, 1344, 8192}, {4, 2304, 16384}, {16, 7168, 18432},
-                                {1, 28672, 4096}, {16, 28672, 4096}, {9, 24576, 1536}}) {
+  for (const auto& mnk : {std::array<std::uint32_t, 3>{1, 64, 512}, {3, 576, 7168},
+                          {8, 1536, 7168}, {1, 4096, 4096}, {16, 4096, 4096},
+                          {12, 1344, 8192}, {4, 2304, 16384}, {16, 7168, 18432},
+                          {1, 28672, 4096}, {16, 28672, 4096}, {9, 24576, 1536}}) {
+    const auto m = std::get<0>(mnk);
+    const auto n = std::get<1>(mnk);
+    const auto k = std::get<2>(mnk);
     for (const bool pdl : {false, true}) {
       for (const bool strided : {false, true}) {
         const std::uint32_t a = strided ? k + 64 : k, c = strided ? n + 8 : n;

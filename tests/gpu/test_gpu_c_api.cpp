@@ -147,8 +147,11 @@ TEST_CASE("gpu: the C ABI's planned entries equal the C++ launchers, bit for bit
   // Llama-3-8B o and down at 5 and 12 tokens (down at 12: the 32-row form on an H200), qkv
   // at 12 (the three-per-SM form), DeepSeek-V3 q_b at 3 (2 warps): the deep skinny entry in
   // the form and on the warps the plan gives the device, one chunk of K, no workspace.
-  for (const auto& [m, n, k] : {std::array<std::uint32_t, 3>{5, 4096, 4096}, {12, 4096, 14336},
-                                {12, 6144, 4096}, {3, 24576, 1536}}) {
+  for (const auto& mnk : {std::array<std::uint32_t, 3>{5, 4096, 4096}, {12, 4096, 14336},
+                          {12, 6144, 4096}, {3, 24576, 1536}}) {
+    const auto m = std::get<0>(mnk);
+    const auto n = std::get<1>(mnk);
+    const auto k = std::get<2>(mnk);
     CAPTURE(m);
     CAPTURE(n);
     const Plan pl = plan(c, m, n, k);
@@ -181,8 +184,11 @@ TEST_CASE("gpu: the C ABI's planned entries equal the C++ launchers, bit for bit
   // 4): the plan for callers with a workspace names the deep entry in chunks of K, the form
   // plan_m16_gemm gives the device, its partials through the caller's workspace, which it
   // leaves zero.
-  for (const auto& [m, n, k] : {std::array<std::uint32_t, 3>{4, 2304, 16384}, {8, 1280, 8192},
-                                {12, 1088, 20480}, {16, 1344, 14336}, {10, 1440, 9216}}) {
+  for (const auto& mnk : {std::array<std::uint32_t, 3>{4, 2304, 16384}, {8, 1280, 8192},
+                          {12, 1088, 20480}, {16, 1344, 14336}, {10, 1440, 9216}}) {
+    const auto m = std::get<0>(mnk);
+    const auto n = std::get<1>(mnk);
+    const auto k = std::get<2>(mnk);
     CAPTURE(m);
     CAPTURE(n);
     const char* entry = nullptr;
@@ -272,8 +278,11 @@ TEST_CASE("gpu: the C ABI's planned entries equal the C++ launchers, bit for bit
   // The automatic choice: the C function gives the C++ one's bits, on contiguous and
   // strided rows, with and without PDL (stream-K, the skinny entry, the deep entry in
   // chunks), and leaves the C workspace zero.
-  for (const auto& [m, n, k] : {std::array<std::uint32_t, 3>{1, 28672, 4096}, {3, 576, 7168},
-                                {12, 1344, 8192}}) {
+  for (const auto& mnk : {std::array<std::uint32_t, 3>{1, 28672, 4096}, {3, 576, 7168},
+                          {12, 1344, 8192}}) {
+    const auto m = std::get<0>(mnk);
+    const auto n = std::get<1>(mnk);
+    const auto k = std::get<2>(mnk);
     for (const int pdl : {0, 1}) {
       const std::uint32_t a = pdl != 0 ? k + 64 : k, cs = pdl != 0 ? n + 8 : n;
       CAPTURE(n);

@@ -121,8 +121,10 @@ TEST_CASE("gpu: the skinny entry's chunks as a cluster give the bits of the hand
   for (const std::uint32_t n : {576u, 577u}) {
     for (const std::uint32_t m : {1u, 5u, 9u, 16u}) {
       Problem p(m, n, 7168, 7168, n, 900 + m + n);
-      for (const auto& [warps, two_blocks] :
+      for (const auto& form :
            {std::pair{8u, false}, std::pair{16u, false}, std::pair{8u, true}}) {
+        const auto warps = form.first;
+        const auto two_blocks = form.second;
         CAPTURE(n);
         CAPTURE(m);
         CAPTURE(warps);
@@ -149,12 +151,14 @@ TEST_CASE("gpu: a grid spread over the SMs gives the bits of the same grid unspr
   // CTAs, one to an SM), with PDL as the plan runs them, at 1, 5, 9 and 16 tokens.
   std::uint64_t compared = 0;
   for (const std::uint32_t m : {1u, 5u, 9u, 16u}) {
-    for (const auto& [n, spread, plain] :
+    for (const auto& layer :
          {std::tuple{576u, skinny_entry(8, false, true, false, 2), skinny_entry(8, false, true)},
           std::tuple{1536u, skinny_deep_entry(8, 2, true, "w8a16_gemm_m16_skinny_deep", 3),
                      skinny_deep_entry(8, 2, true)},
           std::tuple{2048u, skinny_deep_entry(16, 1024, true, "w8a16_gemm_m16_skinny_deep", 1),
                      skinny_deep_entry(16, 1024, true)}}) {
+      const auto& [n_bound, spread, plain] = layer;
+      const std::uint32_t n = n_bound;
       CAPTURE(m);
       CAPTURE(n);
       Problem p(m, n, 7168, 7168, n, 700 + m + n);

@@ -25,8 +25,10 @@ TEST_CASE("plan_m16_gemm: stream-K, streaming, 64-wide or split tiles where each
   // down, DeepSeek-V3 o and down), above 8 tokens where it has at most one tile per SM
   // (Qwen3-32B down), else on two with 3 stages; above 8 tokens DeepSeek-V3 o and down on
   // the deep kernel's 32-row form (8 warps).
-  for (const auto& [n, k] : {std::pair{28672u, 4096u}, {51200u, 5120u}, {36864u, 7168u},
-                            {5120u, 25600u}, {7168u, 16384u}, {7168u, 18432u}}) {
+  for (const auto& shape : {std::pair{28672u, 4096u}, {51200u, 5120u}, {36864u, 7168u},
+                           {5120u, 25600u}, {7168u, 16384u}, {7168u, 18432u}}) {
+    const auto n = shape.first;
+    const auto k = shape.second;
     for (const std::uint32_t m : {1u, 8u, 9u, 16u}) {
       CAPTURE(n);
       CAPTURE(m);
@@ -214,7 +216,9 @@ TEST_CASE("plan_m16_gemm: the deep entry at K = 1024") {
   // rows (1280 in 1320) keep them, and under 20 MiB the rule of item 113 below holds.
   for (const std::uint32_t m : {9u, 16u}) {
     CAPTURE(m);
-    for (const auto& [n, k] : {std::pair{14336u, 4096u}, {14336u, 1536u}, {18432u, 3072u}}) {
+    for (const auto& shape : {std::pair{14336u, 4096u}, {14336u, 1536u}, {18432u, 3072u}}) {
+      const auto n = shape.first;
+      const auto k = shape.second;
       CAPTURE(n);
       const M16Plan p = plan_m16_gemm(m, n, k, 132);
       CHECK(p.entry == "w8a16_gemm_m16_streamk");
@@ -328,7 +332,9 @@ TEST_CASE("plan_m16_gemm: K of 512-896") {
         CHECK(four.max_ctas_per_sm == 0u);
       }
       CHECK(plan_m16_gemm(m, 49152, 384, 132, launch).entry != "w8a16_gemm_m16_skinny_deep");
-      for (const auto& [n, k] : {std::pair{36864u, 640u}, {40960u, 768u}, {45056u, 896u}}) {
+      for (const auto& shape : {std::pair{36864u, 640u}, {40960u, 768u}, {45056u, 896u}}) {
+        const auto n = shape.first;
+        const auto k = shape.second;
         CAPTURE(k);
         const M16Plan p = plan_m16_gemm(m, n, k, 132, launch);
         CHECK(p.entry == "w8a16_gemm_m16_streamk");
@@ -355,7 +361,9 @@ TEST_CASE("plan_m16_gemm: K of 512-896") {
   // entry too, with PDL only where the form fills under three quarters of the slots
   // (22528 rows, 1408 CTAs of 2112; not 31744, 1984). Item 127: with PDL at K = 640 on a
   // 4-warp form stream-K on one CTA per SM (16384 x 640).
-  for (const auto& [n, k] : {std::pair{12288u, 896u}, {16384u, 640u}, {12288u, 768u}}) {
+  for (const auto& shape : {std::pair{12288u, 896u}, {16384u, 640u}, {12288u, 768u}}) {
+    const auto n = shape.first;
+    const auto k = shape.second;
     CAPTURE(n);
     for (const std::uint32_t m : {1u, 4u, 8u}) {
       const M16Plan p = plan_m16_gemm(m, n, k, 132);
@@ -640,11 +648,13 @@ TEST_CASE("plan_m16_gemm with PDL: split-K for the seed's entries, stream-K on i
   // per SM instead), an entry that takes no launch options, or stream-K's grid from 64 MiB
   // (one CTA per SM with PDL only on DeepSeek-V3 o up to 8 tokens: 54 units per SM, 56
   // tiles; without, also on Llama-3-8B gate_up and Qwen3-32B and DeepSeek-V3 down).
-  for (const auto& [n, k] : {std::pair{6144u, 4096u}, {4096u, 4096u}, {28672u, 4096u},
-                            {4096u, 14336u}, {10240u, 5120u}, {51200u, 5120u},
-                            {5120u, 25600u}, {1536u, 7168u}, {576u, 7168u}, {24576u, 1536u},
-                            {7168u, 16384u}, {36864u, 7168u}, {7168u, 18432u}, {12288u, 2048u},
-                            {7168u, 4096u}}) {
+  for (const auto& shape : {std::pair{6144u, 4096u}, {4096u, 4096u}, {28672u, 4096u},
+                           {4096u, 14336u}, {10240u, 5120u}, {51200u, 5120u},
+                           {5120u, 25600u}, {1536u, 7168u}, {576u, 7168u}, {24576u, 1536u},
+                           {7168u, 16384u}, {36864u, 7168u}, {7168u, 18432u}, {12288u, 2048u},
+                           {7168u, 4096u}}) {
+    const auto n = shape.first;
+    const auto k = shape.second;
     for (std::uint32_t m = 1; m <= 16; ++m) {
       CAPTURE(n);
       CAPTURE(k);
@@ -753,8 +763,10 @@ TEST_CASE("plan_m16_gemm with PDL: split-K for the seed's entries, stream-K on i
   // x 3584 (128 x 4 = 512), nor above 8 tokens on fewer than 7 chunks.
   for (const std::uint32_t m : {1u, 4u, 8u}) {
     CAPTURE(m);
-    for (const auto& [n, k] : {std::pair{1664u, 4096u}, {1200u, 6144u}, {912u, 7168u},
-                               {928u, 8192u}, {1728u, 3584u}}) {
+    for (const auto& shape : {std::pair{1664u, 4096u}, {1200u, 6144u}, {912u, 7168u},
+                              {928u, 8192u}, {1728u, 3584u}}) {
+      const auto n = shape.first;
+      const auto k = shape.second;
       CAPTURE(n);
       CHECK(plan_m16_gemm(m, n, k, 132, pdl).chunk_cluster);
     }
@@ -896,10 +908,12 @@ TEST_CASE("plan_m16_gemm: with PDL, skinny and deep grids spread over the SMs at
     // Llama-3-8B o and down (256 CTAs of 16 or 8 warps, two per SM by their registers),
     // q_b (1536 CTAs: a share of 12), 928 x 7168 and 2048 x 7168 (a share of 4 where 4
     // fit), and stream-K's layers: not spread.
-    for (const auto& [n, k] : {std::pair{4096u, 4096u}, std::pair{4096u, 14336u},
-                               std::pair{24576u, 1536u}, std::pair{928u, 7168u},
-                               std::pair{2048u, 7168u}, std::pair{28672u, 4096u},
-                               std::pair{7168u, 18432u}}) {
+    for (const auto& shape : {std::pair{4096u, 4096u}, std::pair{4096u, 14336u},
+                              std::pair{24576u, 1536u}, std::pair{928u, 7168u},
+                              std::pair{2048u, 7168u}, std::pair{28672u, 4096u},
+                              std::pair{7168u, 18432u}}) {
+      const auto n = shape.first;
+      const auto k = shape.second;
       CAPTURE(n);
       CHECK(plan_m16_gemm(m, n, k, 132, pdl).max_ctas_per_sm == 0u);
     }

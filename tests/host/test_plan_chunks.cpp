@@ -101,8 +101,10 @@ TEST_CASE("plan_m16_gemm: with PDL, the deep entry in chunks on narrow, deep lay
       CHECK(w8a16_gemm_m16_skinny_chunks(c.k, p.warps, p.warp_blocks) > 1);
       CHECK_FALSE(p.chunk_cluster);
     }
-    for (const auto& [n, k] : {std::pair{752u, 24576u}, {2304u, 16384u}, {2048u, 8192u},
-                               {2048u, 32768u}}) {
+    for (const auto& shape : {std::pair{752u, 24576u}, {2304u, 16384u}, {2048u, 8192u},
+                              {2048u, 32768u}}) {
+      const auto n = shape.first;
+      const auto k = shape.second;
       CAPTURE(n);
       const M16Plan p = plan_m16_gemm(m, n, k, 132, pdl);
       CHECK((p.entry != "w8a16_gemm_m16_skinny_deep" ||
@@ -160,8 +162,10 @@ TEST_CASE("plan_m16_gemm: above 8 tokens, the deep entry in chunks of 4 warps on
     CHECK(shallow.warp_blocks == 4u);
     // With PDL (item 167) below 16 tokens at K = 8704-9728, from 88 groups to 104, spread;
     // not at 8192 (16 warps of 4 blocks each), not on 86 groups, not at 16 tokens.
-    for (const auto& [n, k] : {std::pair{1408u, 9216u}, {1536u, 9216u}, {1664u, 9216u},
-                               {1440u, 8704u}, {1632u, 9728u}}) {
+    for (const auto& shape : {std::pair{1408u, 9216u}, {1536u, 9216u}, {1664u, 9216u},
+                              {1440u, 8704u}, {1632u, 9728u}}) {
+      const auto n = shape.first;
+      const auto k = shape.second;
       CAPTURE(n);
       const M16Plan p = plan_m16_gemm(m, n, k, 132, M16LaunchOptions{true});
       const bool chunked = p.entry == "w8a16_gemm_m16_skinny_deep" &&
@@ -173,7 +177,9 @@ TEST_CASE("plan_m16_gemm: above 8 tokens, the deep entry in chunks of 4 warps on
         CHECK(p.max_ctas_per_sm == 4u);
       }
     }
-    for (const auto& [n, k] : {std::pair{1536u, 8192u}, {1376u, 9216u}, {1696u, 9216u}}) {
+    for (const auto& shape : {std::pair{1536u, 8192u}, {1376u, 9216u}, {1696u, 9216u}}) {
+      const auto n = shape.first;
+      const auto k = shape.second;
       CAPTURE(n);
       const M16Plan p = plan_m16_gemm(m, n, k, 132, M16LaunchOptions{true});
       CHECK((p.entry != "w8a16_gemm_m16_skinny_deep" ||
@@ -183,9 +189,11 @@ TEST_CASE("plan_m16_gemm: above 8 tokens, the deep entry in chunks of 4 warps on
     CHECK(plan_m16_gemm(m, 1648, 9216, 132).warp_blocks == 4u);
     CHECK(plan_m16_gemm(m, 1696, 8192, 132).warps == 16u);
     CHECK(plan_m16_gemm(m, 1696, 8192, 132).warp_blocks == 4u);  // one chunk of 64 blocks
-    for (const auto& [n, k] : {std::pair{640u, 10240u}, {1152u, 8192u}, {624u, 28672u},
-                               {1856u, 10240u}, {2000u, 10240u}, {1792u, 14336u},
-                               {1920u, 12288u}, {2304u, 16384u}}) {
+    for (const auto& shape : {std::pair{640u, 10240u}, {1152u, 8192u}, {624u, 28672u},
+                              {1856u, 10240u}, {2000u, 10240u}, {1792u, 14336u},
+                              {1920u, 12288u}, {2304u, 16384u}}) {
+      const auto n = shape.first;
+      const auto k = shape.second;
       CAPTURE(n);
       for (const bool with_pdl : {false, true}) {
         const M16Plan p = plan_m16_gemm(m, n, k, 132, M16LaunchOptions{with_pdl});
@@ -222,8 +230,10 @@ TEST_CASE("plan_m16_gemm with PDL: the deep entry in chunks of K on small layers
     // Not under 45 % of the slots (896 x 7168: 224 CTAs; kv_a: 144), nor where they do not
     // fit at once (3072 x 7168: 768), nor with K under 4096 or in one chunk, nor from 16
     // MiB, nor without PDL.
-    for (const auto& [n, k] : {std::pair{896u, 7168u}, {1264u, 6144u}, {576u, 7168u},
-                               {3072u, 7168u}, {4096u, 2048u}, {2048u, 4096u}, {8192u, 2048u}}) {
+    for (const auto& shape : {std::pair{896u, 7168u}, {1264u, 6144u}, {576u, 7168u},
+                              {3072u, 7168u}, {4096u, 2048u}, {2048u, 4096u}, {8192u, 2048u}}) {
+      const auto n = shape.first;
+      const auto k = shape.second;
       CAPTURE(n);
       CAPTURE(k);
       const M16Plan p = plan_m16_gemm(m, n, k, 132, pdl);
@@ -259,8 +269,10 @@ TEST_CASE("plan_m16_gemm: under 16 MiB up to 8 tokens, the deep entry at K = 409
       CHECK(chunks(p, 4096) == 1u);
       CHECK(plan_m16_gemm_one_chunk_deep(m, n, 4096, 132).warps == 16u);
     }
-    for (const auto& [n, k] : {std::pair{3152u, 4096u}, {2560u, 4096u}, {2112u, 4096u},
-                               {2048u, 6144u}, {2560u, 6144u}, {1872u, 6144u}}) {
+    for (const auto& shape : {std::pair{3152u, 4096u}, {2560u, 4096u}, {2112u, 4096u},
+                              {2048u, 6144u}, {2560u, 6144u}, {1872u, 6144u}}) {
+      const auto n = shape.first;
+      const auto k = shape.second;
       CAPTURE(n);
       CAPTURE(k);
       const M16Plan p = plan(m, n, k, false);
