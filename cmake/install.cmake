@@ -58,4 +58,5 @@ write_basic_package_version_file(
     COMPATIBILITY ${metrale_compatibility})
 install(FILES ${PROJECT_BINARY_DIR}/metrale_kernelsConfig.cmake
               ${PROJECT_BINARY_DIR}/metrale_kernelsConfigVersion.cmake
+              ${PROJECT_SOURCE_DIR}/cmake/metrale_nvrtc.cmake
         DESTINATION ${METRALE_CMAKE_DIR})

@@ -1,4 +1,6 @@
-# Warnings for the project's own targets only; nothing global.
+# Warnings for the project's own targets only; nothing global. With METRALE_SANITIZE
+# (tests/sanitize.sh) the same targets are also built and linked with AddressSanitizer,
+# LeakSanitizer and UndefinedBehaviorSanitizer, any report fatal.
 function(metrale_warnings target)
   target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wshadow -Wconversion
                                            -Wno-sign-conversion)
@@ -8,5 +10,11 @@ function(metrale_warnings target)
     $<$<AND:$<CXX_COMPILER_ID:GNU>,$<VERSION_GREATER_EQUAL:$<CXX_COMPILER_VERSION>,13>>:-Wno-array-bounds;-Wno-stringop-overflow>)
   if(METRALE_WERROR)
     target_compile_options(${target} PRIVATE -Werror)
+  endif()
+  if(METRALE_SANITIZE)
+    set(sanitizers -fsanitize=address,undefined -fno-sanitize-recover=undefined)
+    target_compile_options(${target} PRIVATE ${sanitizers} -fno-omit-frame-pointer)
+    # PUBLIC: whatever links a sanitized static library needs the runtimes too.
+    target_link_options(${target} PUBLIC ${sanitizers})
   endif()
 endfunction()

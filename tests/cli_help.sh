@@ -90,13 +90,14 @@ for tool in cmake ctest ninja g++ apt-get; do
   printf '#!/bin/sh\ntouch "%s/called"\nexit 1\n' "$shims" >"$shims/$tool"
   chmod +x "$shims/$tool"
 done
-for script in tests/run.sh tests/prerequisites.sh tools/main.sh .ci/run; do
+for script in tests/run.sh tests/prerequisites.sh tests/sanitize.sh tools/main.sh .ci/run; do
   check "$script --help" "usage: $script" env PATH="$shims:$PATH" bash "$script" --help
 done
 check "tools/device_run.sh --help" "One call on a GPU machine" \
   env PATH="$shims:$PATH" bash tools/device_run.sh --help
 # tools/main.sh passes its arguments to metrale, which refuses what it does not take.
 for args in "tests/run.sh --no-such-option" "tests/prerequisites.sh --no-such-option" \
+            "tests/sanitize.sh --no-such-option" \
             ".ci/run --no-such-option" "tools/device_run.sh build no-such-step"; do
   read -r script rest <<<"$args"
   # shellcheck disable=SC2086  # the arguments, split on purpose
