@@ -118,6 +118,30 @@ TEST_CASE("an entry decodes to what was encoded, and every kind of damage is nam
   CHECK_THROWS_AS(encode_cache_entry("not-a-key", {}, std::span(image)), Error);
 }
 
+TEST_CASE("a cache entry with any one bit flipped, or cut short anywhere, does not decode") {
+  const std::string key(64, 'c');
+  const std::string image = "an image of a few bytes";
+  const std::vector<char> file =
+      encode_cache_entry(key, {"sm_90", "w8a16_gemm_m16", true}, std::span(image));
+  REQUIRE(decode_cache_entry(file, key).ok());
+  std::size_t caught = 0;
+  for (std::size_t at = 0; at < file.size(); ++at) {
+    for (int bit = 0; bit < 8; ++bit) {
+      std::vector<char> flipped = file;
+      flipped[at] = static_cast<char>(flipped[at] ^ (1 << bit));
+      // Without the expected key too: the file alone must show the damage.
+      const DecodedEntry d = decode_cache_entry(flipped);
+      if (!d.ok()) ++caught;
+      else FAIL_CHECK("bit ", bit, " of byte ", at, " flipped and the entry still decodes");
+    }
+  }
+  CHECK(caught == 8 * file.size());
+  for (std::size_t size = 0; size < file.size(); ++size) {
+    CAPTURE(size);
+    CHECK_FALSE(decode_cache_entry(std::span(file).first(size)).ok());
+  }
+}
+
 TEST_CASE("a device newer than NVRTC gets PTX of the newest supported target not newer") {
   const std::vector<std::string> supported{"sm_75", "sm_80", "sm_90", "sm_120"};
   CHECK(choose_compile_target("sm_90", supported).target == "sm_90");
