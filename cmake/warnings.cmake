@@ -1,6 +1,7 @@
 # Warnings for the project's own targets only; nothing global. With METRALE_SANITIZE
 # (tests/sanitize.sh) the same targets are also built and linked with AddressSanitizer,
-# LeakSanitizer and UndefinedBehaviorSanitizer, any report fatal.
+# LeakSanitizer and UndefinedBehaviorSanitizer (address; any report fatal) or with
+# ThreadSanitizer (thread).
 function(metrale_warnings target)
   target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wshadow -Wconversion
                                            -Wno-sign-conversion)
@@ -12,7 +13,10 @@ function(metrale_warnings target)
     target_compile_options(${target} PRIVATE -Werror)
   endif()
   if(METRALE_SANITIZE)
-    set(sanitizers -fsanitize=address,undefined -fno-sanitize-recover=undefined)
+    set(sanitizers -fsanitize=thread)
+    if(METRALE_SANITIZE STREQUAL "address")
+      set(sanitizers -fsanitize=address,undefined -fno-sanitize-recover=undefined)
+    endif()
     target_compile_options(${target} PRIVATE ${sanitizers} -fno-omit-frame-pointer)
     # PUBLIC: whatever links a sanitized static library needs the runtimes too.
     target_link_options(${target} PUBLIC ${sanitizers})
