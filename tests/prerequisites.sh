@@ -4,23 +4,11 @@
 # g++, libfmt-dev, libspdlog-dev and doctest-dev; a machine that already has the tools
 # and headers installs nothing. Then checks that cmake is 3.25 or newer, as
 # CMakeLists.txt requires (Debian 12 and Ubuntu 24.04 ship it; Ubuntu 22.04's is older).
-prerequisites_usage() {
-  echo "usage: tests/prerequisites.sh"
-  sed -n '2,/^prerequisites_usage/p' "${BASH_SOURCE[0]}" | sed '$d' | sed 's/^# \{0,1\}//'
-}
-# Sourced, "$@" is the caller's own arguments (tools/main.sh passes its to metrale): only
-# a run on its own takes arguments, and only -h / --help.
 if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
-  for arg in "$@"; do
-    if [[ $arg != -h && $arg != --help ]]; then
-      echo "tests/prerequisites.sh: unknown argument '$arg' (see --help)" >&2
-      exit 2
-    fi
-  done
-  if (($#)); then
-    prerequisites_usage
-    exit 0
-  fi
+  # Run on its own it takes -h / --help only; sourced, "$@" is the caller's own arguments
+  # (tools/main.sh passes its to metrale).
+  source "$(dirname "$0")/help_only.sh"
+  help_only tests/prerequisites.sh "$0" "usage: tests/prerequisites.sh" "$@"
 fi
 need=()
 command -v cmake >/dev/null || need+=(cmake)

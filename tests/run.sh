@@ -2,17 +2,9 @@
 # Builds the library and runs the whole test suite. On a machine without a GPU the GPU
 # tests are reported as skipped, with the reason; on a GPU machine they run.
 set -euo pipefail
-for arg in "$@"; do
-  if [[ $arg != -h && $arg != --help ]]; then
-    echo "tests/run.sh: unknown argument '$arg' (see --help)" >&2
-    exit 2
-  fi
-done
-if (($#)); then
-  echo "usage: tests/run.sh   (METRALE_BUILD_DIR=DIR to build elsewhere than ./build)"
-  sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
-  exit 0
-fi
+source "$(dirname "$0")/help_only.sh"
+help_only tests/run.sh "$0" \
+  "usage: tests/run.sh   (METRALE_BUILD_DIR=DIR to build elsewhere than ./build)" "$@"
 cd "$(dirname "$0")/.."
 
 source tests/prerequisites.sh

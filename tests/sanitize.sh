@@ -8,18 +8,10 @@
 # without a driver (the library opens it at run time). The GPU tests are built, not run.
 # Without clang++ the run says so and passes.
 set -euo pipefail
-for arg in "$@"; do
-  if [[ $arg != -h && $arg != --help ]]; then
-    echo "tests/sanitize.sh: unknown argument '$arg' (see --help)" >&2
-    exit 2
-  fi
-done
-if (($#)); then
-  echo "usage: tests/sanitize.sh   (METRALE_SANITIZE_BUILD_DIR=PREFIX, default build-sanitize:"
-  echo "                           PREFIX-address and PREFIX-thread)"
-  sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
-  exit 0
-fi
+source "$(dirname "$0")/help_only.sh"
+help_only tests/sanitize.sh "$0" \
+  "usage: tests/sanitize.sh   (METRALE_SANITIZE_BUILD_DIR=PREFIX, default build-sanitize:
+                           PREFIX-address and PREFIX-thread)" "$@"
 cd "$(dirname "$0")/.."
 if ! command -v clang++ >/dev/null; then
   echo "sanitize: skipped: clang++ not found"
