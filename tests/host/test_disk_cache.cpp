@@ -143,6 +143,13 @@ void write_all(const fs::path& p, const std::vector<char>& bytes) {
 
 std::vector<char> bytes_of(std::string_view s) { return {s.begin(), s.end()}; }
 
+// An entry of the seed's module stored under `key` in a cache at `dir`, as a process
+// before this one left it.
+void store_gemm_entry(const fs::path& dir, const std::string& key, std::string_view image) {
+  DiskCache disk(DiskCacheConfig::at(dir));
+  REQUIRE(disk.store(key, {"sm_90", "w8a16_gemm_m16", true}, bytes_of(image)));
+}
+
 int temporary_files(const fs::path& dir) {
   int n = 0;
   for (const auto& e : fs::directory_iterator(dir)) {
@@ -210,10 +217,7 @@ TEST_CASE("a cached image that fails to load is replaced once; a fresh failure i
   LoadingBackend gpu;
   test::CountingCompiler compiler;
   const std::string key = key_of(gemm());
-  {
-    DiskCache disk(DiskCacheConfig::at(tmp.path));
-    REQUIRE(disk.store(key, {"sm_90", "w8a16_gemm_m16", true}, bytes_of("BAD image")));
-  }
+  store_gemm_entry(tmp.path, key, "BAD image");
   LogCapture log;
   ModuleCache cache(gpu, compiler.fn(), DiskCacheConfig::at(tmp.path));
   CHECK(cache.kernel("w8a16_gemm_m16").function != nullptr);
@@ -237,12 +241,8 @@ TEST_CASE("read-only layers are consulted first and never written") {
   TempDir ro;
   TempDir rw;
   const std::string key = key_of(gemm());
-  {
-    DiskCache a(DiskCacheConfig::at(ro.path));
-    REQUIRE(a.store(key, {"sm_90", "w8a16_gemm_m16", true}, bytes_of("FAKE N_TILE=32 ro")));
-    DiskCache b(DiskCacheConfig::at(rw.path));
-    REQUIRE(b.store(key, {"sm_90", "w8a16_gemm_m16", true}, bytes_of("FAKE N_TILE=32 rw")));
-  }
+  store_gemm_entry(ro.path, key, "FAKE N_TILE=32 ro");
+  store_gemm_entry(rw.path, key, "FAKE N_TILE=32 rw");
   LoadingBackend gpu;
   test::CountingCompiler compiler;
   ModuleCache cache(gpu, compiler.fn(), DiskCacheConfig::at(rw.path, {ro.path}));
@@ -272,10 +272,7 @@ TEST_CASE("a read-only entry that does not load gives way to the writable direct
   TempDir ro;
   TempDir rw;
   const std::string key = key_of(gemm());
-  {
-    DiskCache a(DiskCacheConfig::at(ro.path));
-    REQUIRE(a.store(key, {"sm_90", "w8a16_gemm_m16", true}, bytes_of("BAD image")));
-  }
+  store_gemm_entry(ro.path, key, "BAD image");
   LoadingBackend gpu;
   test::CountingCompiler compiler;
   // The first process compiles and stores; the next ones load that copy, not compile.
