@@ -247,8 +247,8 @@ def mean_record(paths):
 
 if __name__ == "__main__":
     args = sys.argv[1:]
-    # Only --plan, -h and --help are options; anything else that starts with '-' is a
-    # mistyped one, not a record to open.
+    # Only --plan and --compare (first), -h and --help are options; anything else that
+    # starts with '-' is a mistyped one, not a record to open.
     unknown = [a for i, a in enumerate(args)
                if a.startswith("-") and a not in ("-h", "--help")
                and (a, i) not in (("--plan", 0), ("--compare", 0))]
