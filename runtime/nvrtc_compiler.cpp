@@ -4,6 +4,7 @@
 #include <link.h>
 #include <nvrtc.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cctype>
 #include <cstdint>
@@ -57,6 +58,26 @@ std::string program_log(nvrtcProgram program) {
   return log;
 }
 
+// Moves ptxas's verbose report out of `log` into `report`: its lines start "ptxas info"
+// or, for a function's properties, "ptxas" and a dot. Anything else (a warning) stays.
+void split_ptxas_report(std::string& log, std::string& report) {
+  std::string rest;
+  std::size_t start = 0;
+  while (start < log.size()) {
+    const std::size_t end = std::min(log.find('\n', start), log.size());
+    const std::string_view line = std::string_view(log).substr(start, end - start);
+    const std::size_t dot = line.find_first_not_of(' ', 5);
+    const bool ptxas = line.starts_with("ptxas info") ||
+                       (line.starts_with("ptxas ") && dot != std::string_view::npos &&
+                        line[dot] == '.');
+    std::string& to = ptxas ? report : rest;
+    to.append(line).push_back('\n');
+    start = end + 1;
+  }
+  while (!rest.empty() && rest.back() == '\n') rest.pop_back();
+  log = std::move(rest);
+}
+
 }  // namespace
 
 std::string normalize_target(std::string_view target) {
@@ -96,6 +117,7 @@ std::vector<std::string> nvrtc_options(const CompileRequest& request) {
     options.push_back(d.value.empty() ? "-D" + d.name : "-D" + d.name + "=" + d.value);
   }
   for (const std::string& o : request.options) options.push_back(o);
+  if (request.ptxas_report && !ptx) options.push_back("--ptxas-options=-v");
   return options;
 }
 
@@ -126,6 +148,7 @@ CompiledModule nvrtc_compile(const CompileRequest& request) {
   const nvrtcResult result =
       nvrtcCompileProgram(program.get(), static_cast<int>(argv.size()), argv.data());
   out.log = program_log(program.get());
+  if (request.ptxas_report) split_ptxas_report(out.log, out.ptxas_report);
   if (result != NVRTC_SUCCESS) {
     std::string joined;
     for (const std::string& o : out.options) joined += (joined.empty() ? "" : " ") + o;

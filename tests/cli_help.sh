@@ -4,7 +4,8 @@
 # error that points to --help. Every metrale command takes -h for --help, refuses an
 # unknown option and a stray argument, and refuses bad values of --device, --seed, --m,
 # --target and --max-bytes, each with exit 1 and "metrale: error:", all before the CUDA
-# driver is loaded (info, microtest and startup need a GPU only for their real work).
+# driver is loaded (info, microtest and startup need a GPU only for their real work);
+# `metrale compile --resources` prints ptxas's table of registers and spills.
 # The scripts refuse an unknown argument with exit 2, before they install or build
 # anything; the Python tools refuse an unknown option and say in one line why a file
 # cannot be read. Run by CTest: tests/cli_help.sh METRALE_BINARY.
@@ -74,6 +75,19 @@ refused "metrale bench --warm-ms 60001" "--warm-ms must be at most 60000" \
   "$metrale" bench --warm-ms 60001
 refused "metrale bench --warm-ms x" "--warm-ms" "$metrale" bench --warm-ms x
 refused "metrale info --target sm_x" "invalid target 'sm_x'" "$metrale" info --target sm_x
+refused "metrale compile --resources --define with --out" "--define only with" \
+  "$metrale" compile --target sm_90 --resources --define X=1 --out "$(mktemp -u)"
+# --resources alone prints ptxas's table (NVRTC, no GPU) and caches nothing.
+home=$(mktemp -d)
+out=$(env HOME="$home" XDG_CACHE_HOME="$home/cache" METRALE_KERNEL_CACHE_DIR= \
+  "$metrale" compile --target sm_90 --variant fill_random --resources 2>&1) && rc=0 || rc=$?
+if [[ $rc -ne 0 || $out != *"kernel"*"regs"*"stack"* ||
+      ! $out =~ fill_u16\ +[0-9]+\ +0\ +0\ +0 || -e $home/cache ]]; then
+  fail "metrale compile --resources prints the table and caches nothing" "$rc" "$out"
+else
+  echo "ok: metrale compile --resources prints the table and caches nothing"
+fi
+rm -rf "$home"
 # A size that wrapped to 0 would empty the cache; a bad one is refused with or without it.
 cache_dir=$(mktemp -d)
 for dir in "$cache_dir" "$cache_dir/missing"; do

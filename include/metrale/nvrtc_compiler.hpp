@@ -22,12 +22,16 @@ struct CompileRequest {
   std::vector<Define> defines;
   std::vector<std::string> options; // extra NVRTC options
   std::string target;               // "sm_90" (CUBIN) or "compute_90" (PTX)
+  // Ask ptxas for its per-kernel report (registers, stack, spills): CompiledModule's
+  // ptxas_report. Only for an sm_XY target; PTX goes through no ptxas.
+  bool ptxas_report = false;
 };
 
 struct CompiledModule {
   std::vector<char> image;  // CUBIN, or NUL-terminated PTX for a compute_XY target
   bool is_cubin = true;
   std::string log;          // NVRTC's log (empty when it printed nothing)
+  std::string ptxas_report; // ptxas's "info" lines, taken out of `log` (ptxas_report asked)
   std::vector<std::string> options;
   double compile_ms = 0.0;
 };

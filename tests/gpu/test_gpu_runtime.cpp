@@ -11,12 +11,12 @@
 
 #include "driver_api.hpp"
 #include "gpu/gpu_fixture.hpp"
+#include "support/kernel_limits.hpp"
 #include "metrale/disk_cache.hpp"
 #include "metrale/error.hpp"
 #include "metrale/fill_random.hpp"
 #include "metrale/kernel_launch.hpp"
 #include "metrale/kernel_variants.hpp"
-#include "metrale/w8a16_gemm_m16_skinny.hpp"
 
 using namespace metrale;
 using namespace metrale::test;
@@ -36,40 +36,7 @@ TEST_CASE("gpu: every variant loads for the device target with its tile constant
         const KernelAttributes a = g.backend.attributes(handle);
         MESSAGE(fmt::format("{:<32} registers {:>3}  local {:>3} B  static smem {:>6} B", label,
                             a.registers, a.local_bytes, a.static_shared_bytes));
-        CHECK(a.registers > 0);
-        const bool m8 = handle.function == h.function;
-        // The deep kernel's three-per-SM form spills one 8-byte word above 8 tokens (its
-        // register cap, 80); every other GEMM build keeps everything in registers.
-        if (e == "w8a16_gemm_m16_skinny_deep3" && !m8) {
-          CHECK(a.local_bytes <= 8);
-        } else if (v.name.starts_with("w8a16_gemm_m16")) {
-          CHECK(a.local_bytes == 0);
-        }
-        // The plan sizes the skinny kernels' CTAs per SM from their registers.
-        if (e == "w8a16_gemm_m16_skinny_deep") {
-          CHECK(a.registers <= static_cast<int>(m8 ? W8A16_GEMM_M16_SKINNY_DEEP_REGISTERS_M8
-                                                   : W8A16_GEMM_M16_SKINNY_DEEP_REGISTERS_M16));
-        }
-        if (e == "w8a16_gemm_m16_skinny_deep32") {
-          CHECK(a.registers <= static_cast<int>(W8A16_GEMM_M16_SKINNY_DEEP32_REGISTERS));
-        }
-        if (e == "w8a16_gemm_m16_skinny_deep3") {
-          CHECK(a.registers <= static_cast<int>(m8 ? W8A16_GEMM_M16_SKINNY_DEEP_REGISTERS_M8
-                                                   : W8A16_GEMM_M16_SKINNY_DEEP3_REGISTERS_M16));
-        }
-        // Stream-K runs two CTAs of 288 threads per SM. A third, the next launch's under
-        // PDL, must not fit beside them: in the register file it did when the 8-token build
-        // fell to 72 registers (a warp's registers allocated in 256s, 65536 per SM), and its
-        // PDL forms then ran 1.12-1.14x slower than without PDL on the large layers
-        // (docs/performance.md, items 68 and 72).
-        if (e == "w8a16_gemm_m16_streamk") {
-          const int warp_registers = (a.registers * 32 + 255) / 256 * 256;
-          CHECK(3 * (288 / 32) * warp_registers > 65536);
-        }
-        if (e == "w8a16_gemm_m16_skinny") {
-          CHECK(a.registers <= static_cast<int>(m8 ? W8A16_GEMM_M16_SKINNY_REGISTERS_M8
-                                                   : W8A16_GEMM_M16_SKINNY_REGISTERS_M16));
-        }
+        check_kernel_limits(e, handle.function != h.function, a.registers, a.local_bytes);
       }
     }
   }

@@ -26,6 +26,7 @@
 #include "metrale/disk_cache.hpp"
 #include "metrale/embedded_sources.hpp"
 #include "metrale/error.hpp"
+#include "metrale/kernel_resources.hpp"
 #include "metrale/kernel_variants.hpp"
 #include "metrale/nvrtc_compiler.hpp"
 
@@ -35,7 +36,7 @@ namespace {
 constexpr const char* kHelp =
     "usage: metrale compile --target sm_XY [--target sm_XY ...] [--out DIR] [--jobs N]\n"
     "                       [--variant NAME ...] [--dump-ptx DIR] [--dump-cubin DIR]\n"
-    "                       [--define NAME=VALUE ...]\n\n"
+    "                       [--define NAME=VALUE ...] [--resources]\n\n"
     "Compiles kernel variants with NVRTC for each target (no GPU needed, in parallel) and\n"
     "writes them as cache entries, the same a process on that GPU would write, so that it\n"
     "starts without compiling. A target newer than this NVRTC gets PTX of the newest\n"
@@ -53,8 +54,13 @@ constexpr const char* kHelp =
     "  --dump-cubin DIR   also write DIR/<module>.sm_XY.cubin\n"
     "  --define N=V       compile with this extra define (repeatable), after the module's\n"
     "                     own: a kernel's tuning point, to read its PTX, registers or SASS\n"
-    "                     (as `metrale bench --define` times it); only with --dump-* and\n"
-    "                     without --out, since a cache holds the library's own builds\n";
+    "                     (as `metrale bench --define` times it); only with --dump-*,\n"
+    "                     --resources and without --out, since a cache holds the\n"
+    "                     library's own builds\n"
+    "  --resources        also print each kernel's registers, stack frame, spills,\n"
+    "                     barriers and static shared memory as ptxas reports them (what\n"
+    "                     the driver reports of the loaded CUBIN; sm_XY targets only);\n"
+    "                     alone, nothing is cached\n";
 
 struct Job {
   const KernelVariant* variant = nullptr;
@@ -62,11 +68,13 @@ struct Job {
   bool to_cache = false;
   bool dump_ptx = false;
   bool dump_cubin = false;
+  bool resources = false;
   // Results.
   std::string status;
   double ms = 0.0;
   std::size_t bytes = 0;
   std::string error;
+  std::vector<KernelResources> kernels;  // with `resources`
 };
 
 std::vector<std::string> split_targets(const std::vector<std::string>& values) {
@@ -104,10 +112,13 @@ void run_job(Job& job, DiskCache* cache, const std::optional<std::filesystem::pa
            cache->config().directory.string());
     image = std::move(fill.image);
     job.status = fill.from_cache ? "cached" : "compiled";
+    if (job.resources) job.kernels = kernel_resources(v, job.target);
   } else {
-    image = nvrtc_compile(CompileRequest{v.source, embedded_source(v.source), v.defines, {},
-                                         job.target})
-                .image;
+    CompileRequest request{v.source, embedded_source(v.source), v.defines, {}, job.target};
+    request.ptxas_report = job.resources;
+    CompiledModule module = nvrtc_compile(request);
+    if (job.resources) job.kernels = parse_ptxas_report(module.ptxas_report);
+    image = std::move(module.image);
     job.status = "compiled";
   }
   if (job.dump_ptx) write_dump(*ptx_dir, v.name + "." + job.target + ".ptx", image, true);
@@ -115,6 +126,20 @@ void run_job(Job& job, DiskCache* cache, const std::optional<std::filesystem::pa
   job.bytes = image.size();
   job.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
                .count();
+}
+
+void print_resources(const std::vector<Job*>& list) {
+  fmt::print("\n{:<32} {:<8} {:<34} {:>4} {:>6} {:>6} {:>6} {:>4} {:>6}\n", "module", "target",
+             "kernel", "regs", "stack", "spst", "spld", "bar", "smem");
+  for (const Job* job : list) {
+    for (const KernelResources& k : job->kernels) {
+      fmt::print("{:<32} {:<8} {:<34} {:>4} {:>6} {:>6} {:>6} {:>4} {:>6}\n", job->variant->name,
+                 job->target, k.symbol, k.registers, k.stack_frame_bytes, k.spill_store_bytes,
+                 k.spill_load_bytes, k.barriers, k.shared_bytes);
+    }
+  }
+  fmt::print("(regs per thread; stack frame, spill stores and loads in bytes per thread; "
+             "static shared memory in bytes per CTA)\n");
 }
 
 std::optional<std::filesystem::path> output_dir(const Args& args, const std::string& name) {
@@ -129,7 +154,7 @@ std::optional<std::filesystem::path> output_dir(const Args& args, const std::str
 }  // namespace
 
 int cmd_compile(int argc, char** argv) {
-  Args args(argc, argv, 1, {"help"},
+  Args args(argc, argv, 1, {"help", "resources"},
             {"target", "out", "jobs", "variant", "dump-ptx", "dump-cubin", "define"});
   if (args.has("help")) {
     fmt::print("{}", kHelp);
@@ -141,16 +166,18 @@ int cmd_compile(int argc, char** argv) {
   // The modules to compile: every build of each named variant (kernel_variants.hpp).
   std::vector<KernelVariant> builds = module_builds_named(args.values("variant"));
   const std::vector<Define> defines = parse_defines(args);
-  ensure(defines.empty() || ((args.has("dump-ptx") || args.has("dump-cubin")) && !args.has("out")),
-         "compile: --define only with --dump-ptx or --dump-cubin and without --out (a cache "
-         "holds the library's own builds)");
+  const bool resources = args.has("resources");
+  ensure(defines.empty() ||
+             ((args.has("dump-ptx") || args.has("dump-cubin") || resources) && !args.has("out")),
+         "compile: --define only with --dump-ptx, --dump-cubin or --resources and without "
+         "--out (a cache holds the library's own builds)");
   for (KernelVariant& b : builds) b.defines.insert(b.defines.end(), defines.begin(), defines.end());
   std::vector<const KernelVariant*> variants;
   for (const KernelVariant& b : builds) variants.push_back(&b);
   const auto ptx_dir = output_dir(args, "dump-ptx");
   const auto cubin_dir = output_dir(args, "dump-cubin");
   std::unique_ptr<DiskCache> cache;
-  if (args.has("out") || (!ptx_dir && !cubin_dir)) {
+  if (args.has("out") || (!ptx_dir && !cubin_dir && !resources)) {
     const std::filesystem::path out = args.has("out") ? std::filesystem::path(*args.value("out"))
                                                       : default_cache_directory();
     ensure(!out.empty(), "compile: no --out given and no cache location in the environment");
@@ -179,9 +206,10 @@ int cmd_compile(int argc, char** argv) {
     for (const KernelVariant* v : variants) {
       if (cache) job_for(v, chosen.target).to_cache = true;
       if (cubin_dir && !chosen.ptx_fallback) job_for(v, chosen.target).dump_cubin = true;
+      if (resources && !chosen.ptx_fallback) job_for(v, chosen.target).resources = true;
       if (ptx_dir) job_for(v, virtual_target(chosen.target)).dump_ptx = true;
     }
-    if (cubin_dir && chosen.ptx_fallback) {
+    if ((cubin_dir || resources) && chosen.ptx_fallback) {
       fmt::print(stderr, "metrale compile: no CUBIN for {}: this NVRTC emits {} PTX only\n",
                  target, chosen.target);
     }
@@ -217,6 +245,7 @@ int cmd_compile(int argc, char** argv) {
     failed += job->error.empty() ? 0 : 1;
     compiled += job->status == "compiled" ? 1 : 0;
   }
+  if (resources) print_resources(list);
   for (const Job* job : list) {
     if (!job->error.empty()) {
       fmt::print(stderr, "metrale compile: {} for {}: {}\n", job->variant->name, job->target,

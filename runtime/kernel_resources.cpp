@@ -1,0 +1,104 @@
+#include "metrale/kernel_resources.hpp"
+
+#include <charconv>
+#include <optional>
+
+#include "metrale/embedded_sources.hpp"
+#include "metrale/error.hpp"
+#include "metrale/nvrtc_compiler.hpp"
+
+namespace metrale {
+namespace {
+
+// The number that ends `text` just before `suffix` ("..., 0 bytes spill stores" with
+// suffix " bytes spill stores" gives 0), or the number just after `prefix`.
+std::optional<int> number_before(std::string_view text, std::string_view suffix) {
+  const std::size_t at = text.find(suffix);
+  if (at == std::string_view::npos) return std::nullopt;
+  std::size_t begin = at;
+  while (begin > 0 && text[begin - 1] >= '0' && text[begin - 1] <= '9') --begin;
+  int value = 0;
+  const auto [end, ec] = std::from_chars(text.data() + begin, text.data() + at, value);
+  if (ec != std::errc() || end != text.data() + at) return std::nullopt;
+  return value;
+}
+
+std::optional<int> number_after(std::string_view text, std::string_view prefix) {
+  const std::size_t at = text.find(prefix);
+  if (at == std::string_view::npos) return std::nullopt;
+  const char* first = text.data() + at + prefix.size();
+  int value = 0;
+  const auto [end, ec] = std::from_chars(first, text.data() + text.size(), value);
+  if (ec != std::errc() || end == first) return std::nullopt;
+  return value;
+}
+
+// The name quoted right at `from` ('NAME'), or empty.
+std::string_view quoted_at(std::string_view line, std::size_t from) {
+  if (from >= line.size() || line[from] != '\'') return {};
+  const std::size_t close = line.find('\'', from + 1);
+  if (close == std::string_view::npos) return {};
+  return line.substr(from + 1, close - from - 1);
+}
+
+}  // namespace
+
+std::vector<KernelResources> parse_ptxas_report(std::string_view report) {
+  // Per entry ptxas prints "Compiling entry function 'NAME' for 'sm_XY'", then
+  // "Function properties for NAME" and its stack and spill line (a function it calls gets
+  // the same pair), then "Used N registers, ...".
+  std::vector<KernelResources> out;
+  std::vector<bool> have_properties;
+  bool in_entry = false;      // between an entry's first line and its register line
+  std::string properties_of;  // the function the next "." line describes
+  std::size_t start = 0;
+  while (start < report.size()) {
+    const std::size_t end = std::min(report.find('\n', start), report.size());
+    const std::string_view line = report.substr(start, end - start);
+    start = end + 1;
+    constexpr std::string_view kEntry = "Compiling entry function ";
+    if (const std::size_t at = line.find(kEntry); at != line.npos) {
+      ensure(!in_entry, "ptxas report: no register line for {}", out.back().symbol);
+      const std::string_view name = quoted_at(line, at + kEntry.size());
+      ensure(!name.empty(), "ptxas report: no entry name in \"{}\"", line);
+      out.push_back(KernelResources{std::string(name)});
+      have_properties.push_back(false);
+      in_entry = true;
+    } else if (const std::size_t p = line.find("Function properties for "); p != line.npos) {
+      properties_of = std::string(line.substr(p + 24));
+    } else if (line.find("bytes stack frame") != line.npos) {
+      if (!in_entry || properties_of != out.back().symbol) continue;  // a callee's line
+      const auto frame = number_before(line, " bytes stack frame");
+      const auto stores = number_before(line, " bytes spill stores");
+      const auto loads = number_before(line, " bytes spill loads");
+      ensure(frame && stores && loads, "ptxas report: unreadable properties of {}: \"{}\"",
+             properties_of, line);
+      out.back().stack_frame_bytes = *frame;
+      out.back().spill_store_bytes = *stores;
+      out.back().spill_load_bytes = *loads;
+      have_properties.back() = true;
+    } else if (line.find("Used ") != line.npos && line.find(" registers") != line.npos) {
+      ensure(in_entry, "ptxas report: a register line outside an entry: \"{}\"", line);
+      const auto registers = number_after(line, "Used ");
+      ensure(registers.has_value(), "ptxas report: unreadable register line \"{}\"", line);
+      out.back().registers = *registers;
+      out.back().barriers = number_after(line, "used ").value_or(0);
+      out.back().shared_bytes = number_before(line, " bytes smem").value_or(0);
+      ensure(have_properties.back(), "ptxas report: no stack and spill line for {}",
+             out.back().symbol);
+      in_entry = false;
+    }
+  }
+  ensure(!in_entry, "ptxas report: no register line for {}", out.back().symbol);
+  return out;
+}
+
+std::vector<KernelResources> kernel_resources(const KernelVariant& build,
+                                              const std::string& target) {
+  CompileRequest request{build.source, embedded_source(build.source), build.defines, {},
+                         normalize_target(target)};
+  request.ptxas_report = true;
+  return parse_ptxas_report(nvrtc_compile(request).ptxas_report);
+}
+
+}  // namespace metrale
