@@ -58,7 +58,7 @@ std::vector<KernelResources> parse_ptxas_report(std::string_view report) {
     start = end + 1;
     constexpr std::string_view kEntry = "Compiling entry function ";
     if (const std::size_t at = line.find(kEntry); at != line.npos) {
-      ensure(!in_entry, "ptxas report: no register line for {}", out.back().symbol);
+      if (in_entry) fail("ptxas report: no register line for {}", out.back().symbol);
       const std::string_view name = quoted_at(line, at + kEntry.size());
       ensure(!name.empty(), "ptxas report: no entry name in \"{}\"", line);
       out.push_back(KernelResources{std::string(name)});
@@ -89,7 +89,7 @@ std::vector<KernelResources> parse_ptxas_report(std::string_view report) {
       in_entry = false;
     }
   }
-  ensure(!in_entry, "ptxas report: no register line for {}", out.back().symbol);
+  if (in_entry) fail("ptxas report: no register line for {}", out.back().symbol);
   return out;
 }
 
