@@ -29,6 +29,7 @@
 #include "metrale/kernel_resources.hpp"
 #include "metrale/kernel_variants.hpp"
 #include "metrale/nvrtc_compiler.hpp"
+#include "metrale/resources_table.hpp"
 
 namespace metrale::cli {
 namespace {
@@ -126,20 +127,6 @@ void run_job(Job& job, DiskCache* cache, const std::optional<std::filesystem::pa
   job.bytes = image.size();
   job.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
                .count();
-}
-
-void print_resources(const std::vector<Job*>& list) {
-  fmt::print("\n{:<32} {:<8} {:<34} {:>4} {:>6} {:>6} {:>6} {:>4} {:>6}\n", "module", "target",
-             "kernel", "regs", "stack", "spst", "spld", "bar", "smem");
-  for (const Job* job : list) {
-    for (const KernelResources& k : job->kernels) {
-      fmt::print("{:<32} {:<8} {:<34} {:>4} {:>6} {:>6} {:>6} {:>4} {:>6}\n", job->variant->name,
-                 job->target, k.symbol, k.registers, k.stack_frame_bytes, k.spill_store_bytes,
-                 k.spill_load_bytes, k.barriers, k.shared_bytes);
-    }
-  }
-  fmt::print("(regs per thread; stack frame, spill stores and loads in bytes per thread; "
-             "static shared memory in bytes per CTA)\n");
 }
 
 std::optional<std::filesystem::path> output_dir(const Args& args, const std::string& name) {
@@ -245,7 +232,14 @@ int cmd_compile(int argc, char** argv) {
     failed += job->error.empty() ? 0 : 1;
     compiled += job->status == "compiled" ? 1 : 0;
   }
-  if (resources) print_resources(list);
+  if (resources) {
+    std::vector<ModuleResources> modules;
+    for (const Job* job : list) {
+      if (job->resources) modules.push_back({job->variant->name, job->target, job->kernels});
+    }
+    fmt::print("\n");
+    print_resources_table(modules);
+  }
   for (const Job* job : list) {
     if (!job->error.empty()) {
       fmt::print(stderr, "metrale compile: {} for {}: {}\n", job->variant->name, job->target,

@@ -1,8 +1,8 @@
 // `metrale info`: the main job. Reports the device (or why there is none), compiles every
 // kernel variant for it (or for --target, sm_90 by default without a device), prints
 // compile times and CUBIN sizes, and, with a device, loads each module and prints each
-// entry's registers, local memory and static shared memory. With a device it then runs
-// the microtest.
+// entry's registers, local memory and static shared memory (without one, what ptxas
+// reports of each kernel). With a device it then runs the microtest.
 #include <memory>
 #include <optional>
 #include <string>
@@ -16,7 +16,9 @@
 #include "metrale/embedded_sources.hpp"
 #include "metrale/kernel_variants.hpp"
 #include "metrale/module_cache.hpp"
+#include "metrale/kernel_resources.hpp"
 #include "metrale/nvrtc_compiler.hpp"
+#include "metrale/resources_table.hpp"
 
 namespace metrale::cli {
 
@@ -27,7 +29,9 @@ constexpr const char* kHelp =
     "Reports the CUDA device (or why none is usable), compiles every kernel variant with\n"
     "NVRTC for it, and prints compile time, CUBIN size and, on a device, each entry's\n"
     "registers, local memory and shared memory. Without a device it compiles for --target\n"
-    "(default sm_90). With a device it then runs the microtest (see `metrale microtest`).\n\n"
+    "(default sm_90) and prints each kernel's registers, stack, spills and shared memory as\n"
+    "ptxas reports them. With a device it then runs the microtest (see `metrale\n"
+    "microtest`).\n\n"
     "  --device N      CUDA device ordinal (default 0)\n"
     "  --target sm_XY  compile for this target instead of the device's\n"
     "  --no-microtest  skip the microtest\n";
@@ -66,15 +70,23 @@ int cmd_info(int argc, char** argv) {
   fmt::print("target: {}\n\n", target);
 
   fmt::print("{:<32} {:>12} {:>12} {:>8}\n", "module", "compile ms", "cubin bytes", "log");
+  std::vector<ModuleResources> resources;
   for (const KernelVariant& v : all_module_builds()) {
-    CompiledModule c = nvrtc_compile(
-        CompileRequest{v.source, embedded_source(v.source), v.defines, {}, target});
+    CompileRequest request{v.source, embedded_source(v.source), v.defines, {}, target};
+    request.ptxas_report = true;
+    CompiledModule c = nvrtc_compile(request);
     fmt::print("{:<32} {:>12.1f} {:>12} {:>8}\n", v.name, c.compile_ms, c.image.size(),
                c.log.empty() ? "clean" : "WARN");
     if (!c.log.empty()) fmt::print("{}\n", c.log);
+    resources.push_back({v.name, target, parse_ptxas_report(c.ptxas_report)});
   }
 
-  if (gpu != nullptr && target == gpu->target()) {
+  const bool loaded = gpu != nullptr && target == gpu->target();
+  if (!loaded) {
+    // What the driver would report of each entry, read from ptxas without loading.
+    fmt::print("\n");
+    print_resources_table(resources);
+  } else {
     ModuleCache& cache = service->cache();
     fmt::print("\n{:<30} {:>10} {:>12} {:>14}\n", "entry", "registers", "local bytes",
                "static smem");
