@@ -95,7 +95,8 @@ def main(path):
     order = method.get("order", "per m: the list in its order, then the baselines")
     print(f"Read ceiling in this run: {record['ceiling']['gbps']:.0f} GB/s; commit "
           f"{record['commit']}, {record['date']}. Order: {order}; before the timed "
-          f"replays {warm_up(method.get('warm_ms', 0))}.\n")
+          f"replays {warm_up(method.get('warm_ms', 0))}"
+          + (f"; the run took {method['wall_s']:.0f} s" if "wall_s" in method else "") + ".\n")
     print("| shape | N x K | floor us | m | best entry | us | % ceil | auto choice | us | "
           "with PDL | us | % ceil | auto choice with PDL | us | cuBLASLt FP8 us | "
           "cuBLAS BF16 us | best vs FP8 | best vs BF16 | PDL vs FP8 | read kernel at this size |")

@@ -3,6 +3,7 @@
 // replayed CUDA graph), each result checked against the scalar oracle before it is
 // timed. See kHelp for the method and the options.
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
@@ -198,6 +199,7 @@ int cmd_bench(int argc, char** argv) {
   ModuleCache cache(gpu);
   const bench::Stream stream(gpu);
 
+  const auto started = std::chrono::steady_clock::now();
   bench::BenchRun run;
   run.device = gpu.info();
   METRALE_CU(cuDriverGetVersion, &run.driver_version);
@@ -276,6 +278,8 @@ int cmd_bench(int argc, char** argv) {
     for (bench::CaseResult& c : runner.run_shape(shapes[i])) run.cases.push_back(std::move(c));
   }
 
+  run.wall_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   bench::print_report(run);
   if (!json_path.empty()) {
     bench::write_json(run, json_path);

@@ -195,7 +195,8 @@ void print_report(const BenchRun& run) {
   }
   const std::uint32_t wrong = run.count(Status::wrong);
   const std::uint32_t errors = run.count(Status::error);
-  fmt::print("\n{} WRONG, {} ERROR\n", wrong, errors);
+  fmt::print("\n{} WRONG, {} ERROR; {} cases in {:.0f} s\n", wrong, errors, run.cases.size(),
+             run.wall_s);
 }
 
 namespace {
@@ -255,12 +256,14 @@ void write_json(const BenchRun& run, const std::string& path) {
                  run.driver_version, js(run.nvrtc_version));
   fmt::format_to(out,
                  "  \"method\": {{\"timing\": {}, \"replays\": {}, \"statistic\": \"median\", "
-                 "\"min_bytes\": {}, \"baselines\": {}, \"warm_ms\": {}, \"order\": {}}},\n",
+                 "\"min_bytes\": {}, \"baselines\": {}, \"warm_ms\": {}, \"order\": {}, "
+                 "\"wall_s\": {:.1f}}},\n",
                  js("one launch per weight copy captured in a CUDA graph, replayed; time per "
                     "launch = replay time / copies"),
                  run.replays, run.min_bytes, run.baselines ? "true" : "false", run.warm_ms,
                  js("per layer: the plain entries and baselines of every m, then the PDL "
-                    "entries"));
+                    "entries"),
+                 run.wall_s);
   fmt::format_to(out,
                  "  \"ceiling\": {{\"gbps\": {}, \"gbps_best\": {}, \"gbps_worst\": {}, "
                  "\"bytes_per_launch\": {}, \"launches_per_replay\": {}, \"grid\": {}, "

@@ -99,6 +99,7 @@ struct BenchRun {
   std::uint64_t min_bytes = 0;
   std::uint32_t warm_ms = 0;  // wall time each entry's and baseline's graph is replayed first
   bool baselines = true;
+  double wall_s = 0.0;  // the run's wall time: compiles, ceilings, every case
   Ceiling ceiling;
   GraphGaps graph_gaps;
   LaunchCost launch_cost;
