@@ -112,6 +112,27 @@ TEST_CASE("a ptxas report with a line missing or unreadable is refused") {
                        doctest::Contains("a register line outside an entry"), Error);
 }
 
+TEST_CASE("a ptxas report cut at any length parses or is refused, never read past its end") {
+  // Under the sanitizers (tests/sanitize.sh) a read past the text or the list fails here.
+  const std::string report = kReport;
+  int parsed = 0;
+  int refused = 0;
+  for (std::size_t length = 0; length <= report.size(); ++length) {
+    try {
+      const std::vector<KernelResources> k = parse_ptxas_report(report.substr(0, length));
+      CHECK(k.size() <= 2);
+      ++parsed;
+    } catch (const Error& e) {
+      CHECK(std::string(e.what()).starts_with("ptxas report: "));
+      ++refused;
+    }
+  }
+  // Whole lines before the first entry parse as no entry; most cuts inside an entry are
+  // refused.
+  CHECK(parsed > 0);
+  CHECK(refused > parsed);
+}
+
 TEST_CASE("every shipped build keeps its register and local-memory limits on sm_90 (ptxas)") {
   // The same limits as the GPU test on the loaded modules (test_gpu_runtime.cpp), here on
   // every build machine; the table is what `metrale compile --resources` prints.
