@@ -5,7 +5,8 @@
 # unknown option and a stray argument, and refuses bad values of --device, --seed, --m,
 # --target and --max-bytes, each with exit 1 and "metrale: error:", all before the CUDA
 # driver is loaded (info, microtest and startup need a GPU only for their real work);
-# `metrale compile --resources` prints ptxas's table of registers and spills.
+# `metrale compile --resources` prints ptxas's table of registers and spills, and
+# `metrale bench` names each of its entries once.
 # The scripts refuse an unknown argument with exit 2, before they install or build
 # anything; the Python tools refuse an unknown option and say in one line why a file
 # cannot be read. Run by CTest: tests/cli_help.sh METRALE_BINARY.
@@ -75,6 +76,17 @@ refused "metrale bench --warm-ms 60001" "--warm-ms must be at most 60000" \
   "$metrale" bench --warm-ms 60001
 refused "metrale bench --warm-ms x" "--warm-ms" "$metrale" bench --warm-ms x
 refused "metrale info --target sm_x" "invalid target 'sm_x'" "$metrale" info --target sm_x
+# An unknown entry is refused with the list of known ones, each named once (a name given
+# twice would time only its first entry).
+out=$("$metrale" bench --entry no-such-entry 2>&1) && rc=0 || rc=$?
+known=${out#*known: }
+repeated=$(tr -d ')' <<<"$known" | tr ',' '\n' | tr -d ' ' | sort | uniq -d)
+if [[ $rc -ne 1 || $out != *"no benchmarked entry named 'no-such-entry'"* || -n $repeated ]]; then
+  fail "metrale bench --entry no-such-entry lists each entry once${repeated:+ (twice: $repeated)}" \
+    "$rc" "$out"
+else
+  echo "ok: metrale bench --entry no-such-entry lists each entry once"
+fi
 refused "metrale compile --resources --define with --out" "--define only with" \
   "$metrale" compile --target sm_90 --resources --define X=1 --out "$(mktemp -u)"
 # --resources alone prints ptxas's table (NVRTC, no GPU) and caches nothing.

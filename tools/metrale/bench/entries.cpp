@@ -157,8 +157,6 @@ constexpr std::array kTuning = {
     BenchEntry{"w8a16_gemm_m16_streamk.c3", "w8a16_gemm_m16_streamk", 1, nullptr, &streamk<3>},
     BenchEntry{"w8a16_gemm_m16_streamk.s2", "w8a16_gemm_m16_streamk", 1, nullptr,
                &streamk<2, false, 2>},
-    BenchEntry{"w8a16_gemm_m16_streamk.c3", "w8a16_gemm_m16_streamk", 1, nullptr,
-               &streamk<3>},
     BenchEntry{"w8a16_gemm_m16_streamk.c3.s2", "w8a16_gemm_m16_streamk", 1, nullptr,
                &streamk<3, false, 2>},
     BenchEntry{"w8a16_gemm_m16_streamk.c3.s3", "w8a16_gemm_m16_streamk", 1, nullptr,
