@@ -5,18 +5,23 @@
 #include <dlfcn.h>
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <array>
+#include <span>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include "driver_api.hpp"
 #include "gpu/gpu_fixture.hpp"
-#include "support/kernel_limits.hpp"
+#include "metrale/compile_target.hpp"
 #include "metrale/disk_cache.hpp"
 #include "metrale/error.hpp"
 #include "metrale/fill_random.hpp"
 #include "metrale/kernel_launch.hpp"
+#include "metrale/kernel_resources.hpp"
 #include "metrale/kernel_variants.hpp"
+#include "support/kernel_limits.hpp"
 
 using namespace metrale;
 using namespace metrale::test;
@@ -40,6 +45,42 @@ TEST_CASE("gpu: every variant loads for the device target with its tile constant
       }
     }
   }
+}
+
+TEST_CASE("gpu: ptxas's report of each entry is what the driver reports of the loaded module") {
+  // What `metrale compile --resources` and the host tests read without a GPU.
+  GpuContext& g = gpu();
+  const CompileTarget target = choose_compile_target(g.backend.target());
+  if (target.ptx_fallback) {
+    MESSAGE("the modules are JIT-compiled from PTX here: nothing of ptxas's to compare");
+    return;
+  }
+  int compared = 0;
+  for (const KernelVariant& v : kernel_variants()) {
+    const std::span<const KernelVariant> builds = shipped_module_builds(v);
+    std::vector<std::vector<KernelResources>> reports;
+    for (const KernelVariant& b : builds) reports.push_back(kernel_resources(b, target.target));
+    for (const std::string& e : v.entries) {
+      const KernelHandle h = g.cache.kernel(v, e);
+      const std::string symbol(kernel_symbol_of(v, e));
+      for (std::size_t i = 0; i < builds.size(); ++i) {
+        CAPTURE(builds[i].name);
+        CAPTURE(e);
+        const KernelHandle handle = i == 0 ? h : above8_build(h);
+        REQUIRE(handle.function != nullptr);
+        const auto k = std::find_if(reports[i].begin(), reports[i].end(),
+                                    [&](const KernelResources& r) { return r.symbol == symbol; });
+        REQUIRE(k != reports[i].end());
+        const KernelAttributes a = g.backend.attributes(handle);
+        CHECK(k->registers == a.registers);
+        CHECK(k->stack_frame_bytes == a.local_bytes);
+        CHECK(k->shared_bytes == a.static_shared_bytes);
+        ++compared;
+      }
+    }
+  }
+  MESSAGE(compared, " entry builds: ptxas's registers, stack and static shared memory are the "
+                    "driver's");
 }
 
 TEST_CASE("gpu: a handle from another context is refused, nothing launched") {
