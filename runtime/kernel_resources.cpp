@@ -10,8 +10,8 @@
 namespace metrale {
 namespace {
 
-// The number that ends `text` just before `suffix` ("..., 0 bytes spill stores" with
-// suffix " bytes spill stores" gives 0), or the number just after `prefix`.
+// The number that ends just before `suffix` in `text` ("..., 0 bytes spill stores" with
+// suffix " bytes spill stores" gives 0); none where either is missing.
 std::optional<int> number_before(std::string_view text, std::string_view suffix) {
   const std::size_t at = text.find(suffix);
   if (at == std::string_view::npos) return std::nullopt;
@@ -23,6 +23,7 @@ std::optional<int> number_before(std::string_view text, std::string_view suffix)
   return value;
 }
 
+// The number that starts just after `prefix` in `text`; none where either is missing.
 std::optional<int> number_after(std::string_view text, std::string_view prefix) {
   const std::size_t at = text.find(prefix);
   if (at == std::string_view::npos) return std::nullopt;
@@ -48,24 +49,25 @@ std::vector<KernelResources> parse_ptxas_report(std::string_view report) {
   // "Function properties for NAME" and its stack and spill line (a function it calls gets
   // the same pair), then "Used N registers, ...".
   std::vector<KernelResources> out;
-  std::vector<bool> have_properties;
-  bool in_entry = false;      // between an entry's first line and its register line
-  std::string properties_of;  // the function the next "." line describes
+  bool in_entry = false;         // between an entry's first line and its register line
+  bool have_properties = false;  // the entry's own stack and spill line has been read
+  std::string properties_of;     // the function the next "." line describes
   std::size_t start = 0;
   while (start < report.size()) {
     const std::size_t end = std::min(report.find('\n', start), report.size());
     const std::string_view line = report.substr(start, end - start);
     start = end + 1;
     constexpr std::string_view kEntry = "Compiling entry function ";
+    constexpr std::string_view kProperties = "Function properties for ";
     if (const std::size_t at = line.find(kEntry); at != line.npos) {
       if (in_entry) fail("ptxas report: no register line for {}", out.back().symbol);
       const std::string_view name = quoted_at(line, at + kEntry.size());
       ensure(!name.empty(), "ptxas report: no entry name in \"{}\"", line);
       out.push_back(KernelResources{std::string(name)});
-      have_properties.push_back(false);
+      have_properties = false;
       in_entry = true;
-    } else if (const std::size_t p = line.find("Function properties for "); p != line.npos) {
-      properties_of = std::string(line.substr(p + 24));
+    } else if (const std::size_t p = line.find(kProperties); p != line.npos) {
+      properties_of = std::string(line.substr(p + kProperties.size()));
     } else if (line.find("bytes stack frame") != line.npos) {
       if (!in_entry || properties_of != out.back().symbol) continue;  // a callee's line
       const auto frame = number_before(line, " bytes stack frame");
@@ -76,7 +78,7 @@ std::vector<KernelResources> parse_ptxas_report(std::string_view report) {
       out.back().stack_frame_bytes = *frame;
       out.back().spill_store_bytes = *stores;
       out.back().spill_load_bytes = *loads;
-      have_properties.back() = true;
+      have_properties = true;
     } else if (line.find("Used ") != line.npos && line.find(" registers") != line.npos) {
       ensure(in_entry, "ptxas report: a register line outside an entry: \"{}\"", line);
       const auto registers = number_after(line, "Used ");
@@ -84,7 +86,7 @@ std::vector<KernelResources> parse_ptxas_report(std::string_view report) {
       out.back().registers = *registers;
       out.back().barriers = number_after(line, "used ").value_or(0);
       out.back().shared_bytes = number_before(line, " bytes smem").value_or(0);
-      ensure(have_properties.back(), "ptxas report: no stack and spill line for {}",
+      ensure(have_properties, "ptxas report: no stack and spill line for {}",
              out.back().symbol);
       in_entry = false;
     }

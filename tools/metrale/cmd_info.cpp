@@ -12,11 +12,11 @@
 #include "metrale/args.hpp"
 #include "metrale/commands.hpp"
 #include "metrale/cuda_backend.hpp"
-#include "metrale/kernel_service.hpp"
 #include "metrale/embedded_sources.hpp"
+#include "metrale/kernel_resources.hpp"
+#include "metrale/kernel_service.hpp"
 #include "metrale/kernel_variants.hpp"
 #include "metrale/module_cache.hpp"
-#include "metrale/kernel_resources.hpp"
 #include "metrale/nvrtc_compiler.hpp"
 #include "metrale/resources_table.hpp"
 
