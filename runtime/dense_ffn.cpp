@@ -2,7 +2,9 @@
 
 #include <cstdlib>
 #include <string>
+#include <string_view>
 
+#include "launch_guards.hpp"
 #include "metrale/error.hpp"
 #include "metrale/nvrtc_compiler.hpp"
 
@@ -60,11 +62,17 @@ void dense_ffn_m16_tc(const M16TcKernel& selected, const TargetLevers& levers,
   const std::uint32_t second = rows - first;
   const DevicePtr input_2 = input + std::uint64_t{first} * k * 2;
   const DevicePtr output_2 = output + std::uint64_t{first} * n * 2;
-  // Check the second half before launching the first, so a bad call launches nothing.
-  ensure(input_2.address % 16 == 0,
-         "dense_ffn_m16_tc: the second row half of input (row {}, K={}) is not 16-byte "
-         "aligned",
-         first, k);
+  // Both halves are checked, as their launchers will check them, before the first is
+  // launched: a bad call launches nothing. The second half has no more rows than the
+  // first and the same kernel, so only its pointers are new.
+  const std::string_view fn = m16_tc_entry(selected.n_tile).entry;
+  guards::check_m_and_k(fn, first, k);
+  guards::check_operands(fn, input, weight, block_scale, output, n);
+  ensure(input_2.address >= input.address && output_2.address >= output.address,
+         "dense_ffn_m16_tc: the second row half (from row {}) of input=0x{:x} or "
+         "output=0x{:x} lies past the end of the address space",
+         first, input.address, output.address);
+  guards::check_operands(fn, input_2, weight, block_scale, output_2, n);
   selected.launcher(gpu, selected.kernel, input, weight, block_scale, output, first, n, k,
                     stream);
   selected.launcher(gpu, selected.kernel, input_2, weight, block_scale, output_2, second, n, k,
@@ -81,6 +89,13 @@ void qkv_projection_m16_tc(const TargetLevers& levers, const GpuBackend& gpu,
   ensure(std::uint64_t{slot.offset} + slot.width <= per_seq_qkv,
          "qkv_projection_m16_tc: slot [{}, {}) exceeds the row width per_seq_qkv={}",
          slot.offset, std::uint64_t{slot.offset} + slot.width, per_seq_qkv);
+  // The launcher checks the slot's first column, not qkv itself: a null qkv with an
+  // offset would pass as a small non-null pointer.
+  ensure(qkv.address != 0, "qkv_projection_m16_tc: qkv is a null device pointer");
+  ensure(qkv.address + std::uint64_t{slot.offset} * 2 >= qkv.address,
+         "qkv_projection_m16_tc: qkv=0x{:x} plus the slot's offset {} lies past the end of "
+         "the address space",
+         qkv.address, slot.offset);
   // Row pitch per_seq_qkv; the output starts at the slot's first column.
   w8a16_gemm_m16_strided(gpu, strided_kernel, input, weight, block_scale,
                          qkv + std::uint64_t{slot.offset} * 2, n_seq, slot.width, k,

@@ -267,8 +267,21 @@ TEST_CASE("dense FFN: 1..16 rows one launch, 17..32 rows two launches on row hal
   CHECK(error_of([&] {
           dense_ffn_m16_tc(sel, TargetLevers{false, true}, f.gpu, kIn, kW, kS, kOut, 4, n, k, 0);
         }) == "dense_ffn_m16_tc: the target's ffn_m16_tc lever is off");
-  // A bad K fails on the first half: nothing is launched.
-  CHECK_THROWS_AS(dense_ffn_m16_tc(sel, on, f.gpu, kIn, kW, kS, kOut, 20, n, 100, 0), Error);
+  // Every check of both halves comes before the first launch: nothing is launched, and
+  // a bad K gets the seed's message.
+  CHECK(error_of([&] { dense_ffn_m16_tc(sel, on, f.gpu, kIn, kW, kS, kOut, 20, n, 100, 0); })
+            .starts_with("w8a16_gemm_m16_n64: K=100 not a multiple of 128"));
+  CHECK(error_of([&] {
+          dense_ffn_m16_tc(sel, on, f.gpu, DevicePtr{0}, kW, kS, kOut, 20, n, k, 0);
+        }).find("input is a null device pointer") != std::string::npos);
+  // The second half's rows past the end of the address space: a wrapped pointer is not
+  // launched, for input or output.
+  const DevicePtr late_out{0 - std::uint64_t{9} * n * 2};
+  const DevicePtr late_in{0 - std::uint64_t{9} * k * 2};
+  CHECK(error_of([&] { dense_ffn_m16_tc(sel, on, f.gpu, kIn, kW, kS, late_out, 17, n, k, 0); })
+            .find("past the end of the address space") != std::string::npos);
+  CHECK(error_of([&] { dense_ffn_m16_tc(sel, on, f.gpu, late_in, kW, kS, kOut, 17, n, k, 0); })
+            .find("past the end of the address space") != std::string::npos);
   CHECK(f.gpu.launches().size() == 5);
 }
 
@@ -292,6 +305,15 @@ TEST_CASE("QKV projection: one strided launch writing its slot of each row") {
   CHECK_THROWS_AS(qkv_projection_m16_tc(on, f.gpu, ks, kIn, k, kW, kS, kOut, per_seq,
                                         QkvSlot{q + 2 * kv, 1}, 5, k, 3),
                   Error);
+  // A null qkv is refused though the slot's first column would not be null.
+  CHECK(error_of([&] {
+          qkv_projection_m16_tc(on, f.gpu, ks, kIn, k, kW, kS, DevicePtr{0}, per_seq,
+                                QkvSlot{q, kv}, 5, k, 3);
+        }) == "qkv_projection_m16_tc: qkv is a null device pointer");
+  CHECK(error_of([&] {
+          qkv_projection_m16_tc(on, f.gpu, ks, kIn, k, kW, kS, DevicePtr{0 - std::uint64_t{16}},
+                                per_seq, QkvSlot{q, kv}, 5, k, 3);
+        }).find("past the end of the address space") != std::string::npos);
   CHECK(f.gpu.launches().size() == 1);
 }
 
