@@ -13,9 +13,17 @@
 namespace metrale {
 namespace {
 
-// Removes the file scanned as `f`, if the name still holds it.
-bool remove_file(const CacheFileInfo& f) {
-  return remove_if_same_file(f.path, f.device, f.inode);
+// Removes the file scanned as `f`, if the name still holds it; an unlink that fails on
+// it is counted in `failed`.
+bool remove_file(const CacheFileInfo& f, RemovalFailures* failed) {
+  int error = 0;
+  if (remove_if_same_file(f.path, f.device, f.inode, &error)) return true;
+  if (error != 0 && failed != nullptr) {
+    if (failed->files++ == 0) {
+      failed->first = f.path.string() + ": " + std::generic_category().message(error);
+    }
+  }
+  return false;
 }
 
 }  // namespace
@@ -64,33 +72,34 @@ std::vector<CacheFileInfo> scan_cache(const std::filesystem::path& dir) {
   return out;
 }
 
-std::uint64_t remove_bad_entries(const std::vector<CacheFileInfo>& scanned) {
+std::uint64_t remove_bad_entries(const std::vector<CacheFileInfo>& scanned,
+                                 RemovalFailures* failed) {
   std::uint64_t removed = 0;
   for (const CacheFileInfo& f : scanned) {
-    if (!f.temporary && !f.problem.empty() && remove_file(f)) ++removed;
+    if (!f.temporary && !f.problem.empty() && remove_file(f, failed)) ++removed;
   }
   return removed;
 }
 
 TrimResult trim_cache(const std::filesystem::path& dir, std::uint64_t max_bytes) {
   TrimResult result;
-  std::vector<CacheFileInfo> kept;
+  std::vector<CacheFileInfo> kept;  // valid entries, oldest first (scan_cache's order)
+  std::uint64_t total = 0;          // bytes of the entries still there
   for (CacheFileInfo& f : scan_cache(dir)) {
     const bool stale_temporary = f.temporary && f.age_seconds >= kStaleTemporarySeconds;
     const bool bad = !f.temporary && !f.problem.empty();
-    if ((stale_temporary || bad) && remove_file(f)) {
+    if ((stale_temporary || bad) && remove_file(f, &result.failed)) {
       ++result.files_removed;
       result.bytes_removed += f.bytes;
-    } else if (!f.temporary) {
-      kept.push_back(std::move(f));
+      continue;
     }
+    if (f.temporary) continue;  // a live write's, or one that could not be removed
+    total += f.bytes;
+    if (!bad) kept.push_back(std::move(f));  // a bad one left is not tried twice
   }
-  std::uint64_t total = 0;
-  for (const CacheFileInfo& f : kept) total += f.bytes;
-  // `kept` is oldest first.
   for (const CacheFileInfo& f : kept) {
     if (total <= max_bytes) break;
-    if (remove_file(f)) {
+    if (remove_file(f, &result.failed)) {
       ++result.files_removed;
       result.bytes_removed += f.bytes;
       total -= f.bytes;

@@ -94,8 +94,9 @@ void write_file_atomically(const std::filesystem::path& dir, const std::string& 
   UniqueFd fd(::open(temp.path().c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
   if (!fd) {
     const int err = errno;
-    temp.committed();  // nothing was created
-    fail("cannot create {}: {}", temp.path().string(), std::generic_category().message(err));
+    const std::string path = temp.path().string();  // committed() forgets it
+    temp.committed();                               // nothing was created
+    fail("cannot create {}: {}", path, std::generic_category().message(err));
   }
   std::size_t done = 0;
   while (done < bytes.size()) {
@@ -122,14 +123,18 @@ void write_file_atomically(const std::filesystem::path& dir, const std::string& 
 }
 
 bool remove_if_same_file(const std::filesystem::path& path, std::uint64_t device,
-                         std::uint64_t inode) {
+                         std::uint64_t inode, int* error) {
+  if (error != nullptr) *error = 0;
   struct stat st {};
   if (::lstat(path.c_str(), &st) != 0) return false;
   if (static_cast<std::uint64_t>(st.st_dev) != device ||
       static_cast<std::uint64_t>(st.st_ino) != inode) {
     return false;
   }
-  return ::unlink(path.c_str()) == 0;
+  if (::unlink(path.c_str()) == 0) return true;
+  // Gone since the lstat: another process removed it, which is what was wanted.
+  if (error != nullptr && errno != ENOENT) *error = errno;
+  return false;
 }
 
 }  // namespace metrale

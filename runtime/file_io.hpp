@@ -58,7 +58,9 @@ void write_file_atomically(const std::filesystem::path& dir, const std::string& 
                            std::span<const char> bytes);
 
 // Unlinks `path` only if it is still the file (device, inode); true if it removed it.
+// Where `error` is given it gets the errno of an unlink that failed on the same file
+// (e.g. EACCES), else 0: a file gone or replaced meanwhile is not an error.
 bool remove_if_same_file(const std::filesystem::path& path, std::uint64_t device,
-                         std::uint64_t inode);
+                         std::uint64_t inode, int* error = nullptr);
 
 }  // namespace metrale

@@ -81,9 +81,13 @@ void split_ptxas_report(std::string& log, std::string& report) {
 }  // namespace
 
 std::string normalize_target(std::string_view target) {
-  std::string digits;
   std::string_view rest = target;
   if (rest.starts_with("sm_")) rest.remove_prefix(3);
+  // XY or XYZ, or a compute capability X.Y or XY.Z: one dot at most, before the last digit
+  // (so neither "1.0.0" nor "9.00" passes for a real target).
+  const std::size_t dot = rest.find('.');
+  const bool dot_ok = dot == std::string_view::npos || (dot > 0 && dot + 2 == rest.size());
+  std::string digits;
   for (char c : rest) {
     if (std::isdigit(static_cast<unsigned char>(c))) {
       digits.push_back(c);
@@ -92,7 +96,7 @@ std::string normalize_target(std::string_view target) {
       break;
     }
   }
-  if (digits.size() < 2 || digits.size() > 3) {
+  if (!dot_ok || digits.size() < 2 || digits.size() > 3) {
     fail("invalid target '{}': expected sm_XY (e.g. sm_90), XY or X.Y", target);
   }
   return "sm_" + digits;

@@ -76,6 +76,33 @@ refused "metrale bench --warm-ms 60001" "--warm-ms must be at most 60000" \
   "$metrale" bench --warm-ms 60001
 refused "metrale bench --warm-ms x" "--warm-ms" "$metrale" bench --warm-ms x
 refused "metrale info --target sm_x" "invalid target 'sm_x'" "$metrale" info --target sm_x
+refused "metrale info --target 1.0.0" "invalid target '1.0.0'" "$metrale" info --target 1.0.0
+refused "metrale info --target sm_999" "--target sm_999: this NVRTC does not compile for it" \
+  "$metrale" info --target sm_999
+# An option of one value given twice is refused, not settled by its last.
+refused "metrale plan --m 1 --m 16" "--m given 2 times" "$metrale" plan --m 1 --m 16
+refused "metrale bench --json DIRECTORY" "is a directory" "$metrale" bench --json /
+refused "metrale bench --timeline in a missing directory" "does not exist" \
+  "$metrale" bench --timeline "$(mktemp -u)/timeline.bin"
+# compile refuses a bad --jobs or target before it creates a directory.
+for case in "--jobs 0|--jobs must be" "--target sm_10|no target as old as sm_10"; do
+  args=${case%%|*}
+  fresh=$(mktemp -u)
+  # shellcheck disable=SC2086  # the arguments, split on purpose
+  refused "metrale compile --out NEW $args" "${case#*|}" \
+    "$metrale" compile --target sm_90 --out "$fresh" $args
+  if [[ -e $fresh ]]; then
+    fail "metrale compile --out NEW $args leaves no directory" 1 "$fresh exists"
+    rm -rf "$fresh"
+  fi
+done
+# (after the warning that the target falls back to PTX)
+out=$("$metrale" compile --target sm_999 --resources 2>&1) && rc=0 || rc=$?
+if [[ $rc -ne 1 || ${out##*$'\n'} != "metrale: error: compile: nothing to compile"* ]]; then
+  fail "metrale compile --resources for a PTX-only target is refused" "$rc" "$out"
+else
+  echo "ok: metrale compile --resources for a PTX-only target is refused"
+fi
 # An unknown entry is refused with the list of known ones, each named once (a name given
 # twice would time only its first entry).
 out=$("$metrale" bench --entry no-such-entry 2>&1) && rc=0 || rc=$?
@@ -148,6 +175,22 @@ if command -v python3 >/dev/null; then
   else
     echo "ok: tools/bench_table.py --compare of a record with itself"
   fi
+  # Valid JSON that is not a record: one line, no traceback.
+  echo '{}' >"$shims/empty.json"
+  out=$(python3 tools/bench_table.py "$shims/empty.json" 2>&1) && rc=0 || rc=$?
+  if [[ $rc -ne 1 || $out != *"is not a \`metrale bench --json\` record"* ]]; then
+    fail "tools/bench_table.py on JSON that is not a record" "$rc" "$out"
+  else
+    echo "ok: tools/bench_table.py on JSON that is not a record"
+  fi
+  for mode in --plan --compare; do
+    out=$(python3 tools/bench_table.py "$mode" 2>&1) && rc=0 || rc=$?
+    if [[ $rc -ne 2 || $out != "Renders a"* ]]; then
+      fail "tools/bench_table.py $mode without records prints the usage" "$rc" "$out"
+    else
+      echo "ok: tools/bench_table.py $mode without records prints the usage"
+    fi
+  done
   for tool in bench_table.py ab_summary.py timeline_summary.py; do
     out=$(python3 "tools/$tool" --no-such-option 2>&1) && rc=0 || rc=$?
     if [[ $rc -ne 2 || $out == *Traceback* ]]; then

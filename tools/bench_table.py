@@ -70,11 +70,18 @@ def load(path):
     line saying which and why, not a traceback."""
     try:
         with open(path) as f:
-            return json.load(f)
+            record = json.load(f)
     except OSError as e:
         sys.exit(f"bench_table.py: cannot read {path}: {e.strerror or e}")
     except ValueError as e:  # json.JSONDecodeError and UnicodeDecodeError
         sys.exit(f"bench_table.py: cannot read {path}: {e}")
+    ceiling = record.get("ceiling") if isinstance(record, dict) else None
+    gbps = ceiling.get("gbps") if isinstance(ceiling, dict) else None
+    if not isinstance(record.get("results") if isinstance(record, dict) else None, list) \
+            or not isinstance(gbps, (int, float)) or gbps <= 0:
+        sys.exit(f"bench_table.py: {path} is not a `metrale bench --json` record "
+                 "(no results, or no read ceiling)")
+    return record
 
 
 def class_order(key):
@@ -263,8 +270,9 @@ if __name__ == "__main__":
         plan_summary(record, tolerance=0.02)
     elif args[:1] == ["--compare"] and len(args) == 3:
         compare(args[1], args[2])
-    elif len(args) == 1 and args[0] not in ("-h", "--help"):
+    elif len(args) == 1 and not args[0].startswith("-"):
         main(args[0])
     else:
-        print(__doc__.strip())
-        sys.exit(0 if args in (["-h"], ["--help"]) else 2)
+        asked = args in (["-h"], ["--help"])
+        print(__doc__.strip(), file=sys.stdout if asked else sys.stderr)
+        sys.exit(0 if asked else 2)

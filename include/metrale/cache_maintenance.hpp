@@ -29,10 +29,18 @@ struct CacheFileInfo {
 // are neither are ignored. Throws Error when the directory cannot be read.
 std::vector<CacheFileInfo> scan_cache(const std::filesystem::path& dir);
 
+// Files a pass found but could not remove (an unlink refused, e.g. a read-only
+// directory); a file another process removed or replaced meanwhile is not one of them.
+struct RemovalFailures {
+  std::uint64_t files = 0;
+  std::string first;  // "PATH: reason" of the first such file
+};
+
 struct TrimResult {
   std::uint64_t files_removed = 0;
   std::uint64_t bytes_removed = 0;
-  std::uint64_t bytes_left = 0;
+  std::uint64_t bytes_left = 0;  // including the files that could not be removed
+  RemovalFailures failed;
 };
 
 // A temporary file this old belongs to a writer that died: live writes take
@@ -43,7 +51,9 @@ inline constexpr std::int64_t kStaleTemporarySeconds = 600;
 // the directory's entries total at most `max_bytes`.
 TrimResult trim_cache(const std::filesystem::path& dir, std::uint64_t max_bytes);
 
-// Removes every bad entry; returns how many.
-std::uint64_t remove_bad_entries(const std::vector<CacheFileInfo>& scanned);
+// Removes every bad entry; returns how many. Those it could not remove go to `failed`
+// where given.
+std::uint64_t remove_bad_entries(const std::vector<CacheFileInfo>& scanned,
+                                 RemovalFailures* failed = nullptr);
 
 }  // namespace metrale

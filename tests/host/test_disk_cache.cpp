@@ -411,7 +411,9 @@ TEST_CASE("removing the bad entries scanned leaves a good one written under the 
   CHECK_FALSE(scanned[0].problem.empty());
   // Another process stores a valid entry under that name (a new file, renamed over it).
   REQUIRE(disk.store(key, {"sm_90", "after the scan", true}, std::vector<char>(1000, 'x')));
-  CHECK(remove_bad_entries(scanned) == 0);
+  RemovalFailures failed;
+  CHECK(remove_bad_entries(scanned, &failed) == 0);
+  CHECK(failed.files == 0);  // replaced meanwhile: nothing failed
   const std::vector<CacheFileInfo> after = scan_cache(tmp.path);
   REQUIRE(after.size() == 1);
   CHECK(after[0].problem.empty());
@@ -419,6 +421,26 @@ TEST_CASE("removing the bad entries scanned leaves a good one written under the 
   write_all(entry_path(tmp.path, key), bytes_of("garbage"));
   CHECK(remove_bad_entries(scan_cache(tmp.path)) == 1);
   CHECK_FALSE(fs::exists(entry_path(tmp.path, key)));
+}
+
+TEST_CASE("an entry whose unlink fails is counted as not removed, with its path and reason") {
+  // unlink(2) refuses a directory even to root, who may write in a read-only directory.
+  TempDir tmp;
+  const fs::path dir = tmp.path / "a-directory";
+  REQUIRE(fs::create_directory(dir));
+  struct stat st {};
+  REQUIRE(::lstat(dir.c_str(), &st) == 0);
+  CacheFileInfo f;
+  f.path = dir;
+  f.problem = "bad";
+  f.device = static_cast<std::uint64_t>(st.st_dev);
+  f.inode = static_cast<std::uint64_t>(st.st_ino);
+  RemovalFailures failed;
+  CHECK(remove_bad_entries({f}, &failed) == 0);
+  CHECK(failed.files == 1);
+  CHECK(failed.first.find(dir.string() + ": ") == 0);
+  CHECK(failed.first.size() > dir.string().size() + 2);
+  CHECK(fs::is_directory(dir));
 }
 
 TEST_CASE("16 processes filling one empty directory at once all succeed") {

@@ -133,4 +133,9 @@ TEST_CASE("targets are normalised and junk is refused") {
   CHECK(normalize_target("sm_120") == "sm_120");
   CHECK_THROWS_AS(normalize_target("hopper"), Error);
   CHECK_THROWS_AS(normalize_target("sm_9"), Error);
+  CHECK(normalize_target("12.1") == "sm_121");
+  for (const char* bad : {"1.0.0", "9.00", ".90", "90.", "9..0", "sm_9.0.0", ""}) {
+    CAPTURE(bad);
+    CHECK_THROWS_AS(normalize_target(bad), Error);
+  }
 }

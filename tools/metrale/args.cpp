@@ -55,7 +55,10 @@ bool Args::has(const std::string& name) const { return values_.contains(name); }
 std::optional<std::string> Args::value(const std::string& name) const {
   auto it = values_.find(name);
   if (it == values_.end()) return std::nullopt;
-  return it->second.back();
+  // An option read as one value and given twice is refused, not resolved by its last.
+  ensure(it->second.size() == 1, "--{} given {} times; it takes one value", name,
+         it->second.size());
+  return it->second.front();
 }
 
 std::vector<std::string> Args::values(const std::string& name) const {

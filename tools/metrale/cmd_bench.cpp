@@ -2,6 +2,8 @@
 // baselines, measured the way an engine runs decode (rotated weight copies in a
 // replayed CUDA graph), each result checked against the scalar oracle before it is
 // timed. See kHelp for the method and the options.
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -113,6 +115,19 @@ std::string entry_names(std::span<const bench::BenchEntry> entries) {
   return names;
 }
 
+// A file the run writes at its end (--json, --timeline): not a directory, in a directory
+// that exists and this process may write in.
+void check_output_file(const char* option, const std::string& path) {
+  std::error_code ec;
+  ensure(!std::filesystem::is_directory(path, ec), "--{} {}: is a directory", option, path);
+  const std::filesystem::path dir = std::filesystem::path(path).parent_path();
+  const std::string where = dir.empty() ? std::string(".") : dir.string();
+  ensure(std::filesystem::is_directory(where, ec), "--{} {}: directory {} does not exist",
+         option, path, where);
+  ensure(::access(where.c_str(), W_OK) == 0, "--{} {}: directory {} is not writable", option,
+         path, where);
+}
+
 }  // namespace
 
 int cmd_bench(int argc, char** argv) {
@@ -178,17 +193,9 @@ int cmd_bench(int argc, char** argv) {
   }
   const int ordinal = parse_device(args);
   const std::string json_path = args.value_or("json", "");
-  if (!options.timeline.empty()) {
-    const std::filesystem::path dir = std::filesystem::path(options.timeline).parent_path();
-    ensure(dir.empty() || std::filesystem::is_directory(dir),
-           "--timeline {}: directory {} does not exist", options.timeline, dir.string());
-  }
-  if (!json_path.empty()) {
-    // Fail before a long run rather than after it.
-    const std::filesystem::path dir = std::filesystem::path(json_path).parent_path();
-    ensure(dir.empty() || std::filesystem::is_directory(dir),
-           "--json {}: directory {} does not exist", json_path, dir.string());
-  }
+  // Fail before a long run rather than after it.
+  if (!options.timeline.empty()) check_output_file("timeline", options.timeline);
+  if (!json_path.empty()) check_output_file("json", json_path);
 
   // Everything above needs no GPU, so --help and option errors work anywhere.
   if (const std::string reason = cuda_unavailable_reason(); !reason.empty()) {

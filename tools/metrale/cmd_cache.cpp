@@ -25,7 +25,8 @@ constexpr const char* kHelp =
     "  list     every entry: key, target, kind, module, size, age, status\n"
     "  verify   checks every entry's checksum; exits 1 when one is bad\n"
     "  trim     removes bad entries, abandoned temporary files, then the oldest entries\n"
-    "           until the directory holds at most N bytes (suffixes K, M, G: powers of 1024)\n\n"
+    "           until the directory holds at most N bytes (suffixes K, M, G: powers of 1024);\n"
+    "           exits 1 when a file it meant to remove could not be (e.g. no write permission)\n\n"
     "  --dir DIR      the cache directory (default: METRALE_KERNEL_CACHE_DIR, else\n"
     "                 $XDG_CACHE_HOME/metrale/kernels, else ~/.cache/metrale/kernels)\n"
     "  --delete-bad   verify: also delete the bad entries (they would be rebuilt anyway)\n"
@@ -112,8 +113,13 @@ int verify(const std::vector<CacheFileInfo>& files, bool delete_bad) {
     return 0;
   }
   fmt::print("{} of {} entries bad", bad, entries);
-  if (delete_bad) fmt::print(", {} deleted", remove_bad_entries(files));
+  RemovalFailures failed;
+  if (delete_bad) fmt::print(", {} deleted", remove_bad_entries(files, &failed));
   fmt::print("\n");
+  if (failed.files > 0) {
+    fmt::print(stderr, "metrale: error: cache verify: {} bad entr{} could not be deleted ({})\n",
+               failed.files, failed.files == 1 ? "y" : "ies", failed.first);
+  }
   return 1;
 }
 
@@ -153,6 +159,11 @@ int cmd_cache(int argc, char** argv) {
   const TrimResult r = trim_cache(dir, max_bytes);
   fmt::print("removed {} file(s), {}; {} left (limit {})\n", r.files_removed,
              human_bytes(r.bytes_removed), human_bytes(r.bytes_left), human_bytes(max_bytes));
+  if (r.failed.files > 0) {
+    fmt::print(stderr, "metrale: error: cache trim: {} file(s) could not be removed ({})\n",
+               r.failed.files, r.failed.first);
+    return 1;
+  }
   return 0;
 }
 

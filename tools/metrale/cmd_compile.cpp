@@ -12,6 +12,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
 #include <thread>
 #include <tuple>
 #include <vector>
@@ -161,22 +162,34 @@ int cmd_compile(int argc, char** argv) {
   for (KernelVariant& b : builds) b.defines.insert(b.defines.end(), defines.begin(), defines.end());
   std::vector<const KernelVariant*> variants;
   for (const KernelVariant& b : builds) variants.push_back(&b);
-  const auto ptx_dir = output_dir(args, "dump-ptx");
-  const auto cubin_dir = output_dir(args, "dump-cubin");
-  std::unique_ptr<DiskCache> cache;
-  if (args.has("out") || (!ptx_dir && !cubin_dir && !resources)) {
-    const std::filesystem::path out = args.has("out") ? std::filesystem::path(*args.value("out"))
-                                                      : default_cache_directory();
-    ensure(!out.empty(), "compile: no --out given and no cache location in the environment");
-    cache = std::make_unique<DiskCache>(DiskCacheConfig::at(out));
-    ensure(cache->writable(), "compile: cache directory {} is not writable", out.string());
-  }
   unsigned jobs = std::max(1u, std::thread::hardware_concurrency());
   if (auto j = args.value("jobs")) {
     const std::vector<std::uint32_t> parsed = parse_u32_list(*j, "--jobs");
     ensure(parsed.size() == 1 && parsed[0] >= 1, "--jobs must be one number of at least 1, not {}",
            *j);
     jobs = parsed[0];
+  }
+  // Every target is judged before a directory is created: an error leaves nothing behind.
+  std::vector<std::pair<std::string, CompileTarget>> chosen_targets;
+  for (const std::string& target : targets) {
+    chosen_targets.emplace_back(target, choose_compile_target(target));
+  }
+  const bool to_cache =
+      args.has("out") || (!args.has("dump-ptx") && !args.has("dump-cubin") && !resources);
+  const bool any_cubin = std::any_of(chosen_targets.begin(), chosen_targets.end(),
+                                     [](const auto& t) { return !t.second.ptx_fallback; });
+  ensure(to_cache || args.has("dump-ptx") || any_cubin,
+         "compile: nothing to compile: --resources and --dump-cubin need a target this NVRTC "
+         "emits CUBIN for");
+  const auto ptx_dir = output_dir(args, "dump-ptx");
+  const auto cubin_dir = output_dir(args, "dump-cubin");
+  std::unique_ptr<DiskCache> cache;
+  if (to_cache) {
+    const std::filesystem::path out = args.has("out") ? std::filesystem::path(*args.value("out"))
+                                                      : default_cache_directory();
+    ensure(!out.empty(), "compile: no --out given and no cache location in the environment");
+    cache = std::make_unique<DiskCache>(DiskCacheConfig::at(out));
+    ensure(cache->writable(), "compile: cache directory {} is not writable", out.string());
   }
 
   // One job per (variant, compile target): a PTX fallback target and --dump-ptx of it
@@ -188,8 +201,7 @@ int cmd_compile(int argc, char** argv) {
     job.target = target;
     return job;
   };
-  for (const std::string& target : targets) {
-    const CompileTarget chosen = choose_compile_target(target);
+  for (const auto& [target, chosen] : chosen_targets) {
     for (const KernelVariant* v : variants) {
       if (cache) job_for(v, chosen.target).to_cache = true;
       if (cubin_dir && !chosen.ptx_fallback) job_for(v, chosen.target).dump_cubin = true;

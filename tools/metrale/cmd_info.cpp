@@ -3,16 +3,20 @@
 // compile times and CUBIN sizes, and, with a device, loads each module and prints each
 // entry's registers, local memory and static shared memory (without one, what ptxas
 // reports of each kernel). With a device it then runs the microtest.
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "metrale/args.hpp"
 #include "metrale/commands.hpp"
 #include "metrale/cuda_backend.hpp"
 #include "metrale/embedded_sources.hpp"
+#include "metrale/error.hpp"
 #include "metrale/kernel_resources.hpp"
 #include "metrale/kernel_service.hpp"
 #include "metrale/kernel_variants.hpp"
@@ -33,7 +37,8 @@ constexpr const char* kHelp =
     "ptxas reports them. With a device it then runs the microtest (see `metrale\n"
     "microtest`).\n\n"
     "  --device N      CUDA device ordinal (default 0)\n"
-    "  --target sm_XY  compile for this target instead of the device's\n"
+    "  --target sm_XY  compile for this target instead of the device's (one this NVRTC\n"
+    "                  compiles SASS for)\n"
     "  --no-microtest  skip the microtest\n";
 
 }  // namespace
@@ -50,6 +55,13 @@ int cmd_info(int argc, char** argv) {
   const int ordinal = parse_device(args);
   const std::optional<std::string> target_option =
       args.has("target") ? std::optional(normalize_target(*args.value("target"))) : std::nullopt;
+  if (target_option) {
+    const std::vector<std::string> supported = nvrtc_supported_targets();
+    ensure(std::find(supported.begin(), supported.end(), *target_option) != supported.end(),
+           "--target {}: this NVRTC does not compile for it (it does for {}); `metrale "
+           "compile --target` builds PTX for newer GPUs",
+           *target_option, fmt::join(supported, ", "));
+  }
   fmt::print("metrale kernels: NVRTC {}, {} embedded source(s)\n", nvrtc_version(),
              embedded_sources().size());
 
