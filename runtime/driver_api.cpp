@@ -1,9 +1,11 @@
 #include "driver_api.hpp"
 
+#include <cudaTypedefs.h>
 #include <dlfcn.h>
 
 #include <mutex>
 #include <string>
+#include <type_traits>
 
 #include "metrale/error.hpp"
 #include "metrale/log.hpp"
@@ -39,24 +41,34 @@ Loaded load() {
                 "(a driver for CUDA 12.5 or newer is required)";
     return out;
   }
-  auto resolve = [&](const char* name, void** slot) {
+  auto resolve = [&](const char* name, void** slot, int version) {
     CUdriverProcAddressQueryResult status{};
-    CUresult r = get_proc(name, slot, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &status);
+    CUresult r = get_proc(name, slot, version, CU_GET_PROC_ADDRESS_DEFAULT, &status);
     if (r != CUDA_SUCCESS || status != CU_GET_PROC_ADDRESS_SUCCESS || *slot == nullptr) {
       if (out.error.empty()) {
         out.error = fmt::format(
-            "CUDA driver lacks {} (cuGetProcAddress result {}, status {}); update the "
-            "NVIDIA driver to one that supports CUDA {}.{}",
-            name, static_cast<int>(r), static_cast<int>(status), CUDA_VERSION / 1000,
-            (CUDA_VERSION % 1000) / 10);
+            "CUDA driver lacks {} of CUDA {}.{} (cuGetProcAddress result {}, status {}); "
+            "update the NVIDIA driver",
+            name, version / 1000, (version % 1000) / 10, static_cast<int>(r),
+            static_cast<int>(status));
       }
     }
   };
-#define METRALE_DRIVER_FN(name) resolve(#name, reinterpret_cast<void**>(&out.api.name));
+  // The slot's type is cuda.h's for the name; the ABI fetched must be that one.
+#define METRALE_DRIVER_FN(name, version)                                                 \
+  static_assert(std::is_same_v<decltype(&::name), PFN_##name##_v##version>,               \
+                #name ": driver_functions.inc names an ABI version other than cuda.h's"); \
+  resolve(#name, reinterpret_cast<void**>(&out.api.name), version);
 #include "driver_functions.inc"
 #undef METRALE_DRIVER_FN
   if (!out.error.empty()) return out;
   CUresult r = out.api.cuInit(0);
+  // A driver with no device to show (none installed, or CUDA_VISIBLE_DEVICES hides all)
+  // is a machine without a device, reported as such, not a driver failure.
+  if (r == CUDA_ERROR_NO_DEVICE) {
+    out.error = fmt::format("no CUDA device: cuInit found none ({})", describe_with(out.api, r));
+    return out;
+  }
   if (r != CUDA_SUCCESS) {
     out.error = fmt::format("cuInit failed: {}", describe_with(out.api, r));
     return out;

@@ -10,7 +10,7 @@
 namespace metrale::driver {
 
 struct Api {
-#define METRALE_DRIVER_FN(name) decltype(&::name) name = nullptr;
+#define METRALE_DRIVER_FN(name, version) decltype(&::name) name = nullptr;
 #include "driver_functions.inc"
 #undef METRALE_DRIVER_FN
 };
