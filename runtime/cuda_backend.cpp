@@ -73,8 +73,12 @@ class CudaModule final : public LoadedModule {
   CudaModule(CUmodule module, CUcontext context, std::string label, int shared_optin)
       : module_(module), context_(context), label_(std::move(label)), shared_optin_(shared_optin) {}
   ~CudaModule() override {
-    // Unloading needs no current context; a failure here has nobody to report to.
-    driver::api().cuModuleUnload(module_);
+    // Unloading needs no current context; a failure has no caller to go to, so it is
+    // logged as the other handles' releases are.
+    const CUresult r = driver::api().cuModuleUnload(module_);
+    if (r != CUDA_SUCCESS) {
+      logger()->error("cuModuleUnload of {} failed: {}", label_, driver::describe(r));
+    }
   }
   CudaModule(const CudaModule&) = delete;
   CudaModule& operator=(const CudaModule&) = delete;
@@ -195,7 +199,11 @@ CudaBackend::CudaBackend(int ordinal) {
 }
 
 CudaBackend::~CudaBackend() {
-  if (context_ != nullptr) driver::api().cuDevicePrimaryCtxRelease(device_);
+  if (context_ == nullptr) return;
+  const CUresult r = driver::api().cuDevicePrimaryCtxRelease(device_);
+  if (r != CUDA_SUCCESS) {
+    logger()->error("cuDevicePrimaryCtxRelease failed: {}", driver::describe(r));
+  }
 }
 
 ContextId CudaBackend::context() const { return reinterpret_cast<ContextId>(context_); }
@@ -235,7 +243,10 @@ void CudaBackend::check_not_capturing(std::string_view module) const {
   if (driver::is_capture_error(r)) {
     fail_first_use_in_capture(module, r);
   }
-  driver::check(r, "cuMemAlloc");
+  // Any other failure (the device's memory taken by the engine's allocator, say) tells
+  // nothing of a capture, and the module's load reports its own error if it has one.
+  logger()->debug("capture probe before loading {}: cuMemAlloc of 256 bytes failed: {}",
+                  module, driver::describe(r));
 }
 
 TensorMapBytes CudaBackend::tensor_map_2d(const TensorMap2dRequest& r) const {
