@@ -31,7 +31,8 @@ check() {  # check LABEL EXPECTED_FIRST_LINE_PREFIX COMMAND...: exit 0, usage fi
   local label=$1 prefix=$2 out rc
   shift 2
   out=$(METRALE_LOG_LEVEL=debug "$@" 2>&1) && rc=0 || rc=$?
-  if [[ $rc -ne 0 || ${out%%$'\n'*} != "$prefix"* || $out == *"CUDA driver loaded"* ]]; then
+  if [[ $rc -ne 0 || ${out%%$'\n'*} != "$prefix"* || $out == *"CUDA driver loaded"* ||
+        $out == *"Sanitizer: "* || $out == *"runtime error:"* ]]; then
     fail "$label" "$rc" "$out"
   else
     echo "ok: $label"
@@ -42,7 +43,8 @@ refused() {  # refused LABEL TEXT COMMAND...: exit 1, "metrale: error: " first, 
   shift 2
   out=$(METRALE_LOG_LEVEL=debug "$@" 2>&1) && rc=0 || rc=$?
   if [[ $rc -ne 1 || ${out%%$'\n'*} != "metrale: error: "* || ${out%%$'\n'*} != *"$text"* ||
-        $out == *"CUDA driver loaded"* ]]; then
+        $out == *"CUDA driver loaded"* || $out == *"Sanitizer: "* || $out == *"runtime error:"* ]]
+  then
     fail "$label is refused" "$rc" "$out"
   else
     echo "ok: $label is refused"

@@ -23,6 +23,11 @@ out=$("$metrale" plan "${shapes[@]}" --m 1,2,4,8,9,12,16) || {
   echo "FAILED: metrale plan exited $?"; exit 1; }
 planned=$(grep -o 'w8a16_gemm_m16[^ ]*' <<<"$out" | sort -u)
 lines=$(grep -c ' m = ' <<<"$out")
+# One plan per shape and m: output that changed its form would otherwise pass as empty.
+if ((lines != ${#shapes[@]} / 2 * 7)); then
+  echo "FAILED: $lines plans, not one for each of $((${#shapes[@]} / 2)) shapes x 7 m"
+  failures=$((failures + 1))
+fi
 for name in $planned; do
   if ! grep -qxF "$name" <<<"$known"; then
     echo "FAILED: metrale plan names $name, which metrale bench does not take"
@@ -46,7 +51,7 @@ for bad in "--m 0|--m: 0" "--m 17|--m: 17" "--m 1,,2|--m: '1,,2'" "--sms 0|--sms
   args=${bad%%|*} text=${bad#*|}
   # shellcheck disable=SC2086  # the option and its value, split on purpose
   out=$("$metrale" plan $args 2>&1) && rc=0 || rc=$?
-  if [[ $rc -ne 1 || $out != "metrale: error: "*"$text"* ]]; then
+  if [[ $rc -ne 1 || $out != "metrale: error: "*"$text"* || $out == *"Sanitizer: "* ]]; then
     echo "FAILED: metrale plan $args (exit $rc, not 1 with '$text'): ${out%%$'\n'*}"
     failures=$((failures + 1))
   else

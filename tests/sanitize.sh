@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The host tests under the sanitizers, built by clang in build directories of their own:
 # with AddressSanitizer, LeakSanitizer and UndefinedBehaviorSanitizer (any report fails
-# the run; the CLI's cli_help and cli_plan checks run on that build too), then with
+# the run; the fake driver's tests and the CLI's cli_help and cli_plan checks run on that
+# build too), then with
 # ThreadSanitizer (the module cache's concurrent first uses, the logger, the disk cache).
 # clang also keeps every library it is given to link, which GCC's --as-needed hides: no
 # binary may record libcuda.so.1 as needed, since every one must start on a machine
@@ -30,7 +31,8 @@ build() {  # build KIND TARGET...: a clang build with METRALE_SANITIZE=KIND
 
 # The GPU tests are built (clang must take them too), not run: they need a GPU, and the
 # driver and ASan's shadow memory do not share an address space by default.
-build address metrale_host_tests metrale_gpu_tests metrale
+build address metrale_host_tests metrale_gpu_tests metrale metrale_fake_driver_tests \
+  metrale_fake_cuda
 for binary in "$prefix-address/tests/metrale_host_tests" \
               "$prefix-address/tests/metrale_gpu_tests" "$prefix-address/tools/metrale"; do
   if readelf -d "$binary" | grep -q 'NEEDED.*libcuda\.so'; then
@@ -38,8 +40,15 @@ for binary in "$prefix-address/tests/metrale_host_tests" \
     status=1
   fi
 done
-ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 bash -c '
+# A sanitizer's report exits 99: the CLI checks expect exit 1 from a refusal, which a
+# report after the refusal's line would otherwise pass for.
+ASAN_OPTIONS=detect_leaks=1:exitcode=99 \
+UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:exitcode=99 bash -c 'set -o pipefail
   "$1/tests/metrale_host_tests" &&
+  for mode in device no-device; do
+    METRALE_FAKE_DRIVER=$mode LD_LIBRARY_PATH="$1/tests/fake_driver" \
+      "$1/tests/metrale_fake_driver_tests" | tail -n 1 || exit 1
+  done &&
   bash tests/cli_help.sh "$1/tools/metrale" | tail -n 1 &&
   bash tests/cli_plan.sh "$1/tools/metrale" | tail -n 1' _ "$prefix-address" || status=1
 
@@ -47,8 +56,8 @@ build thread metrale_host_tests
 TSAN_OPTIONS=halt_on_error=1 "$prefix-thread/tests/metrale_host_tests" || status=1
 
 if ((status == 0)); then
-  echo "sanitize: passed (host tests under ASan, LSan and UBSan, and under TSan; cli help"
-  echo "          and cli plan under ASan, LSan and UBSan; clang)"
+  echo "sanitize: passed (host tests under ASan, LSan and UBSan, and under TSan; the fake"
+  echo "          driver's tests, cli help and cli plan under ASan, LSan and UBSan; clang)"
 else
   echo "sanitize: FAILED"
 fi

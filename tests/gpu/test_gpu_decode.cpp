@@ -53,6 +53,10 @@ TEST_CASE("gpu: both device FP8 decodes agree with the host on all 256 codes") {
   auto module = b.load_module(m.image, "decode_probe");
   const KernelHandle k{module->function("decode_all"), b.context(), "decode_all"};
   DeviceBuffer fast(b, 128 * 4), nan_bits(b, 64 * 4), exact(b, 128 * 4);
+  // Poisoned: zeroed memory would already read as "no NaN flag" and as code 0's decode.
+  b.fill_bytes(fast.get(), 0x5A, 512);
+  b.fill_bytes(nan_bits.get(), 0x5A, 256);
+  b.fill_bytes(exact.get(), 0x5A, 512);
   KernelLaunch(b, k).grid({1, 1, 1}).block({64, 1, 1})
       .arg_ptr(fast.get()).arg_ptr(nan_bits.get()).arg_ptr(exact.get()).launch(0);
   std::vector<std::uint32_t> f(128), nb(64), ex(128);
