@@ -35,8 +35,9 @@ def parse(path):
             if header:
                 layer = header.group(1)
                 continue
-            row = re.match(r"^\s+(\d+)\s+(w8a16\S+)\s+([\d.]+)", line)
-            if row and current is not None and layer is not None:
+            # A time is a positive decimal; a row without one (a failed entry's) is skipped.
+            row = re.match(r"^\s+(\d+)\s+(w8a16\S+)\s+(\d+(?:\.\d*)?)\s", line)
+            if row and current is not None and layer is not None and float(row.group(3)) > 0:
                 current[(layer, int(row.group(1)), row.group(2))] = float(row.group(3))
     return runs
 

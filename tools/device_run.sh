@@ -43,6 +43,10 @@ for s in "${steps[@]}"; do
     echo "tools/device_run.sh: unknown step '$s' (see --help)" >&2
     exit 2
   fi
+  if [[ $s == abtree && -z ${AB_TREE:-} ]]; then
+    echo "tools/device_run.sh: step abtree needs AB_TREE, the older tree (see --help)" >&2
+    exit 2
+  fi
 done
 cd "$(dirname "$0")/.."
 # On the GPU machine a driver that finds no device fails the GPU tests and the examples

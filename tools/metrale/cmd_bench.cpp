@@ -151,7 +151,9 @@ int cmd_bench(int argc, char** argv) {
   options.warm_ms = parse_one_u32(args, "warm-ms", 0);
   ensure(options.warm_ms <= 60000, "--warm-ms must be at most 60000 (one minute per graph)");
   const std::uint32_t min_mib = parse_one_u32(args, "min-bytes", 768);
-  ensure(min_mib >= 1, "--min-bytes must be at least 1 MiB");
+  // 1 TiB at most: more than any device holds, and the copy counts stay in 32 bits.
+  ensure(min_mib >= 1 && min_mib <= (1u << 20), "--min-bytes must be 1..1048576 MiB, not {}",
+         min_mib);
   options.min_bytes = std::uint64_t{min_mib} << 20;
   options.baselines = !args.has("no-baselines");
   options.time_wrong = args.has("time-wrong");
