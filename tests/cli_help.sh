@@ -116,6 +116,10 @@ if [[ $rc -ne 1 || $out != *"no benchmarked entry named 'no-such-entry'"* || -n 
 else
   echo "ok: metrale bench --entry no-such-entry lists each entry once"
 fi
+refused "metrale compile --target sm_90,,sm_80" "has an empty item" \
+  "$metrale" compile --target sm_90,,sm_80 --resources
+refused "metrale bench --tma-pattern 128x256x6," "--tma-pattern ''" \
+  "$metrale" bench --tma-pattern 128x256x6,
 refused "metrale compile --resources --define with --out" "--define only with" \
   "$metrale" compile --target sm_90 --resources --define X=1 --out "$(mktemp -u)"
 # --resources alone prints ptxas's table (NVRTC, no GPU) and caches nothing.

@@ -54,8 +54,9 @@ def main():
         print(f"timeline_summary.py: unknown option {unknown[0]} (see --help)", file=sys.stderr)
         return 2
     if len(args) != 1 or args[0] in ("-h", "--help"):
-        print(__doc__.strip())
-        return 0 if args in (["-h"], ["--help"]) else 2
+        asked = args in (["-h"], ["--help"])
+        print(__doc__.strip(), file=sys.stdout if asked else sys.stderr)
+        return 0 if asked else 2
     path = args[0]
     groups = {}
     try:
@@ -66,14 +67,19 @@ def main():
                 v = line.split()
                 if len(v) < 13:
                     raise ValueError(f"line {number}: {len(v)} fields, not 13")
-                key = (v[0], int(v[1]), v[2])
-                cta, sm, units, adds = int(v[3]), int(v[4]), int(v[5]), int(v[6])
-                t = [int(x) / 1000.0 for x in v[7:13]]
+                try:
+                    key = (v[0], int(v[1]), v[2])
+                    cta, sm, units, adds = int(v[3]), int(v[4]), int(v[5]), int(v[6])
+                    t = [int(x) / 1000.0 for x in v[7:13]]
+                except ValueError as e:
+                    raise ValueError(f"line {number}: {e}") from None
                 groups.setdefault(key, []).append((cta, sm, units, adds, t))
     except OSError as e:
         sys.exit(f"timeline_summary.py: cannot read {path}: {e.strerror or e}")
     except ValueError as e:  # a malformed line, or a file that is not text
         sys.exit(f"timeline_summary.py: cannot read {path}: {e}")
+    if not groups:
+        sys.exit(f"timeline_summary.py: {path} holds no timeline record")
     if by_sm:
         per_sm(groups)
         return 0

@@ -178,11 +178,13 @@ int cmd_bench(int argc, char** argv) {
   }
   std::vector<bench::TmaBox> tma_boxes;
   if (const auto list = args.value("tma-pattern")) {
+    // Every item is parsed, an empty one too (refused there), as --m's lists are.
     std::string_view rest = *list;
-    while (!rest.empty()) {
+    for (;;) {
       const std::size_t comma = rest.find(',');
       tma_boxes.push_back(bench::parse_tma_box(rest.substr(0, comma)));
-      rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+      if (comma == std::string_view::npos) break;
+      rest = rest.substr(comma + 1);
     }
   }
   const std::uint32_t pattern_ctas = parse_one_u32(args, "pattern-ctas", 2);

@@ -85,10 +85,10 @@ std::vector<std::string> split_targets(const std::vector<std::string>& values) {
     std::size_t start = 0;
     while (start <= v.size()) {
       const std::size_t end = std::min(v.find(',', start), v.size());
-      if (end > start) {
-        std::string t = normalize_target(v.substr(start, end - start));
-        if (std::find(out.begin(), out.end(), t) == out.end()) out.push_back(std::move(t));
-      }
+      // An empty item is a typo, refused as --m's lists refuse one.
+      ensure(end > start, "--target: '{}' has an empty item", v);
+      std::string t = normalize_target(v.substr(start, end - start));
+      if (std::find(out.begin(), out.end(), t) == out.end()) out.push_back(std::move(t));
       start = end + 1;
     }
   }
