@@ -129,23 +129,23 @@ def main(path):
             # For these the third figure is the speed-up over cuBLASLt that the read
             # ceiling's kernel itself would have: it only reads the layer's bytes.
             reader = fp8["us"] / r["size_ceiling_us"] if fp8 and r.get("size_ceiling_us") else None
-            value = (fp8["us"] / best["us"], fp8["us"] / pdl["us"], reader) if fp8 and best else None
+            value = (fp8["us"] / best["us"], fp8["us"] / pdl["us"] if pdl else None,
+                     reader) if fp8 and best else None
         else:
             key = ">= 64 MiB" if r["weight_bytes"] >= LARGE else "16-64 MiB"
             key += f", m = {r['m']} (% of the ceiling)"
-            value = (best["pct_ceiling"], pdl["pct_ceiling"], size_pct) if best else None
+            value = (best["pct_ceiling"], pdl["pct_ceiling"] if pdl else None,
+                     size_pct) if best else None
         if value:
             classes.setdefault(key, []).append(value)
     print("\n| layers | best without PDL | best with PDL | read kernel at these sizes |\n"
           "|---|---|---|---|")
     for key in sorted(classes, key=class_order):
-        a = [v[0] for v in classes[key]]
-        b = [v[1] for v in classes[key]]
-        c = [v[2] for v in classes[key] if v[2] is not None]
+        # A record without PDL entries (or read kernel figures) has no value there: "-".
+        a, b, c = ([v[i] for v in classes[key] if v[i] is not None] for i in range(3))
         fmt = (lambda x: f"{x:.2f}x") if "speed-up" in key else (lambda x: f"{x:.0f} %")
-        sizes = f"{fmt(min(c))} - {fmt(max(c))}" if c else "-"
-        print(f"| {key} | {fmt(min(a))} - {fmt(max(a))} | {fmt(min(b))} - {fmt(max(b))} | "
-              f"{sizes} |")
+        span = lambda xs: f"{fmt(min(xs))} - {fmt(max(xs))}" if xs else "-"
+        print(f"| {key} | {span(a)} | {span(b)} | {span(c)} |")
     beats = lambda name, with_pdl: sum(
         1 for r in record["results"]
         if baseline(r, name) and fastest(r["entries"], with_pdl)

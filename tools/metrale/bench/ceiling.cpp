@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -97,8 +98,10 @@ Ceiling measure_read_ceiling(const CudaBackend& gpu, const Stream& stream,
 Ceiling measure_size_ceiling(const CudaBackend& gpu, const Stream& stream, std::uint32_t replays,
                              std::uint64_t bytes, std::uint64_t min_bytes) {
   ensure(bytes > 0, "size ceiling: 0 bytes per launch");
-  const auto copies =
-      static_cast<std::uint32_t>(std::max<std::uint64_t>(1, (min_bytes + bytes - 1) / bytes));
+  const std::uint64_t count = std::max<std::uint64_t>(1, (min_bytes + bytes - 1) / bytes);
+  ensure(count <= std::numeric_limits<std::uint32_t>::max(),
+         "size ceiling: {} copies of {} bytes: lower --min-bytes", count, bytes);
+  const auto copies = static_cast<std::uint32_t>(count);
   return time_read_ceiling_kernel(gpu, stream, replays, bytes, copies, copies,
                                   kSizeCeilingWarmMs);
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <deque>
 #include <vector>
 
 #include "driver_api.hpp"
@@ -132,13 +133,21 @@ Timing time_graph(const Stream& stream, std::uint32_t launches, std::uint32_t re
   Timing t;
   t.launches = launches;
   count_graph(graph, t);
-  Event start;
-  Event stop;
+  // The timed replays are queued back to back behind an untimed one, one event between
+  // each two: replay r is what lies between events r and r + 1, all on a busy GPU, as an
+  // engine's stream is. An event recorded on an idle stream just before its replay would
+  // also time the wait for the host to submit that replay: about 14 us per replay in the
+  // records up to 0eca751, which the launches of a replay shared (docs/performance.md,
+  // item 179).
+  std::deque<Event> marks(replays + 1);
+  exec.launch(stream);
+  marks[0].record(stream);
   for (std::uint32_t r = 0; r < replays; ++r) {
-    start.record(stream);
     exec.launch(stream);
-    stop.record(stream);
-    const double ms = stop.elapsed_ms_since(start);
+    marks[r + 1].record(stream);
+  }
+  for (std::uint32_t r = 0; r < replays; ++r) {
+    const double ms = marks[r + 1].elapsed_ms_since(marks[r]);
     t.replay_us.push_back(ms * 1000.0 / launches);
   }
   stream.synchronize();

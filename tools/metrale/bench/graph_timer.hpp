@@ -83,8 +83,9 @@ struct Timing {
 };
 
 // Captures launch(0) .. launch(launches-1) into one graph, replays it once to warm up (and
-// again until `warm_ms` of wall time have passed), then `replays` times, each between two
-// events; per-launch time = replay / launches.
+// again until `warm_ms` of wall time have passed), then once more untimed and `replays`
+// times back to back behind it, an event between each two; per-launch time = replay /
+// launches.
 Timing time_graph(const Stream& stream, std::uint32_t launches, std::uint32_t replays,
                   const std::function<void(std::uint32_t)>& launch, double warm_ms = 0.0);
 

@@ -258,8 +258,9 @@ void write_json(const BenchRun& run, const std::string& path) {
                  "  \"method\": {{\"timing\": {}, \"replays\": {}, \"statistic\": \"median\", "
                  "\"min_bytes\": {}, \"baselines\": {}, \"warm_ms\": {}, \"order\": {}, "
                  "\"wall_s\": {:.1f}}},\n",
-                 js("one launch per weight copy captured in a CUDA graph, replayed; time per "
-                    "launch = replay time / copies"),
+                 js("one launch per weight copy captured in a CUDA graph, replayed; the timed "
+                    "replays queued back to back behind an untimed one, an event between each "
+                    "two; time per launch = replay time / copies"),
                  run.replays, run.min_bytes, run.baselines ? "true" : "false", run.warm_ms,
                  js("per layer: the plain entries and baselines of every m, then the PDL "
                     "entries"),

@@ -40,6 +40,9 @@ std::uint64_t round_up(std::uint64_t v, std::uint64_t to) { return (v + to - 1) 
 
 std::uint32_t copies_for(std::uint64_t min_bytes, std::uint64_t bytes_per_copy) {
   const std::uint64_t copies = (min_bytes + bytes_per_copy - 1) / bytes_per_copy;
+  ensure(copies <= std::numeric_limits<std::uint32_t>::max(),
+         "{} copies of {} bytes for --min-bytes {} MiB: lower --min-bytes", copies,
+         bytes_per_copy, min_bytes >> 20);
   return static_cast<std::uint32_t>(copies < 1 ? 1 : copies);
 }
 
@@ -116,6 +119,21 @@ void Runner::fill_bf16(DevicePtr p, std::uint64_t count, std::uint32_t seed, flo
 
 void Runner::poison(DevicePtr p, std::uint64_t count) {
   fill_u16(cache_, p, as_count(count), kPoison, stream_.handle());
+}
+
+void Runner::check_baseline_output(const ShapeData& d, std::uint32_t rows,
+                                   std::string_view name) const {
+  // Every value the call should have written (its output was poisoned with a BF16 NaN) is
+  // written and finite: a baseline that wrote nothing, or garbage, is not timed. Its values
+  // are not held to the budget: cuBLASLt's FP8 call reads FP8 activations and per-tensor
+  // scales, another computation.
+  std::vector<std::uint16_t> got(std::uint64_t{rows} * d.shape.n);
+  gpu_.download(got.data(), d.out_baseline.get(), got.size() * 2);
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    ensure((got[i] & 0x7F80u) != 0x7F80u,
+           "{}: output ({}, {}) is {} after the call (0x{:04x})", name, i / d.shape.n,
+           i % d.shape.n, got[i] == kPoison ? "unwritten" : "not finite", got[i]);
+  }
 }
 
 void Runner::check_memory(const Shape& shape, std::uint64_t needed) const {
@@ -348,8 +366,10 @@ BaselineResult Runner::bf16_baseline(const ShapeData& d, std::uint32_t m) {
   const std::uint32_t k = d.shape.k;
   try {
     // An uncaptured call first: cuBLAS picks and loads its kernel outside the capture.
+    poison(d.out_baseline.get(), std::uint64_t{kMaxRows} * n);
     cublas_->bf16_gemm(d.x.get(), d.bf16_weight(0), d.out_baseline.get(), m, n, k);
     stream_.synchronize();
+    check_baseline_output(d, m, r.name);
     r.timing = time_on_layer(d, m, r.name, d.bf16_copies, [&](std::uint32_t c) {
       cublas_->bf16_gemm(d.x.get(), d.bf16_weight(c), d.out_baseline.get(), m, n, k);
     });
@@ -375,8 +395,10 @@ BaselineResult Runner::fp8_baseline(const ShapeData& d, std::uint32_t m) {
   const std::uint32_t k = d.shape.k;
   auto planned = [&](std::uint32_t rows) {
     auto g = cublas_->plan_fp8(rows, n, k);
+    poison(d.out_baseline.get(), std::uint64_t{kMaxRows} * n);
     g->enqueue(d.x_fp8.get(), d.weight(0), d.out_baseline.get());
     stream_.synchronize();
+    check_baseline_output(d, g->rows(), r.name);
     return g;
   };
   try {

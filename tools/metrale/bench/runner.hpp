@@ -82,6 +82,8 @@ class Runner {
                        std::uint32_t copies, const std::function<void(std::uint32_t)>& launch);
   BaselineResult bf16_baseline(const ShapeData& d, std::uint32_t m);
   BaselineResult fp8_baseline(const ShapeData& d, std::uint32_t m);
+  void check_baseline_output(const ShapeData& d, std::uint32_t rows,
+                             std::string_view name) const;
   void check_memory(const Shape& shape, std::uint64_t needed) const;
 
   const CudaBackend& gpu_;
