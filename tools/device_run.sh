@@ -134,7 +134,7 @@ for s in "${steps[@]}"; do
         for tun in glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=4294967296:glibc.malloc.top_pad=268435456 glibc.malloc.hugetlb=1 glibc.malloc.arena_max=1; do
           rm -rf \$c; echo \"threads, 15 jobs, GLIBC_TUNABLES=\$tun: \$(GLIBC_TUNABLES=\$tun t $BUILD/tools/metrale compile --target sm_90 --jobs 15 --out \$c) ms\"; done
         rm -rf \$c; s=\$(date +%s%N)
-        for v in fill_random w8a16_gemm_m16 w8a16_gemm_m16_strided w8a16_gemm_m16_n64 w8a16_gemm_m16_splitk w8a16_gemm_m16_stream w8a16_gemm_m16_streamk w8a16_gemv_batch16 w8a16_gemv_batch16_strided; do
+        for v in fill_random w8a16_gemm_m16 w8a16_gemm_m16_n64 w8a16_gemm_m16_stream w8a16_gemm_m16_streamk w8a16_gemm_m16_skinny w8a16_gemm_m16_skinny_deep w8a16_gemm_m16_skinny_deep32 w8a16_gemv_batch16; do
           $BUILD/tools/metrale compile --target sm_90 --jobs 2 --variant \$v --out \$c > \$c.\$v.log 2>&1 & done; wait
         echo \"9 processes (one per variant, 2 jobs each): \$(( (\$(date +%s%N) - s) / 1000000 )) ms; \$(cat \$c.*.log | grep -cE 'sm_90 +compiled') modules compiled\"
         rm -rf \$c; echo '--- one job: each module alone'; $BUILD/tools/metrale compile --target sm_90 --jobs 1 --out \$c | sort -n -k4

@@ -40,7 +40,7 @@ void print_usage() {
   for (const Command& c : kCommands) fmt::print("  {:<10} {}\n", c.name, c.summary);
   fmt::print(
       "\n`metrale COMMAND --help` describes a command's options.\n"
-      "Environment: METRALE_LOG_LEVEL (trace|debug|info|warn|error|off, default warn),\n"
+      "Environment: METRALE_LOG_LEVEL (trace|debug|info|warn|error|critical|off, default warn),\n"
       "METRALE_FFN_M16_TC_NTILE (unset|32|64),\n"
       "METRALE_KERNEL_CACHE_DIR, METRALE_KERNEL_CACHE_PATH, METRALE_KERNEL_CACHE=0\n"
       "(the persistent kernel cache: see `metrale cache --help`).\n");
