@@ -1,0 +1,82 @@
+// Programmatic dependent launches read what the kernel before them wrote. Every `+pdl`
+// entry of the suite runs right behind a kernel that releases its dependents at once,
+// waits about 100 us, and only then writes the activations: a launch that read the
+// activations (or wrote anything) before its wait for the preceding grid would use the
+// operands of the problem's first fill, far outside the budget against the reference.
+#include <doctest/doctest.h>
+
+#include <fmt/format.h>
+
+#include <string>
+
+#include "gpu/gpu_fixture.hpp"
+#include "metrale/kernel_launch.hpp"
+#include "metrale/nvrtc_compiler.hpp"
+
+using namespace metrale;
+using namespace metrale::test;
+
+namespace {
+
+constexpr const char* kLateWriter = R"(
+extern "C" __global__ void late_writer(unsigned short* x, unsigned count, unsigned seed,
+                                       unsigned delay_ns) {
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  unsigned long long t0, t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  do {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  } while (t - t0 < delay_ns);
+  for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < count;
+       i += gridDim.x * blockDim.x) {
+    unsigned h = (i + seed) * 2654435761u;
+    h ^= h >> 15;
+    h *= 2246822519u;
+    h ^= h >> 13;
+    const float v = (h >> 8) * (2.0f / 16777216.0f) - 1.0f;  // uniform in [-1, 1)
+    x[i] = static_cast<unsigned short>(__float_as_uint(v) >> 16);
+  }
+}
+)";
+
+}  // namespace
+
+TEST_CASE("gpu: a programmatic dependent launch reads the activations written before it") {
+  CudaBackend& b = gpu().backend;
+  if (b.info().cc_major < 9) {
+    MESSAGE("programmatic dependent launch needs sm_90 or newer; not checked on ", b.target());
+    return;
+  }
+  const CompiledModule m =
+      nvrtc_compile(CompileRequest{"late_writer.cu", kLateWriter, {}, {}, b.target()});
+  auto module = b.load_module(m.image, "late_writer");
+  const KernelHandle writer{module->function("late_writer"), b.context(), "late_writer"};
+  std::uint32_t entries = 0;
+  for (const TcEntry& entry : tc_entries()) {
+    if (entry.name.find("pdl") == std::string::npos) continue;
+    ++entries;
+    for (const std::uint32_t tokens : {1u, 16u}) {
+      CAPTURE(entry.name);
+      CAPTURE(tokens);
+      const std::uint32_t n = 2048 + 33, k = 7168;
+      Problem p(tokens, n, k, k + 8, n + 8, 4000 + tokens);
+      KernelLaunch(b, writer)
+          .grid({1, 1, 1})
+          .block({256, 1, 1})
+          .arg_ptr(p.input.get())
+          .arg_u32(static_cast<std::uint32_t>(p.input.size() / 2))
+          .arg_u32(977 + tokens)
+          .arg_u32(100000)
+          .launch(0);
+      entry.launch(p, 0);
+      p.run_reference();
+      b.synchronize();
+      const OutputCheck c = check_output(p, p.download_out(), p.download_ref());
+      CHECK_MESSAGE(c.budget.failures == 0, c.budget.first_failure);
+      CHECK(c.budget.checked > 0);
+      CHECK(c.written_outside == 0);
+    }
+  }
+  MESSAGE(fmt::format("{} programmatic dependent entries behind a late writer", entries));
+  CHECK(entries >= 10);
+}
