@@ -29,9 +29,12 @@ StreamTensorMaps stream_tensor_maps(std::string_view fn, const GpuBackend& gpu,
                                     DevicePtr input, DevicePtr weight, std::uint32_t m,
                                     std::uint32_t n, std::uint32_t k,
                                     std::uint32_t a_row_stride, std::uint32_t rows) {
-  // The last block's coordinate, K - 128, must be at most 2^31 - 1.
+  // The last block's coordinates, K - 128 and the last tile's first row (under N), must be
+  // at most 2^31 - 1.
   ensure(k <= (1u << 31), "{}: K={} over 2^31, past the tensor copies' signed 32-bit "
          "coordinates", fn, k);
+  ensure(n <= (1u << 31), "{}: N={} over 2^31, past the tensor copies' signed 32-bit "
+         "coordinates", fn, n);
   return {gpu.tensor_map_2d({weight, 1, k, n, k, 128, rows}),
           gpu.tensor_map_2d({input, 2, k, m, std::uint64_t{a_row_stride} * 2, 128, m})};
 }

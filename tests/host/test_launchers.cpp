@@ -489,6 +489,12 @@ TEST_CASE("stream-K launcher: persistent grid, ring, workspace split, guards") {
                                 kOut, 1, 1, (1u << 31) + 128, (1u << 31) + 128, 1, 1, 0);
         }) == "w8a16_gemm_m16_stream: K=2147483776 over 2^31, past the tensor copies' signed "
               "32-bit coordinates");
+  // N too: the last tile's first row is a row coordinate.
+  CHECK(error_of([&] {
+          w8a16_gemm_m16_stream(f.gpu, f.cache.kernel("w8a16_gemm_m16_stream"), kIn, kW, kS,
+                                kOut, 1, (1u << 31) + 16, 128, 128, (1u << 31) + 16, 1, 0);
+        }) == "w8a16_gemm_m16_stream: N=2147483664 over 2^31, past the tensor copies' signed "
+              "32-bit coordinates");
   CHECK(error_of([&] {
           w8a16_gemm_m16_streamk(f.gpu, k, kIn, kW, kS, DevicePtr(), 4, 576, 256, 256, 576,
                                  {kWs, small}, 8, 0);
