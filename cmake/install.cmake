@@ -11,7 +11,7 @@ set(METRALE_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/metrale_kernels)
 # Debug information names files relative to the source and build trees, so that the
 # installed library and CLI carry no path of the build machine in any build type.
 if(CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
-  foreach(target metrale_kernels metrale)
+  foreach(target metrale_kernels metrale metrale_bench_schedule)
     if(TARGET ${target})
       target_compile_options(${target} PRIVATE
           "-ffile-prefix-map=${PROJECT_SOURCE_DIR}=."
