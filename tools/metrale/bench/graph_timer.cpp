@@ -135,10 +135,10 @@ Timing time_graph(const Stream& stream, std::uint32_t launches, std::uint32_t re
   count_graph(graph, t);
   // The timed replays are queued back to back behind an untimed one, one event between
   // each two: replay r is what lies between events r and r + 1, all on a busy GPU, as an
-  // engine's stream is. An event recorded on an idle stream just before its replay would
-  // also time the wait for the host to submit that replay: about 14 us per replay in the
-  // records up to 0eca751, which the launches of a replay shared (docs/performance.md,
-  // item 179).
+  // engine's stream is. Each replay timed alone, from an event on the idle stream, gave the
+  // read kernel at each layer's size about 14 us more per replay in the records up to
+  // 0eca751, which its R launches shared; the entries' and baselines' times did not move
+  // (docs/performance.md, item 179).
   std::deque<Event> marks(replays + 1);
   exec.launch(stream);
   marks[0].record(stream);
