@@ -80,6 +80,28 @@ std::optional<M16Plan> chunked_deep_if_suited(std::uint32_t m, std::uint32_t n, 
   return deep_in_chunks(g.kWarps, g.kBlocks);
 }
 
+// Without PDL up to 8 tokens under 16 MiB at K = 7168: the deep entry in 4 equal chunks of
+// 7 warps of 2 blocks, where its CTAs all fit and fill two thirds of the slots. Item 180 (one
+// probe run at 314df7e, m = 1, 4 and 8, against the skinny entry on 8 warps, the plan's
+// choice before, and 8 warps of 2 blocks in 4 chunks, the last of half the K): 0.91-0.95x
+// the skinny entry's time and 0.94-0.97x the 8-warp chunks' on q_a (1536 x 7168, 384 CTAs
+// of 528 slots) and 2048 x 7168 (512); 14 warps of 2 in 2 chunks led by 1 % on 2048 x 7168
+// and trailed by 7-9 % on q_a. Not measured under two thirds of the slots or at other K.
+namespace {
+
+std::optional<M16Plan> seven_warp_chunks_if_suited(std::uint32_t m, std::uint64_t groups,
+                                                   std::uint32_t k, std::uint32_t sms) {
+  constexpr std::uint32_t kWarps = 7, kBlocks = 2;
+  if (k / 128 != 56) return std::nullopt;
+  const std::uint64_t ctas = groups * w8a16_gemm_m16_skinny_chunks(k, kWarps, kBlocks);
+  const std::uint64_t slots =
+      std::uint64_t{sms} * w8a16_gemm_m16_skinny_deep_ctas_per_sm(m, kWarps);
+  if (ctas > slots || 3 * ctas < 2 * slots) return std::nullopt;
+  return deep_in_chunks(kWarps, kBlocks);
+}
+
+}  // namespace
+
 // The deep kernel in chunks of K above 8 tokens, with or without PDL, on layers under 64
 // MiB with K of at least 10240 and from 40 row groups to under 85 % of the SMs (where the
 // one-chunk form, w8a16_gemm_m16_skinny_deep_form, runs one CTA of 16 warps per group, one
@@ -180,6 +202,8 @@ std::optional<M16Plan> chunked_deep_above_8_tokens(std::uint32_t m, std::uint32_
 // skinny entry's time on 2560 x 4096 (320 CTAs of 528 slots), 0.88-0.91x on 3072 x 4096
 // (384), 0.88-0.92x on 2048 x 6144 (384) and 0.90-0.91x on 2560 x 6144 (480); 0.99-1.03x
 // on 2048 x 4096 (256); where the last chunk is short 0.96-1.02x (2560 x 5120, 2048 x 7168).
+// K = 7168 (56 blocks) does not split into equal chunks of 8 warps of 2 blocks, but does
+// into 4 of 7 warps of 2 (seven_warp_chunks_if_suited).
 // `one_chunk`: w8a16_gemm_m16_skinny_deep_form of the shape.
 std::optional<M16Plan> chunked_deep_without_pdl_if_suited(std::uint32_t m, std::uint32_t n,
                                                           std::uint32_t k, std::uint32_t sms,
@@ -190,7 +214,10 @@ std::optional<M16Plan> chunked_deep_without_pdl_if_suited(std::uint32_t m, std::
   const std::uint64_t groups = div_ceil(n, 16);
   if (bytes < 16 * kMiB && k >= 4096 && k < 8192) {
     const SmallChunkGrid g = small_chunk_grid(m, n, k, sms);
-    if (k / 128 % (g.kWarps * g.kBlocks) != 0 || g.ctas > g.slots || 2 * g.ctas < g.slots ||
+    if (k / 128 % (g.kWarps * g.kBlocks) != 0) {
+      return seven_warp_chunks_if_suited(m, groups, k, sms);
+    }
+    if (g.ctas > g.slots || 2 * g.ctas < g.slots ||
         small_layer_one_chunk_suits(m, n, k, sms, false, one_chunk)) {
       return std::nullopt;
     }

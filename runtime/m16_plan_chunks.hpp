@@ -42,7 +42,7 @@ std::optional<M16Plan> chunked_deep_above_8_tokens(std::uint32_t m, std::uint32_
                                                    std::uint32_t k, std::uint32_t sms,
                                                    bool pdl);
 
-// Without PDL up to 8 tokens, on narrow, deep layers and under 16 MiB at K of 4096-6144.
+// Without PDL up to 8 tokens, on narrow, deep layers and under 16 MiB at K of 4096-7168.
 // `one_chunk`: w8a16_gemm_m16_skinny_deep_form of the shape.
 std::optional<M16Plan> chunked_deep_without_pdl_if_suited(std::uint32_t m, std::uint32_t n,
                                                           std::uint32_t k, std::uint32_t sms,

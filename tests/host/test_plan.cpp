@@ -402,7 +402,8 @@ TEST_CASE("plan_m16_gemm: the skinny entry on small layers") {
     // groups for item 122's chunks without PDL.)
     for (const auto& [n, k] : {std::pair{576u, 7168u}, {1536u, 7168u}, {1024u, 2048u},
                                {1024u, 8192u}, {2048u, 2048u}, {1280u, 7168u}}) {
-      if (n != 1536 || m < 11) CHECK(skinny(m, n, k));
+      // (q_a without PDL up to 8 tokens: the deep entry in 7-warp chunks, item 180.)
+      if (n != 1536 || (m > 8 && m < 11)) CHECK(skinny(m, n, k));
       // With PDL up to 8 tokens the deep entry in chunks (item 160: 256-384 CTAs of 528).
       const bool chunked_with_pdl = m <= 8 && k >= 7168 && n >= 1024;
       if (!chunked_with_pdl && (n != 1536 || m < 12)) CHECK(skinny(m, n, k, true));
@@ -450,6 +451,12 @@ TEST_CASE("plan_m16_gemm: the skinny entry on small layers") {
         CHECK(q_a.entry == "w8a16_gemm_m16_skinny_deep");  // in chunks
         CHECK(q_a.warp_blocks == 2u);
         CHECK(narrow_k.entry == "w8a16_gemm_m16_skinny");  // 192 CTAs: 36 % of the slots
+      } else if (m <= 8) {
+        // Without PDL in 4 equal chunks of 7 warps of 2 blocks (item 180: 384 CTAs of 528).
+        CHECK(q_a.entry == "w8a16_gemm_m16_skinny_deep");
+        CHECK(q_a.warps == 7u);
+        CHECK(q_a.warp_blocks == 2u);
+        CHECK(narrow_k.entry == "w8a16_gemm_m16_skinny");
       } else {
         CHECK(q_a.entry == "w8a16_gemm_m16_skinny");
         CHECK(narrow_k.entry == "w8a16_gemm_m16_skinny");
@@ -472,6 +479,11 @@ TEST_CASE("plan_m16_gemm: the skinny entry on small layers") {
           CHECK(p.entry == "w8a16_gemm_m16_skinny_deep");  // one CTA per SM (item 160)
           CHECK(p.warps == 16u);
           CHECK(p.max_ctas_per_sm == 1u);
+        } else if (m <= 8 && k == 7168) {
+          // 7-warp chunks (item 180): 2048 rows 512 CTAs of 528, 1792 rows 448.
+          const bool seven = p.entry == "w8a16_gemm_m16_skinny_deep" && p.warps == 7u &&
+                             p.warp_blocks == 2u;
+          CHECK(seven);
         } else if (m <= 8) {
           CHECK(skinny(m, n, k, pdl));
         } else {
@@ -633,7 +645,9 @@ TEST_CASE("plan_m16_gemm: the deep skinny entry on 16-64 MiB layers, one chunk o
   // Not under 16 MiB up to 10 tokens where the CTAs fill under 80 % of the slots, from 64
   // MiB, or with K under 1536.
   for (const std::uint32_t m : {1u, 8u, 10u}) {
-    CHECK(plan_m16_gemm(m, 1536, 7168, 132).entry == "w8a16_gemm_m16_skinny");
+    // (Up to 8 tokens q_a runs item 180's 7-warp chunks.)
+    CHECK(plan_m16_gemm(m, 1536, 7168, 132).entry ==
+          (m <= 8 ? "w8a16_gemm_m16_skinny_deep" : "w8a16_gemm_m16_skinny"));
     CHECK(plan_m16_gemm(m, 28672, 4096, 132).entry == "w8a16_gemm_m16_streamk");
     CHECK(plan_m16_gemm(m, 4096, 16384, 132).entry ==
           (m > 8 ? "w8a16_gemm_m16_skinny_deep32" : "w8a16_gemm_m16_skinny_deep"));

@@ -56,7 +56,7 @@ TEST_CASE("plan_m16_gemm: without PDL, the deep entry in chunks on narrow, deep 
       const M16Plan p = plan_m16_gemm(m, n, k, 132);
       CHECK(w8a16_gemm_m16_skinny_chunks(k, p.warps, p.warp_blocks) <= 1);
     }
-    CHECK(plan_m16_gemm(m, 1536, 7168, 132).entry == "w8a16_gemm_m16_skinny");
+    CHECK(plan_m16_gemm(m, 1536, 7168, 132).warps == 7u);  // item 180's chunks (below)
     const M16Plan large = plan_m16_gemm(m, 4096, 16384, 132);
     CHECK(w8a16_gemm_m16_skinny_chunks(16384, large.warps, large.warp_blocks) <= 1);
   }
@@ -239,7 +239,7 @@ TEST_CASE("plan_m16_gemm with PDL: the deep entry in chunks of K on small layers
       const M16Plan p = plan_m16_gemm(m, n, k, 132, pdl);
       CHECK((p.entry != "w8a16_gemm_m16_skinny_deep" || p.warp_blocks * p.warps >= k / 128));
     }
-    CHECK(plan_m16_gemm(m, 1536, 7168, 132).entry == "w8a16_gemm_m16_skinny");
+    CHECK(plan_m16_gemm(m, 1536, 7168, 132).warps == 7u);  // without PDL item 180's chunks
   }
   // Above 8 tokens, as before: the skinny entry, from 12 the deep entry on one chunk.
   CHECK(plan_m16_gemm(9, 1536, 7168, 132, pdl).entry == "w8a16_gemm_m16_skinny");
@@ -281,8 +281,9 @@ TEST_CASE("plan_m16_gemm: under 16 MiB up to 8 tokens, the deep entry at K = 409
       CHECK(chunks(p, k) == k / 2048);
       CHECK(plan_m16_gemm_one_chunk_deep(m, n, k, 132).entry == "w8a16_gemm_m16_skinny");
     }
-    // Under half the slots (2096 x 4096: 262 CTAs), or a short last chunk.
-    for (const auto& [n, k] : {std::pair{2096u, 4096u}, {2560u, 5120u}, {2048u, 7168u}}) {
+    // Under half the slots (2096 x 4096: 262 CTAs), or a short last chunk (K = 7168 runs
+    // item 180's 7-warp chunks instead, below).
+    for (const auto& [n, k] : {std::pair{2096u, 4096u}, {2560u, 5120u}}) {
       CHECK(plan(m, n, k, false).entry == "w8a16_gemm_m16_skinny");
     }
     for (const std::uint32_t n : {1904u, 2112u, 2560u, 3072u, 3584u}) {
@@ -336,4 +337,34 @@ TEST_CASE("plan_m16_gemm: under 16 MiB up to 8 tokens, the deep entry at K = 409
   // From 16 MiB, as before.
   CHECK(plan(9, 2048, 6144, true).warp_blocks == 3u);
   CHECK(plan(1, 4096, 4096, false).warps == 16u);
+}
+
+TEST_CASE("plan_m16_gemm without PDL: K = 7168 in 4 equal chunks of 7 warps of 2 blocks") {
+  // Item 180: under 16 MiB up to 8 tokens, where the CTAs (row groups x 4 chunks) all fit in
+  // the 528 slots and fill two thirds of them: q_a (384), 1792 x 7168 (448), 2048 x 7168
+  // (512); not 1280 x 7168 (320, 61 %), 2304 x 7168 (576, past the slots), K = 5376 (42
+  // blocks) nor 8192, nor with PDL (8 warps of 2 blocks), nor above 8 tokens.
+  for (const std::uint32_t m : {1u, 2u, 4u, 6u, 8u}) {
+    CAPTURE(m);
+    for (const std::uint32_t n : {1408u, 1536u, 1792u, 2048u, 2112u}) {
+      CAPTURE(n);
+      const M16Plan p = plan_m16_gemm(m, n, 7168, 132);
+      CHECK(p.entry == "w8a16_gemm_m16_skinny_deep");
+      CHECK(p.warps == 7u);
+      CHECK(p.warp_blocks == 2u);
+      CHECK(w8a16_gemm_m16_skinny_chunks(7168, p.warps, p.warp_blocks) == 4u);
+      CHECK(w8a16_gemm_m16_skinny_workspace_bytes(n, 7168, p.warps, p.warp_blocks) ==
+            std::uint64_t{n / 16} * 3u * 256u * 8u);
+      CHECK(plan_m16_gemm(m, n, 7168, 132, M16LaunchOptions{true}).warps == 8u);
+    }
+    for (const auto& [n, k] : {std::pair{1280u, 7168u}, {1392u, 7168u}, {2304u, 7168u},
+                               {2048u, 5376u}, {1536u, 8192u}}) {
+      CAPTURE(n);
+      CAPTURE(k);
+      CHECK(plan_m16_gemm(m, n, k, 132).warps != 7u);
+    }
+  }
+  for (const std::uint32_t m : {9u, 12u, 16u}) {
+    CHECK(plan_m16_gemm(m, 1536, 7168, 132).warps != 7u);
+  }
 }
