@@ -357,8 +357,11 @@ TEST_CASE("plan_m16_gemm without PDL: K = 7168 in 4 equal chunks of 7 warps of 2
             std::uint64_t{n / 16} * 3u * 256u * 8u);
       CHECK(plan_m16_gemm(m, n, 7168, 132, M16LaunchOptions{true}).warps == 8u);
     }
-    for (const auto& [n, k] : {std::pair{1280u, 7168u}, {1392u, 7168u}, {2304u, 7168u},
-                               {2048u, 5376u}, {1536u, 8192u}}) {
+    for (const auto& shape : {std::pair{1280u, 7168u}, {1392u, 7168u}, {2304u, 7168u},
+                              {2048u, 5376u}, {1536u, 8192u}}) {
+      // (Named copies: clang's CAPTURE cannot take a structured binding.)
+      const auto n = shape.first;
+      const auto k = shape.second;
       CAPTURE(n);
       CAPTURE(k);
       CHECK(plan_m16_gemm(m, n, k, 132).warps != 7u);
