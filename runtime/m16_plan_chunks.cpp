@@ -12,11 +12,20 @@ M16Plan deep_in_chunks(std::uint32_t warps, std::uint32_t blocks) {
   return {"w8a16_gemm_m16_skinny_deep", 1, 0, 0, warps, blocks};
 }
 
+// The chunks of K of `warps` warps of `blocks` blocks each, their CTAs on `groups` row
+// groups and the CTA slots of `sms` SMs at m tokens.
+SmallChunkGrid chunk_grid(std::uint32_t m, std::uint64_t groups, std::uint32_t k,
+                          std::uint32_t sms, std::uint32_t warps, std::uint32_t blocks) {
+  const std::uint32_t chunks = w8a16_gemm_m16_skinny_chunks(k, warps, blocks);
+  return {chunks, groups * chunks,
+          std::uint64_t{sms} * w8a16_gemm_m16_skinny_deep_ctas_per_sm(m, warps)};
+}
+
 // Whether those chunks' CTAs on `groups` row groups all fit on `sms` SMs at once at m tokens.
 bool chunks_fit(std::uint32_t m, std::uint64_t groups, std::uint32_t k, std::uint32_t sms,
                 std::uint32_t warps, std::uint32_t blocks) {
-  return groups * w8a16_gemm_m16_skinny_chunks(k, warps, blocks) <=
-         std::uint64_t{sms} * w8a16_gemm_m16_skinny_deep_ctas_per_sm(m, warps);
+  const SmallChunkGrid g = chunk_grid(m, groups, k, sms, warps, blocks);
+  return g.ctas <= g.slots;
 }
 
 }  // namespace
@@ -24,9 +33,7 @@ bool chunks_fit(std::uint32_t m, std::uint64_t groups, std::uint32_t k, std::uin
 SmallChunkGrid small_chunk_grid(std::uint32_t m, std::uint32_t n, std::uint32_t k,
                                 std::uint32_t sms) {
   using G = SmallChunkGrid;
-  const std::uint32_t chunks = w8a16_gemm_m16_skinny_chunks(k, G::kWarps, G::kBlocks);
-  return {chunks, std::uint64_t{div_ceil(n, 16)} * chunks,
-          std::uint64_t{sms} * w8a16_gemm_m16_skinny_deep_ctas_per_sm(m, G::kWarps)};
+  return chunk_grid(m, div_ceil(n, 16), k, sms, G::kWarps, G::kBlocks);
 }
 
 // Under 16 MiB up to 8 tokens with K of 4096 and more, the deep entry on one chunk (`form`,
@@ -93,10 +100,8 @@ std::optional<M16Plan> seven_warp_chunks_if_suited(std::uint32_t m, std::uint64_
                                                    std::uint32_t k, std::uint32_t sms) {
   constexpr std::uint32_t kWarps = 7, kBlocks = 2;
   if (k / 128 != 56) return std::nullopt;
-  const std::uint64_t ctas = groups * w8a16_gemm_m16_skinny_chunks(k, kWarps, kBlocks);
-  const std::uint64_t slots =
-      std::uint64_t{sms} * w8a16_gemm_m16_skinny_deep_ctas_per_sm(m, kWarps);
-  if (ctas > slots || 3 * ctas < 2 * slots) return std::nullopt;
+  const SmallChunkGrid g = chunk_grid(m, groups, k, sms, kWarps, kBlocks);
+  if (g.ctas > g.slots || 3 * g.ctas < 2 * g.slots) return std::nullopt;
   return deep_in_chunks(kWarps, kBlocks);
 }
 

@@ -17,7 +17,8 @@ inline constexpr std::uint64_t kLargeLayerBytes = 64 * kMiB;  // where stream-K'
 // The deep entry in chunks of K on 8 warps of 2 blocks each, the form of
 // chunked_deep_if_suited, of chunked_deep_without_pdl_if_suited under 16 MiB and the first
 // of chunked_deep_narrow_with_pdl_if_suited: its chunks of K, its CTAs (row groups x
-// chunks) and the CTA slots of `sms` SMs at m tokens.
+// chunks) and the CTA slots of `sms` SMs at m tokens. (m16_plan_chunks.cpp fills the same
+// three fields for the other forms; kWarps and kBlocks name this one's.)
 struct SmallChunkGrid {
   static constexpr std::uint32_t kWarps = 8;
   static constexpr std::uint32_t kBlocks = 2;

@@ -162,7 +162,8 @@ TEST_CASE("every shipped build keeps its register and local-memory limits on sm_
 TEST_CASE("asking for ptxas's report leaves the CUBIN's code as it was") {
   // Only the tool note, which records the options, may differ: the report describes the
   // very code the library loads.
-  const KernelVariant& build = shipped_module_builds(variant_named("w8a16_gemm_m16_skinny_deep"))[1];
+  const KernelVariant& build =
+      shipped_module_builds(variant_named("w8a16_gemm_m16_skinny_deep"))[1];
   CompileRequest request{build.source, embedded_source(build.source), build.defines, {}, "sm_90"};
   const CompiledModule plain = nvrtc_compile(request);
   request.ptxas_report = true;
