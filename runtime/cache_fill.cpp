@@ -9,9 +9,10 @@
 namespace metrale {
 
 CacheFill compile_through_cache(DiskCache& cache, const KernelVariant& variant,
-                                std::string_view target) {
-  const CompileRequest request{variant.source, embedded_source(variant.source),
-                               variant.defines, {}, std::string(target)};
+                                std::string_view target, bool ptxas_report) {
+  CompileRequest request{variant.source, embedded_source(variant.source), variant.defines, {},
+                         std::string(target)};
+  request.ptxas_report = ptxas_report;
   CacheFill out;
   const std::string key = cache.enabled() ? cache_key(request) : std::string();
   if (!key.empty()) {
@@ -23,6 +24,7 @@ CacheFill compile_through_cache(DiskCache& cache, const KernelVariant& variant,
   }
   CompiledModule compiled = nvrtc_compile(request);
   out.image = std::move(compiled.image);
+  out.ptxas_report = std::move(compiled.ptxas_report);
   if (!key.empty()) {
     out.stored = cache.store(key, CacheEntryMeta{std::string(target), variant.name,
                                                  compiled.is_cubin},

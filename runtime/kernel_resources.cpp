@@ -6,6 +6,7 @@
 #include "metrale/embedded_sources.hpp"
 #include "metrale/error.hpp"
 #include "metrale/nvrtc_compiler.hpp"
+#include "text_lines.hpp"
 
 namespace metrale {
 namespace {
@@ -52,11 +53,7 @@ std::vector<KernelResources> parse_ptxas_report(std::string_view report) {
   bool in_entry = false;         // between an entry's first line and its register line
   bool have_properties = false;  // the entry's own stack and spill line has been read
   std::string properties_of;     // the function the next "." line describes
-  std::size_t start = 0;
-  while (start < report.size()) {
-    const std::size_t end = std::min(report.find('\n', start), report.size());
-    const std::string_view line = report.substr(start, end - start);
-    start = end + 1;
+  for_each_line(report, [&](std::string_view line) {
     constexpr std::string_view kEntry = "Compiling entry function ";
     constexpr std::string_view kProperties = "Function properties for ";
     if (const std::size_t at = line.find(kEntry); at != line.npos) {
@@ -69,7 +66,7 @@ std::vector<KernelResources> parse_ptxas_report(std::string_view report) {
     } else if (const std::size_t p = line.find(kProperties); p != line.npos) {
       properties_of = std::string(line.substr(p + kProperties.size()));
     } else if (line.find("bytes stack frame") != line.npos) {
-      if (!in_entry || properties_of != out.back().symbol) continue;  // a callee's line
+      if (!in_entry || properties_of != out.back().symbol) return;  // a callee's line
       const auto frame = number_before(line, " bytes stack frame");
       const auto stores = number_before(line, " bytes spill stores");
       const auto loads = number_before(line, " bytes spill loads");
@@ -90,7 +87,7 @@ std::vector<KernelResources> parse_ptxas_report(std::string_view report) {
              out.back().symbol);
       in_entry = false;
     }
-  }
+  });
   if (in_entry) fail("ptxas report: no register line for {}", out.back().symbol);
   return out;
 }

@@ -16,6 +16,7 @@
 #include "metrale/embedded_sources.hpp"
 #include "metrale/error.hpp"
 #include "metrale/log.hpp"
+#include "text_lines.hpp"
 
 namespace metrale {
 namespace {
@@ -62,18 +63,14 @@ std::string program_log(nvrtcProgram program) {
 // or, for a function's properties, "ptxas" and a dot. Anything else (a warning) stays.
 void split_ptxas_report(std::string& log, std::string& report) {
   std::string rest;
-  std::size_t start = 0;
-  while (start < log.size()) {
-    const std::size_t end = std::min(log.find('\n', start), log.size());
-    const std::string_view line = std::string_view(log).substr(start, end - start);
+  for_each_line(log, [&](std::string_view line) {
     const std::size_t dot = line.find_first_not_of(' ', 5);
     const bool ptxas = line.starts_with("ptxas info") ||
                        (line.starts_with("ptxas ") && dot != std::string_view::npos &&
                         line[dot] == '.');
     std::string& to = ptxas ? report : rest;
     to.append(line).push_back('\n');
-    start = end + 1;
-  }
+  });
   while (!rest.empty() && rest.back() == '\n') rest.pop_back();
   log = std::move(rest);
 }

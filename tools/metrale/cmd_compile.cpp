@@ -108,13 +108,17 @@ void run_job(Job& job, DiskCache* cache, const std::optional<std::filesystem::pa
   const KernelVariant& v = *job.variant;
   std::vector<char> image;
   if (job.to_cache) {
-    CacheFill fill = compile_through_cache(*cache, v, job.target);
+    CacheFill fill = compile_through_cache(*cache, v, job.target, job.resources);
     ensure(fill.from_cache || fill.stored,
            "could not write the cache entry for {} ({}) into {}", v.name, job.target,
            cache->config().directory.string());
     image = std::move(fill.image);
     job.status = fill.from_cache ? "cached" : "compiled";
-    if (job.resources) job.kernels = kernel_resources(v, job.target);
+    // A cached image carries no report: only that case compiles again.
+    if (job.resources) {
+      job.kernels = fill.from_cache ? kernel_resources(v, job.target)
+                                    : parse_ptxas_report(fill.ptxas_report);
+    }
   } else {
     CompileRequest request{v.source, embedded_source(v.source), v.defines, {}, job.target};
     request.ptxas_report = job.resources;
