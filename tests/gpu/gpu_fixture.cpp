@@ -6,6 +6,7 @@
 
 #include "metrale/fill_random.hpp"
 #include "metrale/host_reference.hpp"
+#include "metrale/nvrtc_compiler.hpp"
 #include "metrale/w8a16_gemm_m16.hpp"
 #include "metrale/w8a16_gemm_m16_skinny.hpp"
 #include "metrale/w8a16_gemm_m16_splitk.hpp"
@@ -20,6 +21,14 @@ constexpr std::size_t kGuardElems = 256;
 std::uint32_t elems(std::size_t n) { return static_cast<std::uint32_t>(n); }
 
 }  // namespace
+
+std::unique_ptr<LoadedModule> load_test_kernels(const std::string& name,
+                                                const std::string& source) {
+  CudaBackend& b = gpu().backend;
+  const CompiledModule compiled =
+      nvrtc_compile(CompileRequest{name + ".cu", source, {}, {}, b.target()});
+  return b.load_module(compiled.image, name);
+}
 
 GpuContext::GpuContext() {
   // Room for stream-K with N up to 2^20 on the largest test grid (33 x 64 CTAs) or 4 CTAs

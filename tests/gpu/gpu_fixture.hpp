@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,10 @@ struct GpuContext {
 
 // Created on first use; lives for the process.
 GpuContext& gpu();
+
+// A test's own kernel source (`name`.cu) compiled by NVRTC for device 0 and loaded there.
+std::unique_ptr<LoadedModule> load_test_kernels(const std::string& name,
+                                                const std::string& source);
 
 // Value ranges of one random problem.
 struct Ranges {

@@ -12,7 +12,6 @@
 #include "gpu/gpu_fixture.hpp"
 #include "metrale/host_reference.hpp"
 #include "metrale/kernel_launch.hpp"
-#include "metrale/nvrtc_compiler.hpp"
 
 using namespace metrale;
 using namespace metrale::test;
@@ -48,9 +47,7 @@ constexpr std::uint32_t kEdgeCodes[16] = {0x00, 0x01, 0x3F, 0x40, 0x70, 0x7D, 0x
 
 TEST_CASE("gpu: both device FP8 decodes agree with the host on all 256 codes") {
   CudaBackend& b = gpu().backend;
-  const CompiledModule m =
-      nvrtc_compile(CompileRequest{"decode_probe.cu", kDecodeProbe, {}, {}, b.target()});
-  auto module = b.load_module(m.image, "decode_probe");
+  auto module = load_test_kernels("decode_probe", kDecodeProbe);
   const KernelHandle k{module->function("decode_all"), b.context(), "decode_all"};
   DeviceBuffer fast(b, 128 * 4), nan_bits(b, 64 * 4), exact(b, 128 * 4);
   // Poisoned: zeroed memory would already read as "no NaN flag" and as code 0's decode.
@@ -84,9 +81,7 @@ TEST_CASE("gpu: both device FP8 decodes agree with the host on all 256 codes") {
 
 TEST_CASE("gpu: fp8x4_nan_flags says whether a word holds a NaN code, for every word of edge codes") {
   CudaBackend& b = gpu().backend;
-  const CompiledModule m =
-      nvrtc_compile(CompileRequest{"decode_probe.cu", kDecodeProbe, {}, {}, b.target()});
-  auto module = b.load_module(m.image, "decode_probe");
+  auto module = load_test_kernels("decode_probe", kDecodeProbe);
   const KernelHandle k{module->function("nan_flags_all"), b.context(), "nan_flags_all"};
   constexpr std::uint32_t kWords = 1u << 16;
   DeviceBuffer codes(b, sizeof(kEdgeCodes)), flags(b, kWords * 4);

@@ -11,7 +11,6 @@
 
 #include "gpu/gpu_fixture.hpp"
 #include "metrale/kernel_launch.hpp"
-#include "metrale/nvrtc_compiler.hpp"
 
 using namespace metrale;
 using namespace metrale::test;
@@ -47,9 +46,7 @@ TEST_CASE("gpu: a programmatic dependent launch reads the activations written be
     MESSAGE("programmatic dependent launch needs sm_90 or newer; not checked on ", b.target());
     return;
   }
-  const CompiledModule m =
-      nvrtc_compile(CompileRequest{"late_writer.cu", kLateWriter, {}, {}, b.target()});
-  auto module = b.load_module(m.image, "late_writer");
+  auto module = load_test_kernels("late_writer", kLateWriter);
   const KernelHandle writer{module->function("late_writer"), b.context(), "late_writer"};
   std::uint32_t entries = 0;
   for (const TcEntry& entry : tc_entries()) {

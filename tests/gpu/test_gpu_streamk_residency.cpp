@@ -14,7 +14,6 @@
 #include "gpu/owned_stream.hpp"
 #include "metrale/error.hpp"
 #include "metrale/kernel_launch.hpp"
-#include "metrale/nvrtc_compiler.hpp"
 
 using namespace metrale;
 using namespace metrale::test;
@@ -49,9 +48,7 @@ extern "C" __global__ void set_flag(u32* flag) { *flag = 1u; }
 TEST_CASE("gpu: stream-K finishes with two SMs free while another stream holds the rest") {
   CudaBackend& b = gpu().backend;
   const std::uint32_t sms = gpu().sm_count();
-  const CompiledModule compiled =
-      nvrtc_compile(CompileRequest{"streamk_holder.cu", kHolder, {}, {}, b.target()});
-  auto module = b.load_module(compiled.image, "streamk_holder");
+  auto module = load_test_kernels("streamk_holder", kHolder);
   const KernelHandle hold{module->function("hold"), b.context(), "hold"};
   const KernelHandle set_flag{module->function("set_flag"), b.context(), "set_flag"};
   const std::uint32_t holder_smem = 160 * 1024;  // more than half an SM: one per SM
