@@ -87,22 +87,33 @@ std::optional<M16Plan> chunked_deep_if_suited(std::uint32_t m, std::uint32_t n, 
   return deep_in_chunks(g.kWarps, g.kBlocks);
 }
 
-// Without PDL up to 8 tokens under 16 MiB at K = 7168: the deep entry in 4 equal chunks of
-// 7 warps of 2 blocks, where its CTAs all fit and fill two thirds of the slots. Item 180 (one
-// probe run at 314df7e, m = 1, 4 and 8, against the skinny entry on 8 warps, the plan's
-// choice before, and 8 warps of 2 blocks in 4 chunks, the last of half the K): 0.91-0.95x
-// the skinny entry's time and 0.94-0.97x the 8-warp chunks' on q_a (1536 x 7168, 384 CTAs
-// of 528 slots) and 2048 x 7168 (512); 14 warps of 2 in 2 chunks led by 1 % on 2048 x 7168
-// and trailed by 7-9 % on q_a. Not measured under two thirds of the slots or at other K.
+// Without PDL up to 8 tokens under 16 MiB at K = 5376 and 7168, which 8 warps of 2 blocks
+// do not split evenly, the deep entry in equal chunks of 7 warps of 2 blocks or twice that:
+// at K = 7168 in 2 of 14 warps where those CTAs all fit and fill three quarters of their
+// slots, else in 4 of 7 where theirs fit and fill two thirds; at K = 5376 in 3 of 7 where
+// theirs fit and fill three fifths. Item 180 (one probe run at 314df7e, m = 1, 4 and 8,
+// against the skinny entry on 8 warps, the plan's choice before, and 8 warps of 2 blocks in
+// 4 chunks, the last of half the K): 7 warps took 0.91-0.95x the skinny entry's time and
+// 0.94-0.97x the 8-warp chunks' on q_a (1536 x 7168, 384 CTAs of 528 slots) and 2048 x
+// 7168 (512). Item 181 (two plancheck runs, m = 1, 2, 4, 6, 8, 15 layers): at K = 7168 14
+// warps took 0.955-0.995x the time of 7 from 1664 rows (208 CTAs of 264 slots, 79 %) to 2112
+// (264), 0.99-1.01x at 1600 (76 %), 1.07-1.09x on q_a (73 %); at K = 5376 7 warps took
+// 0.90-0.99x the skinny entry's time from 1792 rows (336 CTAs of 528, 64 %) to 2816 (528),
+// 1.00-1.03x at 1536 (55 %).
 namespace {
 
 std::optional<M16Plan> seven_warp_chunks_if_suited(std::uint32_t m, std::uint64_t groups,
                                                    std::uint32_t k, std::uint32_t sms) {
-  constexpr std::uint32_t kWarps = 7, kBlocks = 2;
-  if (k / 128 != 56) return std::nullopt;
-  const SmallChunkGrid g = chunk_grid(m, groups, k, sms, kWarps, kBlocks);
-  if (g.ctas > g.slots || 3 * g.ctas < 2 * g.slots) return std::nullopt;
-  return deep_in_chunks(kWarps, kBlocks);
+  const std::uint32_t blocks = k / 128;
+  if (blocks != 42 && blocks != 56) return std::nullopt;
+  if (blocks == 56) {
+    const SmallChunkGrid wide = chunk_grid(m, groups, k, sms, 14, 2);
+    if (wide.ctas <= wide.slots && 4 * wide.ctas >= 3 * wide.slots) return deep_in_chunks(14, 2);
+  }
+  const SmallChunkGrid g = chunk_grid(m, groups, k, sms, 7, 2);
+  const bool filled = blocks == 56 ? 3 * g.ctas >= 2 * g.slots : 5 * g.ctas >= 3 * g.slots;
+  if (g.ctas > g.slots || !filled) return std::nullopt;
+  return deep_in_chunks(7, 2);
 }
 
 }  // namespace
@@ -207,8 +218,8 @@ std::optional<M16Plan> chunked_deep_above_8_tokens(std::uint32_t m, std::uint32_
 // skinny entry's time on 2560 x 4096 (320 CTAs of 528 slots), 0.88-0.91x on 3072 x 4096
 // (384), 0.88-0.92x on 2048 x 6144 (384) and 0.90-0.91x on 2560 x 6144 (480); 0.99-1.03x
 // on 2048 x 4096 (256); where the last chunk is short 0.96-1.02x (2560 x 5120, 2048 x 7168).
-// K = 7168 (56 blocks) does not split into equal chunks of 8 warps of 2 blocks, but does
-// into 4 of 7 warps of 2 (seven_warp_chunks_if_suited).
+// K = 5376 and 7168 (42 and 56 blocks) do not split into equal chunks of 8 warps of 2
+// blocks, but do into chunks of 7 warps of 2 (seven_warp_chunks_if_suited).
 // `one_chunk`: w8a16_gemm_m16_skinny_deep_form of the shape.
 std::optional<M16Plan> chunked_deep_without_pdl_if_suited(std::uint32_t m, std::uint32_t n,
                                                           std::uint32_t k, std::uint32_t sms,

@@ -480,10 +480,10 @@ TEST_CASE("plan_m16_gemm: the skinny entry on small layers") {
           CHECK(p.warps == 16u);
           CHECK(p.max_ctas_per_sm == 1u);
         } else if (m <= 8 && k == 7168) {
-          // 7-warp chunks (item 180): 2048 rows 512 CTAs of 528, 1792 rows 448.
-          const bool seven = p.entry == "w8a16_gemm_m16_skinny_deep" && p.warps == 7u &&
-                             p.warp_blocks == 2u;
-          CHECK(seven);
+          // 14-warp chunks (item 181): 2048 rows 256 CTAs of 264, 1792 rows 224.
+          const bool fourteen = p.entry == "w8a16_gemm_m16_skinny_deep" && p.warps == 14u &&
+                                p.warp_blocks == 2u;
+          CHECK(fourteen);
         } else if (m <= 8) {
           CHECK(skinny(m, n, k, pdl));
         } else {

@@ -281,8 +281,8 @@ TEST_CASE("plan_m16_gemm: under 16 MiB up to 8 tokens, the deep entry at K = 409
       CHECK(chunks(p, k) == k / 2048);
       CHECK(plan_m16_gemm_one_chunk_deep(m, n, k, 132).entry == "w8a16_gemm_m16_skinny");
     }
-    // Under half the slots (2096 x 4096: 262 CTAs), or a short last chunk (K = 7168 runs
-    // item 180's 7-warp chunks instead, below).
+    // Under half the slots (2096 x 4096: 262 CTAs), or a short last chunk (K = 5376 and
+    // 7168 run chunks of 7 or 14 warps instead, below).
     for (const auto& [n, k] : {std::pair{2096u, 4096u}, {2560u, 5120u}}) {
       CHECK(plan(m, n, k, false).entry == "w8a16_gemm_m16_skinny");
     }
@@ -339,35 +339,47 @@ TEST_CASE("plan_m16_gemm: under 16 MiB up to 8 tokens, the deep entry at K = 409
   CHECK(plan(1, 4096, 4096, false).warps == 16u);
 }
 
-TEST_CASE("plan_m16_gemm without PDL: K = 7168 in 4 equal chunks of 7 warps of 2 blocks") {
-  // Item 180: under 16 MiB up to 8 tokens, where the CTAs (row groups x 4 chunks) all fit in
-  // the 528 slots and fill two thirds of them: q_a (384), 1792 x 7168 (448), 2048 x 7168
-  // (512); not 1280 x 7168 (320, 61 %), 2304 x 7168 (576, past the slots), K = 5376 (42
-  // blocks) nor 8192, nor with PDL (8 warps of 2 blocks), nor above 8 tokens.
-  for (const std::uint32_t m : {1u, 2u, 4u, 6u, 8u}) {
+TEST_CASE("plan_m16_gemm without PDL: K = 5376 and 7168 in equal chunks of 7 or 14 warps") {
+  // Items 180 and 181, under 16 MiB up to 8 tokens. At K = 7168: 2 chunks of 14 warps of 2
+  // blocks where their CTAs (row groups x 2) fit in the 264 slots and fill three quarters
+  // of them, 1584-2112 rows (198-264); else 4 chunks of 7 warps where theirs fit in 528
+  // and fill two thirds: q_a (384), 1408 x 7168 (352); neither on 1280 x 7168 (320, 61 %)
+  // nor 2176 x 7168 (past the slots). At K = 5376, 3 chunks of 7 warps where theirs fit and
+  // fill three fifths: 1728-2816 rows (324-528); not 1664 x 5376 (312, 59 %) nor 2880
+  // (540). Not at K = 8192, nor with PDL (8 warps of 2 blocks), nor above 8 tokens.
+  const auto expect = [](std::uint32_t m, std::uint32_t n, std::uint32_t k,
+                         std::uint32_t warps, std::uint32_t chunks) {
     CAPTURE(m);
-    for (const std::uint32_t n : {1408u, 1536u, 1792u, 2048u, 2112u}) {
-      CAPTURE(n);
-      const M16Plan p = plan_m16_gemm(m, n, 7168, 132);
-      CHECK(p.entry == "w8a16_gemm_m16_skinny_deep");
-      CHECK(p.warps == 7u);
-      CHECK(p.warp_blocks == 2u);
-      CHECK(w8a16_gemm_m16_skinny_chunks(7168, p.warps, p.warp_blocks) == 4u);
-      CHECK(w8a16_gemm_m16_skinny_workspace_bytes(n, 7168, p.warps, p.warp_blocks) ==
-            std::uint64_t{n / 16} * 3u * 256u * 8u);
-      CHECK(plan_m16_gemm(m, n, 7168, 132, M16LaunchOptions{true}).warps == 8u);
-    }
-    for (const auto& shape : {std::pair{1280u, 7168u}, {1392u, 7168u}, {2304u, 7168u},
-                              {2048u, 5376u}, {1536u, 8192u}}) {
+    CAPTURE(n);
+    CAPTURE(k);
+    const M16Plan p = plan_m16_gemm(m, n, k, 132);
+    CHECK(p.entry == "w8a16_gemm_m16_skinny_deep");
+    CHECK(p.warps == warps);
+    CHECK(p.warp_blocks == 2u);
+    CHECK(w8a16_gemm_m16_skinny_chunks(k, p.warps, p.warp_blocks) == chunks);
+    CHECK(w8a16_gemm_m16_skinny_workspace_bytes(n, k, p.warps, p.warp_blocks) ==
+          std::uint64_t{n / 16} * (chunks - 1) * 256u * 8u);
+    CHECK(plan_m16_gemm(m, n, k, 132, M16LaunchOptions{true}).warps == 8u);
+  };
+  for (const std::uint32_t m : {1u, 2u, 4u, 6u, 8u}) {
+    for (const std::uint32_t n : {1584u, 1664u, 1792u, 2048u, 2112u}) expect(m, n, 7168, 14, 2);
+    for (const std::uint32_t n : {1408u, 1536u, 1568u}) expect(m, n, 7168, 7, 4);
+    for (const std::uint32_t n : {1728u, 1792u, 2048u, 2560u, 2816u}) expect(m, n, 5376, 7, 3);
+    for (const auto& shape : {std::pair{1280u, 7168u}, {1392u, 7168u}, {2176u, 7168u},
+                              {1664u, 5376u}, {2880u, 5376u}, {1536u, 8192u}}) {
       // (Named copies: clang's CAPTURE cannot take a structured binding.)
       const auto n = shape.first;
       const auto k = shape.second;
+      CAPTURE(m);
       CAPTURE(n);
       CAPTURE(k);
-      CHECK(plan_m16_gemm(m, n, k, 132).warps != 7u);
+      const std::uint32_t warps = plan_m16_gemm(m, n, k, 132).warps;
+      CHECK(warps != 7u);
+      CHECK(warps != 14u);
     }
   }
   for (const std::uint32_t m : {9u, 12u, 16u}) {
     CHECK(plan_m16_gemm(m, 1536, 7168, 132).warps != 7u);
+    CHECK(plan_m16_gemm(m, 2048, 7168, 132).warps != 14u);
   }
 }
