@@ -220,7 +220,7 @@ metrale_status metrale_plan_m16_gemm_entry(metrale_service* service, uint32_t m,
 /* As metrale_plan_m16_gemm_entry, for a caller that holds a workspace: the C++ plan without
  * PDL itself, which runs the deep entry in chunks of K on narrow, deep layers (under 64 MiB,
  * K of at least 8192, from tens of 16-row groups to about one per SM), up to 8 tokens on
- * layers under 16 MiB at K = 4096, 6144 and 7168, and above 8 tokens at K of 4608-8191
+ * layers under 16 MiB at K = 4096, 5376, 6144 and 7168, and above 8 tokens at K of 4608-8191
  * (not 5120) on more row groups than SMs (the rules and their bounds are plan_m16_gemm's);
  * there *entry_out is "metrale_w8a16_gemm_m16_skinny_deep_chunked". */
 metrale_status metrale_plan_m16_gemm_entry_chunked(metrale_service* service, uint32_t m,

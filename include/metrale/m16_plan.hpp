@@ -25,10 +25,10 @@ namespace metrale {
 //  - shallow K (512-1536) where the deep entry's form is narrow: stream-K on one or two
 //    CTAs per SM, or the skinny entry on one chunk of K;
 //  - narrow, deep layers under 64 MiB (K of 8192 and more, tens of row groups up to about
-//    one per SM), without PDL small ones up to 8 tokens at K of 4096, 6144 or 7168 (7168 on
-//    7 warps), and above 8 tokens layers of more row groups than SMs at K of 4608-8191
-//    (not 5120): the deep
-//    skinny entry in chunks of K on 4 or 8 warps (the caller's workspace);
+//    one per SM), without PDL small ones up to 8 tokens at K of 4096, 5376, 6144 or 7168
+//    (5376 on 7 warps, 7168 on 7 or 14), and above 8 tokens layers of more row groups than
+//    SMs at K of 4608-8191 (not 5120): the deep skinny entry in chunks of K on 4, 7, 8 or 14
+//    warps (the caller's workspace);
 //  - layers of 16-64 MiB, and smaller or larger ones whose CTAs fill the device: the deep
 //    skinny entry on one chunk of K (_deep, _deep3 or _deep32 as
 //    w8a16_gemm_m16_skinny_deep_form says), no workspace; then with PDL, small layers up to
