@@ -89,9 +89,10 @@ std::optional<M16Plan> chunked_deep_if_suited(std::uint32_t m, std::uint32_t n, 
 
 // Without PDL up to 8 tokens under 16 MiB at K = 5376 and 7168, which 8 warps of 2 blocks
 // do not split evenly, the deep entry in equal chunks of 7 warps of 2 blocks or twice that:
-// at K = 7168 in 2 of 14 warps where those CTAs all fit and fill three quarters of their
-// slots, else in 4 of 7 where theirs fit and fill two thirds; at K = 5376 in 3 of 7 where
-// theirs fit and fill three fifths. Item 180 (one probe run at 314df7e, m = 1, 4 and 8,
+// at K = 7168 in 2 of 14 warps where those CTAs all fit and fill more than three quarters
+// of their slots (where the 7-warp CTAs would put a fourth on some SM), else in 4 of 7
+// where theirs fit and fill two thirds; at K = 5376 in 3 of 7 where theirs fit and fill
+// four sevenths. Item 180 (one probe run at 314df7e, m = 1, 4 and 8,
 // against the skinny entry on 8 warps, the plan's choice before, and 8 warps of 2 blocks in
 // 4 chunks, the last of half the K): 7 warps took 0.91-0.95x the skinny entry's time and
 // 0.94-0.97x the 8-warp chunks' on q_a (1536 x 7168, 384 CTAs of 528 slots) and 2048 x
@@ -99,7 +100,10 @@ std::optional<M16Plan> chunked_deep_if_suited(std::uint32_t m, std::uint32_t n, 
 // warps took 0.955-0.995x the time of 7 from 1664 rows (208 CTAs of 264 slots, 79 %) to 2112
 // (264), 0.99-1.01x at 1600 (76 %), 1.07-1.09x on q_a (73 %); at K = 5376 7 warps took
 // 0.90-0.99x the skinny entry's time from 1792 rows (336 CTAs of 528, 64 %) to 2816 (528),
-// 1.00-1.03x at 1536 (55 %).
+// 1.00-1.03x at 1536 (55 %). Held out (the same, 14 layers): on 1584 x 7168 (396 7-warp
+// CTAs, 3 per SM) the 7-warp chunks took 0.92-0.94x the 14-warp ones' time, from 1696 rows
+// 1.01-1.04x (so more than three quarters, not from); at K = 5376 on 1664 rows (312 CTAs,
+// 59 %) 0.96-0.99x the skinny entry's (so four sevenths, not three fifths).
 namespace {
 
 std::optional<M16Plan> seven_warp_chunks_if_suited(std::uint32_t m, std::uint64_t groups,
@@ -108,10 +112,10 @@ std::optional<M16Plan> seven_warp_chunks_if_suited(std::uint32_t m, std::uint64_
   if (blocks != 42 && blocks != 56) return std::nullopt;
   if (blocks == 56) {
     const SmallChunkGrid wide = chunk_grid(m, groups, k, sms, 14, 2);
-    if (wide.ctas <= wide.slots && 4 * wide.ctas >= 3 * wide.slots) return deep_in_chunks(14, 2);
+    if (wide.ctas <= wide.slots && 4 * wide.ctas > 3 * wide.slots) return deep_in_chunks(14, 2);
   }
   const SmallChunkGrid g = chunk_grid(m, groups, k, sms, 7, 2);
-  const bool filled = blocks == 56 ? 3 * g.ctas >= 2 * g.slots : 5 * g.ctas >= 3 * g.slots;
+  const bool filled = blocks == 56 ? 3 * g.ctas >= 2 * g.slots : 7 * g.ctas >= 4 * g.slots;
   if (g.ctas > g.slots || !filled) return std::nullopt;
   return deep_in_chunks(7, 2);
 }

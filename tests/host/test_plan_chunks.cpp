@@ -341,11 +341,11 @@ TEST_CASE("plan_m16_gemm: under 16 MiB up to 8 tokens, the deep entry at K = 409
 
 TEST_CASE("plan_m16_gemm without PDL: K = 5376 and 7168 in equal chunks of 7 or 14 warps") {
   // Items 180 and 181, under 16 MiB up to 8 tokens. At K = 7168: 2 chunks of 14 warps of 2
-  // blocks where their CTAs (row groups x 2) fit in the 264 slots and fill three quarters
-  // of them, 1584-2112 rows (198-264); else 4 chunks of 7 warps where theirs fit in 528
-  // and fill two thirds: q_a (384), 1408 x 7168 (352); neither on 1280 x 7168 (320, 61 %)
+  // blocks where their CTAs (row groups x 2) fit in the 264 slots and fill more than three
+  // quarters of them, 1600-2112 rows (200-264); else 4 chunks of 7 warps where theirs fit in
+  // 528 and fill two thirds: 1408-1584 rows (352-396); neither on 1280 x 7168 (320, 61 %)
   // nor 2176 x 7168 (past the slots). At K = 5376, 3 chunks of 7 warps where theirs fit and
-  // fill three fifths: 1728-2816 rows (324-528); not 1664 x 5376 (312, 59 %) nor 2880
+  // fill four sevenths: 1616-2816 rows (303-528); not 1600 x 5376 (300, 57 %) nor 2880
   // (540). Not at K = 8192, nor with PDL (8 warps of 2 blocks), nor above 8 tokens.
   const auto expect = [](std::uint32_t m, std::uint32_t n, std::uint32_t k,
                          std::uint32_t warps, std::uint32_t chunks) {
@@ -362,11 +362,11 @@ TEST_CASE("plan_m16_gemm without PDL: K = 5376 and 7168 in equal chunks of 7 or 
     CHECK(plan_m16_gemm(m, n, k, 132, M16LaunchOptions{true}).warps == 8u);
   };
   for (const std::uint32_t m : {1u, 2u, 4u, 6u, 8u}) {
-    for (const std::uint32_t n : {1584u, 1664u, 1792u, 2048u, 2112u}) expect(m, n, 7168, 14, 2);
-    for (const std::uint32_t n : {1408u, 1536u, 1568u}) expect(m, n, 7168, 7, 4);
-    for (const std::uint32_t n : {1728u, 1792u, 2048u, 2560u, 2816u}) expect(m, n, 5376, 7, 3);
+    for (const std::uint32_t n : {1600u, 1664u, 1792u, 2048u, 2112u}) expect(m, n, 7168, 14, 2);
+    for (const std::uint32_t n : {1408u, 1536u, 1584u}) expect(m, n, 7168, 7, 4);
+    for (const std::uint32_t n : {1616u, 1664u, 2048u, 2560u, 2816u}) expect(m, n, 5376, 7, 3);
     for (const auto& shape : {std::pair{1280u, 7168u}, {1392u, 7168u}, {2176u, 7168u},
-                              {1664u, 5376u}, {2880u, 5376u}, {1536u, 8192u}}) {
+                              {1600u, 5376u}, {2880u, 5376u}, {1536u, 8192u}}) {
       // (Named copies: clang's CAPTURE cannot take a structured binding.)
       const auto n = shape.first;
       const auto k = shape.second;
