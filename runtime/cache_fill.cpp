@@ -3,16 +3,13 @@
 #include <string>
 
 #include "metrale/cache_key.hpp"
-#include "metrale/embedded_sources.hpp"
 #include "metrale/nvrtc_compiler.hpp"
 
 namespace metrale {
 
 CacheFill compile_through_cache(DiskCache& cache, const KernelVariant& variant,
                                 std::string_view target, bool ptxas_report) {
-  CompileRequest request{variant.source, embedded_source(variant.source), variant.defines, {},
-                         std::string(target)};
-  request.ptxas_report = ptxas_report;
+  const CompileRequest request = compile_request(variant, std::string(target), ptxas_report);
   CacheFill out;
   const std::string key = cache.enabled() ? cache_key(request) : std::string();
   if (!key.empty()) {

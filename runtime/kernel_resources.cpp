@@ -3,7 +3,6 @@
 #include <charconv>
 #include <optional>
 
-#include "metrale/embedded_sources.hpp"
 #include "metrale/error.hpp"
 #include "metrale/nvrtc_compiler.hpp"
 #include "text_lines.hpp"
@@ -94,9 +93,7 @@ std::vector<KernelResources> parse_ptxas_report(std::string_view report) {
 
 std::vector<KernelResources> kernel_resources(const KernelVariant& build,
                                               const std::string& target) {
-  CompileRequest request{build.source, embedded_source(build.source), build.defines, {},
-                         normalize_target(target)};
-  request.ptxas_report = true;
+  const CompileRequest request = compile_request(build, normalize_target(target), true);
   return parse_ptxas_report(nvrtc_compile(request).ptxas_report);
 }
 

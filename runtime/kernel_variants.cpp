@@ -2,13 +2,23 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "metrale/embedded_sources.hpp"
 #include "metrale/error.hpp"
 #include "metrale/w8a16_gemm_m16.hpp"
 #include "metrale/w8a16_gemm_m16_stream.hpp"
 
 namespace metrale {
+
+CompileRequest compile_request(const KernelVariant& variant, std::string target,
+                               bool ptxas_report) {
+  CompileRequest request{variant.source, embedded_source(variant.source), variant.defines, {},
+                         std::move(target)};
+  request.ptxas_report = ptxas_report;
+  return request;
+}
 
 std::span<const KernelVariant> kernel_variants() {
   static const std::vector<KernelVariant> variants = {

@@ -8,7 +8,6 @@
 
 #include "metrale/cache_key.hpp"
 #include "metrale/compile_target.hpp"
-#include "metrale/embedded_sources.hpp"
 #include "metrale/error.hpp"
 #include "metrale/log.hpp"
 
@@ -77,8 +76,7 @@ std::shared_ptr<const ModuleCache::Loaded> ModuleCache::load(const KernelVariant
 std::shared_ptr<const ModuleCache::Loaded> ModuleCache::build(const KernelVariant& variant) {
   gpu_.check_not_capturing(variant.name);
   const auto start = Clock::now();
-  CompileRequest request{variant.source, embedded_source(variant.source), variant.defines, {},
-                         target_};
+  const CompileRequest request = compile_request(variant, target_);
   std::string key;
   std::optional<CachedImage> cached;
   const char* disk_state = "off";

@@ -37,6 +37,12 @@ struct KernelVariant {
   std::string kernel_symbol{};
 };
 
+// The NVRTC request that builds `variant` for `target`: its embedded source and its defines,
+// no extra options. Every path that compiles or keys a variant takes it from here, so that
+// `metrale compile`'s cache entries are the ones a process looks up.
+CompileRequest compile_request(const KernelVariant& variant, std::string target,
+                               bool ptxas_report = false);
+
 // The kernel symbol in `variant`'s module that `entry` runs.
 std::string_view kernel_symbol_of(const KernelVariant& variant, std::string_view entry);
 

@@ -13,7 +13,6 @@
 #include "gpu/owned_stream.hpp"
 #include "metrale/dense_ffn.hpp"
 #include "metrale/disk_cache.hpp"
-#include "metrale/embedded_sources.hpp"
 #include "metrale/error.hpp"
 #include "metrale/kernel_variants.hpp"
 #include "metrale/w8a16_gemv_batch16.hpp"
@@ -168,8 +167,7 @@ TEST_CASE("gpu: a module loaded beside another thread's capture leaves that capt
   REQUIRE(!build.checks.empty());
   const GlobalCheck& check = build.checks[0];
   const CompiledModule compiled =
-      nvrtc_compile(CompileRequest{build.source, embedded_source(build.source), build.defines,
-                                   {}, gpu().cache.compile_target()});
+      nvrtc_compile(compile_request(build, gpu().cache.compile_target()));
   const auto module = gpu().backend.load_module(compiled.image, build.name);
   for (const CUstreamCaptureMode mode :
        {CU_STREAM_CAPTURE_MODE_RELAXED, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL}) {

@@ -89,8 +89,7 @@ TEST_CASE("the cache key is stable, changes with every input, and ignores paths"
 
 TEST_CASE("an entry decodes to what was encoded, and every kind of damage is named") {
   const KernelVariant& v = variant_named("w8a16_gemm_m16");
-  const std::string key =
-      cache_key(CompileRequest{v.source, embedded_source(v.source), v.defines, {}, "sm_90"});
+  const std::string key = cache_key(compile_request(v, "sm_90"));
   const std::string image = "FAKE N_TILE=32 payload";
   const std::vector<char> file =
       encode_cache_entry(key, {"sm_90", "w8a16_gemm_m16", true}, std::span(image));

@@ -24,7 +24,6 @@
 #include "metrale/cache_maintenance.hpp"
 #include "metrale/compile_target.hpp"
 #include "metrale/disk_cache.hpp"
-#include "metrale/embedded_sources.hpp"
 #include "metrale/error.hpp"
 #include "metrale/log.hpp"
 #include "metrale/module_cache.hpp"
@@ -124,7 +123,7 @@ const KernelVariant& gemm() {
 }
 
 std::string key_of(const KernelVariant& v, const std::string& target = "sm_90") {
-  return cache_key(CompileRequest{v.source, embedded_source(v.source), v.defines, {}, target});
+  return cache_key(compile_request(v, target));
 }
 
 fs::path entry_path(const fs::path& dir, const std::string& key) {

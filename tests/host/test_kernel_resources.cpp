@@ -10,7 +10,6 @@
 #include <string>
 #include <vector>
 
-#include "metrale/embedded_sources.hpp"
 #include "metrale/error.hpp"
 #include "metrale/kernel_resources.hpp"
 #include "metrale/kernel_variants.hpp"
@@ -164,7 +163,7 @@ TEST_CASE("asking for ptxas's report leaves the CUBIN's code as it was") {
   // very code the library loads.
   const KernelVariant& build =
       shipped_module_builds(variant_named("w8a16_gemm_m16_skinny_deep"))[1];
-  CompileRequest request{build.source, embedded_source(build.source), build.defines, {}, "sm_90"};
+  CompileRequest request = compile_request(build, "sm_90");
   const CompiledModule plain = nvrtc_compile(request);
   request.ptxas_report = true;
   const CompiledModule reported = nvrtc_compile(request);

@@ -23,8 +23,7 @@ TEST_CASE("every kernel module compiles for sm_80..sm_120 with no warnings") {
       CAPTURE(v.name);
       CAPTURE(target);
       REQUIRE(std::find(supported.begin(), supported.end(), target) != supported.end());
-      const CompiledModule m = nvrtc_compile(
-          CompileRequest{v.source, embedded_source(v.source), v.defines, {}, target});
+      const CompiledModule m = nvrtc_compile(compile_request(v, target));
       CHECK(m.is_cubin);
       CHECK(m.image.size() > 1000);
       CHECK_MESSAGE(m.log.empty(), m.log);
@@ -64,13 +63,12 @@ TEST_CASE("a token-split kernel compiles only as one of its two builds") {
   CHECK(builds[0].name == "w8a16_gemm_m16.m8");
   CHECK(builds[1].name == "w8a16_gemm_m16.m16");
   CHECK_THROWS_WITH_AS(
-      nvrtc_compile(CompileRequest{v.source, embedded_source(v.source), v.defines, {}, "sm_90"}),
+      nvrtc_compile(compile_request(v, "sm_90")),
       doctest::Contains("build with TOKEN_GROUPS=1 (m <= 8) or TOKEN_GROUPS=2 (m in 9..16)"),
       Error);
   // The two builds are different code: one MMA per 8 tokens, or two.
   const auto ptx_of = [](const KernelVariant& b) {
-    const CompiledModule m = nvrtc_compile(
-        CompileRequest{b.source, embedded_source(b.source), b.defines, {}, "compute_90"});
+    const CompiledModule m = nvrtc_compile(compile_request(b, "compute_90"));
     const std::string ptx(m.image.data());
     std::size_t mmas = 0;
     for (std::size_t at = ptx.find("mma.sync"); at != std::string::npos;
@@ -85,8 +83,7 @@ TEST_CASE("a token-split kernel compiles only as one of its two builds") {
 
 TEST_CASE("compute_XY targets give PTX") {
   const KernelVariant v = module_builds(variant_named("w8a16_gemm_m16"))[0];
-  const CompiledModule m = nvrtc_compile(
-      CompileRequest{v.source, embedded_source(v.source), v.defines, {}, "compute_90"});
+  const CompiledModule m = nvrtc_compile(compile_request(v, "compute_90"));
   CHECK_FALSE(m.is_cubin);
   const std::string ptx(m.image.data());
   CHECK(ptx.find("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32") != std::string::npos);
@@ -101,8 +98,7 @@ TEST_CASE("each module defines the kernels of its own entries and no other varia
   // each hold only their own kernels, or a cold start compiles them twice.
   for (const KernelVariant& v : all_module_builds()) {
     CAPTURE(v.name);
-    const CompiledModule m = nvrtc_compile(
-        CompileRequest{v.source, embedded_source(v.source), v.defines, {}, "compute_90"});
+    const CompiledModule m = nvrtc_compile(compile_request(v, "compute_90"));
     const std::string ptx(m.image.data());
     for (const KernelVariant& other : kernel_variants()) {
       for (const std::string& e : other.entries) {
@@ -118,8 +114,7 @@ TEST_CASE("each module defines the kernels of its own entries and no other varia
 TEST_CASE("the reference decodes with the conversion instruction from sm_89, integers before") {
   const KernelVariant& v = variant_named("w8a16_gemv_batch16");
   const auto ptx_for = [&](const char* target) {
-    const CompiledModule m = nvrtc_compile(
-        CompileRequest{v.source, embedded_source(v.source), v.defines, {}, target});
+    const CompiledModule m = nvrtc_compile(compile_request(v, target));
     return std::string(m.image.data());
   };
   CHECK(ptx_for("compute_90").find("cvt.rn.f16x2.e4m3x2") != std::string::npos);

@@ -25,7 +25,6 @@
 #include "metrale/commands.hpp"
 #include "metrale/compile_target.hpp"
 #include "metrale/disk_cache.hpp"
-#include "metrale/embedded_sources.hpp"
 #include "metrale/error.hpp"
 #include "metrale/kernel_resources.hpp"
 #include "metrale/kernel_variants.hpp"
@@ -120,9 +119,7 @@ void run_job(Job& job, DiskCache* cache, const std::optional<std::filesystem::pa
                                     : parse_ptxas_report(fill.ptxas_report);
     }
   } else {
-    CompileRequest request{v.source, embedded_source(v.source), v.defines, {}, job.target};
-    request.ptxas_report = job.resources;
-    CompiledModule module = nvrtc_compile(request);
+    CompiledModule module = nvrtc_compile(compile_request(v, job.target, job.resources));
     if (job.resources) job.kernels = parse_ptxas_report(module.ptxas_report);
     image = std::move(module.image);
     job.status = "compiled";

@@ -87,9 +87,7 @@ int cmd_info(int argc, char** argv) {
   const bool loaded = gpu != nullptr && target == gpu->target();
   std::vector<ModuleResources> resources;
   for (const KernelVariant& v : all_module_builds()) {
-    CompileRequest request{v.source, embedded_source(v.source), v.defines, {}, target};
-    request.ptxas_report = !loaded;
-    CompiledModule c = nvrtc_compile(request);
+    CompiledModule c = nvrtc_compile(compile_request(v, target, !loaded));
     fmt::print("{:<32} {:>12.1f} {:>12} {:>8}\n", v.name, c.compile_ms, c.image.size(),
                c.log.empty() ? "clean" : "WARN");
     if (!c.log.empty()) fmt::print("{}\n", c.log);

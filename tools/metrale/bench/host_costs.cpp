@@ -5,7 +5,6 @@
 #include <functional>
 
 #include "metrale/bench/bench_module.hpp"
-#include "metrale/embedded_sources.hpp"
 #include "metrale/error.hpp"
 #include "metrale/kernel_variants.hpp"
 #include "metrale/nvrtc_compiler.hpp"
@@ -183,8 +182,7 @@ LaunchCost measure_launch_cost(const CudaBackend& gpu, ModuleCache& cache, const
 std::vector<CompileTime> measure_compile_times(const CudaBackend& gpu) {
   std::vector<CompileTime> out;
   for (const KernelVariant& v : all_module_builds()) {
-    const CompiledModule c = nvrtc_compile(
-        CompileRequest{v.source, embedded_source(v.source), v.defines, {}, gpu.target()});
+    const CompiledModule c = nvrtc_compile(compile_request(v, gpu.target()));
     out.push_back({v.name, c.compile_ms, c.image.size()});
   }
   return out;
