@@ -226,7 +226,9 @@ for s in "${steps[@]}"; do
                 # against the skinny and deep entries' forms; PLANCHECK_SET=narrow: item 162's
                 # 10 narrow layers of 16-48 MiB at m = 1, 4, 8; PLANCHECK_SET=above8: item
                 # 164's leads, 10 narrow layers at K = 8192-9216 and with a short last chunk,
-                # at m = 10, 13, 16; PLANCHECK_M replaces a named set's token counts),
+                # at m = 10, 13, 16; PLANCHECK_SET=chunks: item 181's bounds on layers it was
+                # neither fitted nor checked on, and 6 layers at K = 3584 for its lead there,
+                # at m = 1, 2, 4, 6, 8; PLANCHECK_M replaces a named set's token counts),
                 # averaged by bench_table.py --plan
       export PLANCHECK_DEFAULT="--shape 6144x4096 --shape 4096x4096 --shape 4096x14336 --shape 10240x5120 --shape 24576x1536 --shape 8192x4096 --shape 5120x8192 --shape 14336x4096 --shape 12288x2048 --m 2,4,6,8,10,12,14,16"
       plancheck_set() {  # plancheck_set M ENTRIES SHAPES: a named set's bench options
@@ -261,6 +263,12 @@ for s in "${steps[@]}"; do
            skinny_deep/4x8+pdl skinny_deep/4x8.sp+pdl streamk.c1 streamk.c1+pdl" \
           "1344x8192 1472x8192 1600x9216 1728x8192 1312x9216 1760x9216 1376x15360
            1312x15360 1440x15360 1248x11264" ;;
+        chunks) plancheck_set 1,2,4,6,8 \
+          "skinny/8 skinny_deep/7x2 skinny_deep/14x2 skinny_deep/8x2 skinny_deep/16" \
+          "1376x7168 1408x7168 1440x7168 1520x7168 1616x7168 1632x7168 1648x7168 1760x7168
+           1824x7168 2016x7168 1600x5376 1616x5376 1632x5376 1648x5376 1696x5376 2400x5376
+           2624x5376 2752x5376 2848x5376 2304x3584 2816x3584 3328x3584 3840x3584 4352x3584
+           4608x3584" ;;
       esac
       step plancheck bash -c "
         for run in \$(seq ${PLANCHECK_RUNS:-2}); do
