@@ -49,6 +49,12 @@ void require(const void* pointer, std::string_view fn, std::string_view what) {
   if (pointer == nullptr) fail("{}: {} is NULL", fn, what);
 }
 
+std::unique_ptr<LoadedModule> GuardOnlyGpu::load_module(std::span<const char> image,
+                                                        std::string_view label) const {
+  (void)image;
+  fail("internal: a guard pass loads no module ({})", label);
+}
+
 }  // namespace metrale::capi
 
 using metrale::DevicePtr;
@@ -112,16 +118,20 @@ metrale_status launch_deep(metrale_service* service, std::string_view fn, uint64
   return metrale::capi::run([&](metrale_status& phase) {
     metrale::KernelService& svc = metrale::capi::service(service, fn);
     const DeepLaunch form = deep_launch(svc, m, n, k, chunked);
+    const auto launch = [&](const GpuBackend& gpu, KernelHandle kernel) {
+      metrale::w8a16_gemm_m16_skinny_deep(gpu, kernel, DevicePtr(input), DevicePtr(weight),
+                                          DevicePtr(block_scale), DevicePtr(output), m, n, k,
+                                          a_row_stride, c_row_stride, workspace, form.warps,
+                                          form.warp_blocks, metrale::capi::stream_handle(stream));
+    };
+    const std::string name(form.kernel);
+    launch(metrale::capi::GuardOnlyGpu(svc.gpu()), metrale::capi::guard_pass_handle(name.c_str()));
     // The form's kernel (the 32-row one is a module of its own) is compiled on first use:
     // an error there is a compile error.
     phase = METRALE_ERROR_COMPILE;
     const KernelHandle kernel = svc.kernel(form.kernel);
     phase = METRALE_ERROR_INVALID_ARGUMENT;
-    const metrale::capi::TrackedGpu gpu(svc.gpu(), svc.compile_only(), phase);
-    metrale::w8a16_gemm_m16_skinny_deep(gpu, kernel, DevicePtr(input), DevicePtr(weight),
-                                        DevicePtr(block_scale), DevicePtr(output), m, n, k,
-                                        a_row_stride, c_row_stride, workspace, form.warps,
-                                        form.warp_blocks, metrale::capi::stream_handle(stream));
+    launch(metrale::capi::TrackedGpu(svc.gpu(), svc.compile_only(), phase), kernel);
   });
 }
 
@@ -477,9 +487,16 @@ metrale_status metrale_dense_ffn(metrale_service* service, uint32_t n_tile, uint
         "metrale_dense_ffn_select returns)",
         fn, n_tile, metrale::W8A16_GEMM_M16_N_TILE, metrale::W8A16_GEMM_M16_N_TILE_WIDE);
     // Without the lever nothing is compiled: dense_ffn_m16_tc refuses the target with its
-    // own first check, before it touches the (then empty) kernel handle.
-    metrale::M16TcKernel selected{&metrale::w8a16_gemm_m16, {}, n_tile};
+    // own first check, before it touches the (then empty) kernel handle. With it, the
+    // guard pass refuses a bad argument before the first use compiles the kernel.
+    const metrale::M16TcEntry entry = metrale::m16_tc_entry(n_tile);
+    metrale::M16TcKernel selected{entry.launcher, {}, n_tile};
     if (svc.levers().ffn_m16_tc) {
+      metrale::dense_ffn_m16_tc({entry.launcher, metrale::capi::guard_pass_handle(entry.entry),
+                                 n_tile},
+                                svc.levers(), metrale::capi::GuardOnlyGpu(svc.gpu()),
+                                DevicePtr(input), DevicePtr(weight), DevicePtr(block_scale),
+                                DevicePtr(output), rows, n, k, stream_handle(stream));
       phase = METRALE_ERROR_COMPILE;
       selected = svc.ffn_kernel(n_tile);
       phase = METRALE_ERROR_INVALID_ARGUMENT;
@@ -502,6 +519,12 @@ metrale_status metrale_qkv_projection(metrale_service* service, uint64_t input,
     KernelService& svc = metrale::capi::service(service, "metrale_qkv_projection");
     KernelHandle kernel{};
     if (svc.levers().attn_m16_tc) {
+      metrale::qkv_projection_m16_tc(
+          svc.levers(), metrale::capi::GuardOnlyGpu(svc.gpu()),
+          metrale::capi::guard_pass_handle("w8a16_gemm_m16_strided"), DevicePtr(input),
+          input_row_stride, DevicePtr(weight), DevicePtr(block_scale), DevicePtr(qkv),
+          per_seq_qkv, metrale::QkvSlot{slot_offset, slot_width}, n_seq, k,
+          stream_handle(stream));
       phase = METRALE_ERROR_COMPILE;
       kernel = svc.kernel("w8a16_gemm_m16_strided");
       phase = METRALE_ERROR_INVALID_ARGUMENT;

@@ -97,23 +97,59 @@ class TrackedGpu final : public GpuBackend {
   metrale_status& phase_;
 };
 
-// The common shape of a launcher entry: resolve `entry` (compiling on first use), then
-// run `launch(gpu, kernel)` with the launch stage tracked; a launcher that also needs the
-// service (its device, for a plan) takes it as a third argument.
+// The backend of a guard pass: a launcher run on it makes every check it makes before a
+// launch, and nothing is loaded, encoded or launched. The C entries run it before they
+// resolve their kernel, so that a refused argument is refused as such (and at once), not
+// after a first use has compiled the kernel or as that compile's error.
+class GuardOnlyGpu final : public GpuBackend {
+ public:
+  explicit GuardOnlyGpu(const GpuBackend& inner) : inner_(inner) {}
+  ContextId context() const override { return inner_.context(); }
+  std::string target() const override { return inner_.target(); }
+  std::unique_ptr<LoadedModule> load_module(std::span<const char> image,
+                                            std::string_view label) const override;
+  TensorMapBytes tensor_map_2d(const TensorMap2dRequest& request) const override {
+    (void)request;
+    return {};
+  }
+  void launch(const KernelHandle& kernel, const LaunchConfig& config,
+              std::span<const KernelArg> args, StreamHandle stream) const override {
+    (void)kernel, (void)config, (void)args, (void)stream;
+  }
+
+ private:
+  const GpuBackend& inner_;
+};
+
+// The handle a guard pass gives a launcher: the entry's name (which the launchers check)
+// and no function, so that nothing could run it.
+inline KernelHandle guard_pass_handle(const char* entry) { return {nullptr, 0, entry, nullptr}; }
+
+// Calls `launch(gpu, kernel)`, or `launch(gpu, kernel, svc)` for a launcher that also needs
+// the service (its device, for a plan).
 template <typename Launch>
-metrale_status launch_entry(metrale_service* handle, std::string_view fn, std::string_view entry,
+void call_launcher(Launch& launch, const GpuBackend& gpu, KernelHandle kernel,
+                   KernelService& svc) {
+  if constexpr (std::is_invocable_v<Launch&, const GpuBackend&, KernelHandle, KernelService&>) {
+    launch(gpu, kernel, svc);
+  } else {
+    launch(gpu, kernel);
+  }
+}
+
+// The common shape of a launcher entry: the launcher's guard pass, then `entry` resolved
+// (compiling on first use) and the launcher run with the launch stage tracked.
+template <typename Launch>
+metrale_status launch_entry(metrale_service* handle, std::string_view fn, const char* entry,
                             Launch&& launch) noexcept {
   return run([&](metrale_status& phase) {
     KernelService& svc = service(handle, fn);
+    call_launcher(launch, GuardOnlyGpu(svc.gpu()), guard_pass_handle(entry), svc);
     phase = METRALE_ERROR_COMPILE;
     const KernelHandle kernel = svc.kernel(entry);
     phase = METRALE_ERROR_INVALID_ARGUMENT;
     const TrackedGpu gpu(svc.gpu(), svc.compile_only(), phase);
-    if constexpr (std::is_invocable_v<Launch&, const TrackedGpu&, KernelHandle, KernelService&>) {
-      launch(gpu, kernel, svc);
-    } else {
-      launch(gpu, kernel);
-    }
+    call_launcher(launch, gpu, kernel, svc);
   });
 }
 

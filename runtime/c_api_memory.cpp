@@ -27,7 +27,7 @@ constexpr std::uint32_t kFillMaxBlocks = 4096;
 // Checks a fill's destination and count, then launches `entry` with (out, count, seed)
 // followed by the extra arguments `more` pushes.
 template <typename More>
-metrale_status fill(metrale_service* service, std::string_view fn, std::string_view entry,
+metrale_status fill(metrale_service* service, std::string_view fn, const char* entry,
                     std::uint64_t out, std::uint32_t count, std::uint32_t seed,
                     std::uint64_t alignment, void* stream, More&& more) noexcept {
   return metrale::capi::launch_entry(

@@ -6,6 +6,7 @@
 
 #include "launch_guards.hpp"
 #include "metrale/error.hpp"
+#include "metrale/log.hpp"
 #include "metrale/nvrtc_compiler.hpp"
 
 namespace metrale {
@@ -18,15 +19,24 @@ TargetLevers target_levers(std::string_view target) {
 }
 
 std::uint32_t m16_tc_n_tile(std::optional<std::string_view> ntile_value) {
-  if (!ntile_value || *ntile_value == "32") return W8A16_GEMM_M16_N_TILE;
-  if (*ntile_value == "64") return W8A16_GEMM_M16_N_TILE_WIDE;
-  fail("METRALE_FFN_M16_TC_NTILE='{}' is not an accepted value (accepted: unset, 32, 64)",
-       *ntile_value);
+  std::uint32_t n_tile = 0;
+  if (!ntile_value || *ntile_value == "32") {
+    n_tile = W8A16_GEMM_M16_N_TILE;
+  } else if (*ntile_value == "64") {
+    n_tile = W8A16_GEMM_M16_N_TILE_WIDE;
+  } else {
+    fail("METRALE_FFN_M16_TC_NTILE='{}' is not an accepted value (accepted: unset, 32, 64)",
+         *ntile_value);
+  }
+  logger()->debug("dense FFN: N tile {} (METRALE_FFN_M16_TC_NTILE {})", n_tile,
+                  ntile_value ? fmt::format("'{}'", *ntile_value) : std::string("unset"));
+  return n_tile;
 }
 
-std::optional<std::string_view> m16_tc_ntile_env() {
+std::optional<std::string> m16_tc_ntile_env() {
+  // A copy: the environment's own string may change with a later setenv.
   const char* value = std::getenv("METRALE_FFN_M16_TC_NTILE");
-  return value != nullptr ? std::optional<std::string_view>(value) : std::nullopt;
+  return value != nullptr ? std::optional<std::string>(value) : std::nullopt;
 }
 
 M16TcEntry m16_tc_entry(std::uint32_t n_tile) {
@@ -51,6 +61,11 @@ void dense_ffn_m16_tc(const M16TcKernel& selected, const TargetLevers& levers,
   ensure(levers.ffn_m16_tc, "dense_ffn_m16_tc: the target's ffn_m16_tc lever is off");
   ensure(rows >= 1 && rows <= DENSE_FFN_M16_TC_MAX_ROWS,
          "dense_ffn_m16_tc: rows={} outside 1..={}", rows, DENSE_FFN_M16_TC_MAX_ROWS);
+  // The selection is a public struct: its tile and launcher must be one of the two pairs
+  // the selection makes, whatever the row count (m16_tc_entry refuses another tile).
+  ensure(m16_tc_entry(selected.n_tile).launcher == selected.launcher,
+         "dense_ffn_m16_tc: the selection's launcher is not the one of its N tile {}",
+         selected.n_tile);
   if (rows <= 16) {
     selected.launcher(gpu, selected.kernel, input, weight, block_scale, output, rows, n, k,
                       stream);
@@ -67,12 +82,12 @@ void dense_ffn_m16_tc(const M16TcKernel& selected, const TargetLevers& levers,
   // first and the same kernel, so only its pointers are new.
   const std::string_view fn = m16_tc_entry(selected.n_tile).entry;
   guards::check_m_and_k(fn, first, k);
-  guards::check_operands(fn, input, weight, block_scale, output, n);
+  guards::check_operands(fn, input, weight, block_scale, output, {first, n, k, k, n});
   ensure(input_2.address >= input.address && output_2.address >= output.address,
          "dense_ffn_m16_tc: the second row half (from row {}) of input=0x{:x} or "
          "output=0x{:x} lies past the end of the address space",
          first, input.address, output.address);
-  guards::check_operands(fn, input_2, weight, block_scale, output_2, n);
+  guards::check_operands(fn, input_2, weight, block_scale, output_2, {second, n, k, k, n});
   selected.launcher(gpu, selected.kernel, input, weight, block_scale, output, first, n, k,
                     stream);
   selected.launcher(gpu, selected.kernel, input_2, weight, block_scale, output_2, second, n, k,

@@ -1,5 +1,6 @@
 #include "metrale/kernel_launch.hpp"
 
+#include <array>
 #include <cstring>
 
 #include "metrale/error.hpp"
@@ -15,7 +16,7 @@ std::size_t KernelLaunch::next_slot() const {
 KernelLaunch& KernelLaunch::push(const void* value, std::size_t size) {
   const std::size_t i = next_slot();
   std::memcpy(&storage_[i], value, size);
-  args_[i] = KernelArg{&storage_[i], size};
+  sizes_[i] = size;
   ++count_;
   return *this;
 }
@@ -27,7 +28,9 @@ KernelLaunch& KernelLaunch::arg_u32(std::uint32_t v) { return push(&v, sizeof(v)
 KernelLaunch& KernelLaunch::arg_f32(float v) { return push(&v, sizeof(v)); }
 
 KernelLaunch& KernelLaunch::arg_bytes(const void* value, std::size_t size) {
-  args_[next_slot()] = KernelArg{value, size};
+  const std::size_t i = next_slot();
+  external_[i] = value;
+  sizes_[i] = size;
   ++count_;
   return *this;
 }
@@ -45,7 +48,11 @@ TensorMapBytes packed_tensor_map_request(const TensorMap2dRequest& r) {
 }
 
 void KernelLaunch::launch(StreamHandle stream) {
-  gpu_.launch(kernel_, config_, std::span<const KernelArg>(args_.data(), count_), stream);
+  std::array<KernelArg, kMaxArgs> args{};
+  for (std::size_t i = 0; i < count_; ++i) {
+    args[i] = KernelArg{external_[i] != nullptr ? external_[i] : &storage_[i], sizes_[i]};
+  }
+  gpu_.launch(kernel_, config_, std::span<const KernelArg>(args.data(), count_), stream);
 }
 
 }  // namespace metrale

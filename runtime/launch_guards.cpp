@@ -15,6 +15,33 @@ void check_pointer(std::string_view fn, std::string_view name, DevicePtr p,
          p.address, alignment);
 }
 
+// The bytes [begin, end) an operand spans.
+struct Span {
+  std::string_view name;
+  std::uint64_t begin, end;
+};
+
+Span span_of(std::string_view fn, std::string_view name, DevicePtr p, std::uint64_t bytes) {
+  ensure(bytes <= ~std::uint64_t{0} - p.address,
+         "{}: {}=0x{:x} with its {} bytes lies past the end of the address space", fn, name,
+         p.address, bytes);
+  return {name, p.address, p.address + bytes};
+}
+
+// The bytes of m rows `width` elements of `element_bytes` wide at a pitch of `pitch`.
+std::uint64_t rows_bytes(std::uint32_t m, std::uint32_t width, std::uint32_t pitch,
+                         std::uint32_t element_bytes) {
+  return (std::uint64_t{m - 1} * pitch + width) * element_bytes;
+}
+
+void check_disjoint(std::string_view fn, const Span& written, const Span& read) {
+  const bool empty = written.begin == written.end || read.begin == read.end;
+  ensure(empty || written.end <= read.begin || read.end <= written.begin,
+         "{}: {} [0x{:x}, 0x{:x}) overlaps {} [0x{:x}, 0x{:x}): the kernel would read rows "
+         "it has already written",
+         fn, written.name, written.begin, written.end, read.name, read.begin, read.end);
+}
+
 }  // namespace
 
 void check_m_and_k(std::string_view fn, std::uint32_t m, std::uint32_t k) {
@@ -52,12 +79,18 @@ void check_split(std::string_view fn, std::uint32_t split, std::uint32_t k) {
 }
 
 void check_operands(std::string_view fn, DevicePtr input, DevicePtr weight,
-                    DevicePtr block_scale, DevicePtr output, std::uint32_t n) {
-  ensure(n >= 1, "{}: n=0: nothing to compute (N must be at least 1)", fn);
+                    DevicePtr block_scale, DevicePtr output, const Extents& e) {
+  ensure(e.n >= 1, "{}: n=0: nothing to compute (N must be at least 1)", fn);
   check_pointer(fn, "input", input, 16);
   check_pointer(fn, "weight", weight, 16);
   check_pointer(fn, "block_scale", block_scale, 4);
   check_pointer(fn, "output", output, 2);
+  const Span out = span_of(fn, "output", output, rows_bytes(e.m, e.n, e.c_row_stride, 2));
+  check_disjoint(fn, out, span_of(fn, "input", input, rows_bytes(e.m, e.k, e.a_row_stride, 2)));
+  check_disjoint(fn, out, span_of(fn, "weight", weight, std::uint64_t{e.n} * e.k));
+  check_disjoint(fn, out,
+                 span_of(fn, "block_scale", block_scale,
+                         std::uint64_t{(e.n + 127) / 128} * (e.k / 128) * 4));
 }
 
 void check_call(std::string_view fn, DevicePtr input, DevicePtr weight, DevicePtr block_scale,
@@ -66,7 +99,7 @@ void check_call(std::string_view fn, DevicePtr input, DevicePtr weight, DevicePt
   check_m_and_k(fn, m, k);
   check_blocks(fn, k);
   check_strides(fn, n, k, a_row_stride, c_row_stride);
-  check_operands(fn, input, weight, block_scale, output, n);
+  check_operands(fn, input, weight, block_scale, output, {m, n, k, a_row_stride, c_row_stride});
 }
 
 void check_plan_workspace(std::string_view fn, std::string_view entry, std::uint64_t need,

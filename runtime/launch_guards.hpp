@@ -29,10 +29,19 @@ void check_strides(std::string_view fn, std::uint32_t n, std::uint32_t k,
 // at most one CTA per 128-K block.
 void check_split(std::string_view fn, std::uint32_t split, std::uint32_t k);
 
-// What the seed leaves to the kernel: n == 0, null pointers, and alignment (16 bytes
-// for input and weight, read in 16-byte pieces; 4 for block_scale; 2 for output).
+// The extents of a launch's operands: m rows of input k wide at a pitch of a_row_stride
+// elements, m rows of output n wide at c_row_stride; weight [n, k], block_scale
+// [ceil(n / 128), k / 128].
+struct Extents {
+  std::uint32_t m, n, k, a_row_stride, c_row_stride;
+};
+
+// What the seed leaves to the kernel: n == 0, null pointers, alignment (16 bytes for
+// input and weight, read in 16-byte pieces; 4 for block_scale; 2 for output), and an
+// output that overlaps what the kernel reads: its CTAs would read rows that others have
+// already written. The inputs may overlap each other (they are only read).
 void check_operands(std::string_view fn, DevicePtr input, DevicePtr weight,
-                    DevicePtr block_scale, DevicePtr output, std::uint32_t n);
+                    DevicePtr block_scale, DevicePtr output, const Extents& extents);
 
 // The checks of a call that may run any entry (the automatic choice), in the launchers'
 // order: check_m_and_k, check_blocks, check_strides, check_operands.

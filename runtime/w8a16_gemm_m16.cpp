@@ -25,7 +25,7 @@ void launch_contiguous(std::string_view fn, std::uint32_t n_tile, bool strided_k
                        DevicePtr weight, DevicePtr block_scale, DevicePtr output,
                        std::uint32_t m, std::uint32_t n, std::uint32_t k, StreamHandle stream) {
   guards::check_m_and_k(fn, m, k);
-  guards::check_operands(fn, input, weight, block_scale, output, n);
+  guards::check_operands(fn, input, weight, block_scale, output, {m, n, k, k, n});
   static constexpr std::array<std::string_view, 1> kWide = {"w8a16_gemm_m16_n64"};
   if (strided_kernel) {
     guards::check_kernel(fn, kernel, guards::kStridedKernelEntries);
@@ -63,7 +63,8 @@ void w8a16_gemm_m16_strided(const GpuBackend& gpu, KernelHandle kernel, DevicePt
   constexpr std::string_view fn = "w8a16_gemm_m16_strided";
   guards::check_m_and_k(fn, m, k);
   guards::check_strides(fn, n, k, a_row_stride, c_row_stride);
-  guards::check_operands(fn, input, weight, block_scale, output, n);
+  guards::check_operands(fn, input, weight, block_scale, output,
+                         {m, n, k, a_row_stride, c_row_stride});
   guards::check_kernel(fn, kernel, guards::kStridedKernelEntries);
   KernelLaunch launch(gpu, guards::build_for_tokens(fn, kernel, m));
   with_seed_grid(launch, W8A16_GEMM_M16_N_TILE, input, weight, block_scale, output, m, n, k)

@@ -207,7 +207,8 @@ void launch_skinny(std::string_view fn, const GpuBackend& gpu, KernelHandle kern
   const std::uint32_t rows = rows_per_cta(name_of(kernel));
   ensure(div_ceil(n, rows) <= 65535, "{}: N={} needs {} CTAs of {} rows, over the grid's 65535",
          fn, n, div_ceil(n, rows), rows);
-  guards::check_operands(fn, input, weight, block_scale, output, n);
+  guards::check_operands(fn, input, weight, block_scale, output,
+                         {m, n, k, a_row_stride, c_row_stride});
   const std::uint32_t chunks = w8a16_gemm_m16_skinny_chunks(k, warps, warp_blocks);
   const std::uint64_t needed = slots_bytes(n, chunks);
   if (needed != 0) {

@@ -23,7 +23,8 @@ void w8a16_gemm_m16_splitk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr
   guards::check_m_and_k(fn, m, k);
   guards::check_strides(fn, n, k, a_row_stride, c_row_stride);
   guards::check_split(fn, split, k);
-  guards::check_operands(fn, input, weight, block_scale, output, n);
+  guards::check_operands(fn, input, weight, block_scale, output,
+                         {m, n, k, a_row_stride, c_row_stride});
   guards::check_kernel(fn, kernel, guards::kStridedKernelEntries);
   KernelLaunch launch(gpu, guards::build_for_tokens(fn, kernel, m));
   launch.grid({div_ceil(n, W8A16_GEMM_M16_N_TILE), split, 1}).block({128, 1, 1});

@@ -35,7 +35,8 @@ void w8a16_gemm_m16_stream(const GpuBackend& gpu, KernelHandle kernel, DevicePtr
          fn, rows);
   const std::uint32_t stage_bytes = stream_stage_bytes(m, rows);
   const std::uint32_t stages = stream_ring_stages(fn, stage_bytes, tuning.stages);
-  guards::check_operands(fn, input, weight, block_scale, output, n);
+  guards::check_operands(fn, input, weight, block_scale, output,
+                         {m, n, k, a_row_stride, c_row_stride});
   static constexpr std::array<std::string_view, 1> kEntry = {"w8a16_gemm_m16_stream"};
   guards::check_kernel(fn, kernel, kEntry);
   const StreamTensorMaps maps =

@@ -46,7 +46,8 @@ void w8a16_gemm_m16_streamk(const GpuBackend& gpu, KernelHandle kernel, DevicePt
   const std::uint32_t grid = w8a16_gemm_m16_streamk_grid_ctas(n, k, ctas);
   const std::uint32_t stage_bytes = stream_stage_bytes(m, kRows);
   const std::uint32_t ring_stages = stream_ring_stages(fn, stage_bytes, stages);
-  guards::check_operands(fn, input, weight, block_scale, output, n);
+  guards::check_operands(fn, input, weight, block_scale, output,
+                         {m, n, k, a_row_stride, c_row_stride});
   static constexpr std::array<std::string_view, 1> kEntry = {"w8a16_gemm_m16_streamk"};
   guards::check_kernel(fn, kernel, kEntry);
   const std::uint64_t needed = w8a16_gemm_m16_streamk_workspace_bytes(n, grid);

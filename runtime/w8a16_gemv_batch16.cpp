@@ -1,5 +1,6 @@
 #include "metrale/w8a16_gemv_batch16.hpp"
 
+#include <array>
 #include <string_view>
 
 #include "launch_guards.hpp"
@@ -8,6 +9,10 @@
 
 namespace metrale {
 namespace {
+
+// Either entry's handle runs the one strided kernel; another kernel takes other arguments.
+constexpr std::array<std::string_view, 2> kGemvEntries = {"w8a16_gemv_batch16",
+                                                          "w8a16_gemv_batch16_strided"};
 
 // Both entries run the strided kernel, after their own guards.
 void launch_strided_kernel(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input,
@@ -32,7 +37,8 @@ void w8a16_gemv_batch16(const GpuBackend& gpu, KernelHandle kernel, DevicePtr in
                         StreamHandle stream) {
   constexpr std::string_view fn = "w8a16_gemv_batch16";
   guards::check_m_and_k(fn, m, k);
-  guards::check_operands(fn, input, weight, block_scale, output, n);
+  guards::check_operands(fn, input, weight, block_scale, output, {m, n, k, k, n});
+  guards::check_kernel(fn, kernel, kGemvEntries);
   // Contiguous rows: the pitches are k and n.
   launch_strided_kernel(gpu, kernel, input, weight, block_scale, output, m, n, k, k, n, stream);
 }
@@ -45,7 +51,9 @@ void w8a16_gemv_batch16_strided(const GpuBackend& gpu, KernelHandle kernel, Devi
   constexpr std::string_view fn = "w8a16_gemv_batch16_strided";
   guards::check_m_and_k(fn, m, k);
   guards::check_strides(fn, n, k, a_row_stride, c_row_stride);
-  guards::check_operands(fn, input, weight, block_scale, output, n);
+  guards::check_operands(fn, input, weight, block_scale, output,
+                         {m, n, k, a_row_stride, c_row_stride});
+  guards::check_kernel(fn, kernel, kGemvEntries);
   launch_strided_kernel(gpu, kernel, input, weight, block_scale, output, m, n, k, a_row_stride,
                         c_row_stride, stream);
 }

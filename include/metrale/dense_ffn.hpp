@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <utility>
 
@@ -51,15 +52,17 @@ struct M16TcEntry {
 };
 M16TcEntry m16_tc_entry(std::uint32_t n_tile);
 
-// The value of METRALE_FFN_M16_TC_NTILE (nullopt when unset).
-std::optional<std::string_view> m16_tc_ntile_env();
+// The value of METRALE_FFN_M16_TC_NTILE (nullopt when unset), read at each call.
+std::optional<std::string> m16_tc_ntile_env();
 
 // Rows per dense-FFN call: 17..=32 rows run the launcher twice on contiguous halves, the
 // first ceil(rows / 2) rows, then the rest.
 inline constexpr std::uint32_t DENSE_FFN_M16_TC_MAX_ROWS = 32;
 
 // Dense FFN projection for 1..=32 rows. Throws Error when the target's ffn_m16_tc lever
-// is off, or for rows outside 1..=32 (nothing launched).
+// is off, for rows outside 1..=32, for a selection whose launcher is not its tile's, or
+// for operands either half refuses (nothing launched). Where the backend fails the second
+// half's launch, the first half is already queued.
 void dense_ffn_m16_tc(const M16TcKernel& selected, const TargetLevers& levers,
                       const GpuBackend& gpu, DevicePtr input, DevicePtr weight,
                       DevicePtr block_scale, DevicePtr output, std::uint32_t rows,

@@ -59,9 +59,12 @@ class KernelLaunch {
   const GpuBackend& gpu_;
   KernelHandle kernel_;
   LaunchConfig config_{};
-  // Values live here (8-byte slots) so the pointers handed to the driver stay valid.
+  // Values live here (8-byte slots), and launch() points the driver at them only then:
+  // a copied or moved builder hands over its own storage, never the original's.
   std::array<std::uint64_t, kMaxArgs> storage_{};
-  std::array<KernelArg, kMaxArgs> args_{};
+  // Argument i is storage_[i] where external_[i] is null, else the caller's bytes there.
+  std::array<const void*, kMaxArgs> external_{};
+  std::array<std::size_t, kMaxArgs> sizes_{};
   std::size_t count_ = 0;
 };
 

@@ -6,8 +6,10 @@
  *
  * Error model: every call that can fail returns a metrale_status. METRALE_OK is 0; on
  * any other status nothing was launched by that call (for the dense FFN with 17..32
- * rows: neither half), and metrale_last_error() holds the message, the same text as the
- * C++ library's metrale::Error. No C++ exception crosses this boundary.
+ * rows: neither half, but for METRALE_ERROR_CUDA from the driver's refusal of the second
+ * half, which leaves the first queued: a launch cannot be taken back), and
+ * metrale_last_error() holds the message, the same text as the C++ library's
+ * metrale::Error. No C++ exception crosses this boundary.
  *
  * Thread safety: every function may be called from many threads at once, on one
  * service or on several. metrale_last_error() is per thread.

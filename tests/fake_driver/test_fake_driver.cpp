@@ -5,11 +5,14 @@
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <string>
 
+#include "c_api_internal.hpp"
 #include "metrale/cuda_backend.hpp"
 #include "metrale/error.hpp"
+#include "metrale/kernels.h"
 
 using namespace metrale;
 
@@ -38,6 +41,31 @@ TEST_CASE("the backend comes up and synchronizes through the entries cuda.h decl
   CHECK(gpu.info().name == "fake device");  // the fake was loaded
   CHECK(gpu.target() == "sm_90");
   CHECK_NOTHROW(gpu.synchronize());
+}
+
+TEST_CASE("the C ABI refuses a bad argument before a first use compiles the kernel") {
+  if (mode() != "device") return;
+  setenv("METRALE_KERNEL_CACHE", "0", 1);  // every module compiled here, none stored
+  metrale_service* s = nullptr;
+  REQUIRE(metrale_service_create(0, &s) == METRALE_OK);
+  const auto compiles = [&] { return s->service.cache().stats().compiles; };
+  constexpr std::uint64_t in = 1ull << 40, w = 2ull << 40, sc = 3ull << 40, out = 4ull << 40;
+  CHECK(metrale_w8a16_gemm_m16(s, in, w, sc, out, 0, 32, 128, nullptr) ==
+        METRALE_ERROR_INVALID_ARGUMENT);
+  CHECK(std::string(metrale_last_error()).find("m=0") != std::string::npos);
+  CHECK(metrale_w8a16_gemm_m16_strided(s, in, w, sc, in, 4, 96, 128, 136, 96, nullptr) ==
+        METRALE_ERROR_INVALID_ARGUMENT);
+  CHECK(metrale_w8a16_gemm_m16_skinny_deep(s, in, w, sc, w, 4, 4096, 4096, 4096, 4096,
+                                           nullptr) == METRALE_ERROR_INVALID_ARGUMENT);
+  CHECK(metrale_dense_ffn(s, 32, in, w, sc, out, 20, 32, 100, nullptr) ==
+        METRALE_ERROR_INVALID_ARGUMENT);
+  CHECK(metrale_qkv_projection(s, in, 130, w, sc, out, 128, 0, 64, 2, 128, nullptr) ==
+        METRALE_ERROR_INVALID_ARGUMENT);
+  CHECK(compiles() == 0);
+  // Good arguments compile the kernel (which the fake driver then cannot load).
+  CHECK(metrale_w8a16_gemm_m16(s, in, w, sc, out, 1, 32, 128, nullptr) != METRALE_OK);
+  CHECK(compiles() == 1);
+  metrale_service_destroy(s);
 }
 
 TEST_CASE("the mode is one the tests know") {

@@ -13,7 +13,7 @@ using namespace metrale;
 
 namespace {
 
-constexpr DevicePtr kIn(0x10000), kW(0x20000), kS(0x30000), kOut(0x40000), kWs(0x50000);
+constexpr DevicePtr kIn(0x10000000000), kW(0x20000000000), kS(0x30000000000), kOut(0x40000000000), kWs(0x50000000000);
 
 using Fixture = test::LauncherFixture;
 using test::error_of;
@@ -51,7 +51,7 @@ TEST_CASE("w8a16_gemm_m16_auto: bad arguments are refused before anything is com
       "w8a16_gemm_m16_planned: the plan (w8a16_gemm_m16_streamk) needs a workspace"));
   CHECK(call(1, 28672, 4096, 4096, 28672, kOut, {DevicePtr(kWs.address + 8), need}) ==
         "w8a16_gemm_m16_planned: the plan (w8a16_gemm_m16_streamk) needs a workspace, and the "
-        "caller's at 0x50008 is not 16-byte aligned");
+        "caller's at 0x50000000008 is not 16-byte aligned");
   // K = 0 is a multiple of 128, but no entry past the seed's has a CTA for it.
   CHECK(call(1, 4096, 0, 0, 4096, kOut, {}) ==
         "w8a16_gemm_m16_auto: K=0 leaves no 128-K block (this entry needs K >= 128)");

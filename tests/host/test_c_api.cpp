@@ -31,8 +31,8 @@
 namespace {
 
 // Aligned, non-null fake device addresses: nothing is ever dereferenced.
-constexpr uint64_t kIn = 0x10000, kW = 0x20000, kS = 0x30000, kOut = 0x40000;
-constexpr uint64_t kWs = 0x50000;  // a stream-K workspace
+constexpr uint64_t kIn = 0x10000000000, kW = 0x20000000000, kS = 0x30000000000, kOut = 0x40000000000;
+constexpr uint64_t kWs = 0x50000000000;  // a stream-K workspace
 
 std::string last_error() { return metrale_last_error(); }
 
@@ -271,16 +271,16 @@ TEST_CASE("C ABI: launchers check their arguments, then refuse to launch without
          METRALE_ERROR_INVALID_ARGUMENT, "K=100 not a multiple of 128");
   CHECK(last_error() == cpp_error_of_gemm_m16(kIn, 1, 32, 100));
   expect(metrale_w8a16_gemm_m16(s, kIn + 8, kW, kS, kOut, 1, 32, 128, nullptr),
-         METRALE_ERROR_INVALID_ARGUMENT, "input=0x10008 is not 16-byte aligned");
+         METRALE_ERROR_INVALID_ARGUMENT, "input=0x10000000008 is not 16-byte aligned");
   CHECK(last_error() == cpp_error_of_gemm_m16(kIn + 8, 1, 32, 128));
   expect(metrale_w8a16_gemm_m16(s, kIn, kW, kS, kOut, 1, 0, 128, nullptr),
          METRALE_ERROR_INVALID_ARGUMENT, "n=0");
   expect(metrale_w8a16_gemm_m16_n64(s, kIn, kW + 4, kS, kOut, 1, 64, 128, nullptr),
-         METRALE_ERROR_INVALID_ARGUMENT, "w8a16_gemm_m16_n64: weight=0x20004 is not 16-byte");
+         METRALE_ERROR_INVALID_ARGUMENT, "w8a16_gemm_m16_n64: weight=0x20000000004 is not 16-byte");
   expect(metrale_w8a16_gemm_m16_n64(s, kIn, kW, kS + 2, kOut, 1, 64, 128, nullptr),
-         METRALE_ERROR_INVALID_ARGUMENT, "block_scale=0x30002 is not 4-byte aligned");
+         METRALE_ERROR_INVALID_ARGUMENT, "block_scale=0x30000000002 is not 4-byte aligned");
   expect(metrale_w8a16_gemm_m16_n64(s, kIn, kW, kS, kOut + 1, 1, 64, 128, nullptr),
-         METRALE_ERROR_INVALID_ARGUMENT, "output=0x40001 is not 2-byte aligned");
+         METRALE_ERROR_INVALID_ARGUMENT, "output=0x40000000001 is not 2-byte aligned");
   expect(metrale_w8a16_gemm_m16(s, 0, kW, kS, kOut, 1, 32, 128, nullptr),
          METRALE_ERROR_INVALID_ARGUMENT, "input is a null device pointer");
   expect(metrale_w8a16_gemv_batch16(s, kIn, kW, kS, kOut, 17, 32, 128, nullptr),
@@ -506,7 +506,7 @@ TEST_CASE("C ABI: the automatic choice checks everything before it compiles or l
   expect(call(1, 4096, 4096, 4100, 4096, kOut, 0, 0), METRALE_ERROR_INVALID_ARGUMENT,
          "w8a16_gemm_m16_auto: a_row_stride=4100 must keep rows 16B-aligned");
   expect(call(1, 4096, 4096, 4096, 4096, kOut + 1, 0, 0), METRALE_ERROR_INVALID_ARGUMENT,
-         "w8a16_gemm_m16_auto: output=0x40001 is not 2-byte aligned");
+         "w8a16_gemm_m16_auto: output=0x40000000001 is not 2-byte aligned");
   expect(call(1, 28672, 4096, 4096, 28672, kOut, 0, 0), METRALE_ERROR_INVALID_ARGUMENT,
          fmt::format("metrale_w8a16_gemm_m16_auto: the plan (w8a16_gemm_m16_streamk) needs a "
                      "workspace of {} bytes (metrale_w8a16_gemm_m16_auto_workspace_bytes), and "
@@ -516,7 +516,7 @@ TEST_CASE("C ABI: the automatic choice checks everything before it compiles or l
          "needs a workspace of");
   expect(call(1, 28672, 4096, 4096, 28672, kOut, kWs + 8, need), METRALE_ERROR_INVALID_ARGUMENT,
          "metrale_w8a16_gemm_m16_auto: the plan (w8a16_gemm_m16_streamk) needs a workspace, "
-         "and the caller's at 0x50008 is not 16-byte aligned");
+         "and the caller's at 0x50000000008 is not 16-byte aligned");
   expect(call(1, 4096, 0, 0, 4096, kOut, 0, 0), METRALE_ERROR_INVALID_ARGUMENT,
          "w8a16_gemm_m16_auto: K=0 leaves no 128-K block");
   // The plan functions take only shapes the launchers accept.
@@ -541,6 +541,35 @@ TEST_CASE("C ABI: the automatic choice checks everything before it compiles or l
   expect(metrale_w8a16_gemm_m16_auto(s, kIn, kW, kS, kOut, 3, 576, 7168, 7168, 576, kWs,
                                      1 << 20, 1, nullptr),
          METRALE_ERROR_NO_DEVICE, "no CUDA device to launch w8a16_gemm_m16_skinny");
+}
+
+TEST_CASE("C ABI: every kind of entry refuses in its guard pass, overlaps included") {
+  // (That the guard pass comes before a first use compiles the kernel takes a device
+  // service: tests/fake_driver checks it.)
+  Service svc;
+  metrale_service* s = svc.get();
+  const metrale_status bad = METRALE_ERROR_INVALID_ARGUMENT;
+  expect(metrale_w8a16_gemm_m16(s, kIn, kW, kS, kOut, 0, 32, 128, nullptr), bad, "m=0");
+  expect(metrale_w8a16_gemm_m16_n64(s, kIn, kW, kS, kOut, 1, 64, 100, nullptr), bad, "K=100");
+  expect(metrale_w8a16_gemm_m16_strided(s, kIn, kW, kS, kIn, 4, 96, 128, 136, 96, nullptr), bad,
+         "output [");
+  expect(metrale_w8a16_gemm_m16_splitk(s, kIn, kW, kS, kOut, 4, 576, 256, 256, 576, 4, nullptr),
+         bad, "split=4 exceeds");
+  expect(metrale_w8a16_gemm_m16_streamk(s, kIn, kW, kS, kOut, 4, 576, 7168, 7168, 576, kWs, 16,
+                                        8, nullptr),
+         bad, "workspace");
+  expect(metrale_w8a16_gemm_m16_skinny(s, kIn, kW, kS, kOut, 17, 576, 7168, 7168, 576, kWs, 0,
+                                       nullptr),
+         bad, "m=17");
+  expect(metrale_w8a16_gemm_m16_skinny_deep(s, kIn, kW, kS, kW, 4, 4096, 4096, 4096, 4096,
+                                            nullptr),
+         bad, "overlaps weight");
+  expect(metrale_w8a16_gemv_batch16(s, kIn, kW, kS, 0, 4, 64, 128, nullptr), bad,
+         "output is a null device pointer");
+  expect(metrale_dense_ffn(s, 32, kIn, kW, kS, kOut, 20, 32, 100, nullptr), bad, "K=100");
+  expect(metrale_qkv_projection(s, kIn, 130, kW, kS, kOut, 128, 0, 64, 2, 128, nullptr), bad,
+         "a_row_stride=130");
+  expect(metrale_fill_random_bf16(s, 0, 16, 1, 1.0f, nullptr), bad, "out is a null");
 }
 
 TEST_CASE("C ABI: dense FFN selection and call") {
@@ -620,9 +649,9 @@ TEST_CASE("C ABI: fills and memory on a compile-only service") {
   expect(metrale_fill_random_bf16(s, 0, 8, 1, 1.0f, nullptr), METRALE_ERROR_INVALID_ARGUMENT,
          "metrale_fill_random_bf16: out is a null device pointer");
   expect(metrale_fill_random_bf16(s, kOut + 1, 8, 1, 1.0f, nullptr), METRALE_ERROR_INVALID_ARGUMENT,
-         "out=0x40001 is not 2-byte aligned");
+         "out=0x40000000001 is not 2-byte aligned");
   expect(metrale_fill_random_f32(s, kOut + 2, 8, 1, 0.0f, 1.0f, nullptr),
-         METRALE_ERROR_INVALID_ARGUMENT, "out=0x40002 is not 4-byte aligned");
+         METRALE_ERROR_INVALID_ARGUMENT, "out=0x40000000002 is not 4-byte aligned");
   expect(metrale_fill_random_fp8(s, kOut, 0, 1, 0x7E, nullptr), METRALE_ERROR_INVALID_ARGUMENT,
          "count=0");
   expect(metrale_fill_random_fp8(s, kOut + 1, 100, 1, 0x7E, nullptr), METRALE_ERROR_NO_DEVICE,
@@ -783,9 +812,9 @@ TEST_CASE("C ABI: the launch wrapper forwards every backend call to the service'
 
   constexpr std::uint32_t m = 8, n = 4096, k = 14336, ctas = 132;
   const std::uint64_t bytes = w8a16_gemm_m16_streamk_workspace_bytes(n, ctas);
-  w8a16_gemm_m16_streamk(gpu, cache.kernel("w8a16_gemm_m16_streamk"), DevicePtr{0x10000},
-                         DevicePtr{0x20000}, DevicePtr{0x30000}, DevicePtr{0x40000}, m, n, k, k,
-                         n, StreamKWorkspace{DevicePtr{0x50000}, bytes}, ctas, 0);
+  w8a16_gemm_m16_streamk(gpu, cache.kernel("w8a16_gemm_m16_streamk"), DevicePtr{0x10000000000},
+                         DevicePtr{0x20000000000}, DevicePtr{0x30000000000}, DevicePtr{0x40000000000}, m, n, k, k,
+                         n, StreamKWorkspace{DevicePtr{0x50000000000}, bytes}, ctas, 0);
   CHECK(inner.tensor_maps.load() == 2);  // the weights' map and the activations'
   CHECK(inner.launches().size() == 1);
   CHECK(phase == METRALE_ERROR_CUDA);  // a failure from here on is the driver's

@@ -2,6 +2,8 @@
 // block and stream to the backend unchanged.
 #include <doctest/doctest.h>
 
+#include <optional>
+
 #include "metrale/error.hpp"
 #include "metrale/kernel_launch.hpp"
 #include "support/fake_backend.hpp"
@@ -53,4 +55,24 @@ TEST_CASE("KernelLaunch refuses more arguments than it can hold") {
   for (std::size_t i = 0; i < KernelLaunch::kMaxArgs; ++i) launch.arg_u32(1);
   CHECK_THROWS_AS(launch.arg_u32(1), Error);
   CHECK(gpu.launches().empty());
+}
+
+TEST_CASE("A copied KernelLaunch launches its own argument values") {
+  test::RecordingBackend gpu;
+  KernelHandle k{reinterpret_cast<void*>(0x10), gpu.context(), "probe"};
+  const std::uint64_t external = 0x5555;
+  std::optional<KernelLaunch> original(std::in_place, gpu, k);
+  original->arg_ptr(DevicePtr(0x1234)).arg_u32(7).arg_bytes(&external, sizeof(external));
+  KernelLaunch copy = *original;
+  // The copy's values must not point into the original: a new builder in the original's
+  // place holds other values there, which a stale pointer would read.
+  original.emplace(gpu, k);
+  original->arg_ptr(DevicePtr(0xDEAD)).arg_u32(0xBAD);
+  copy.launch(0);
+  const auto launches = gpu.launches();
+  REQUIRE(launches.size() == 1);
+  REQUIRE(launches[0].args.size() == 3);
+  CHECK(launches[0].u64_arg(0) == 0x1234);
+  CHECK(launches[0].u32_arg(1) == 7);
+  CHECK(launches[0].u64_arg(2) == 0x5555);
 }

@@ -26,7 +26,7 @@ using namespace metrale;
 
 namespace {
 
-constexpr DevicePtr kIn(0x10000), kW(0x20000), kS(0x30000), kOut(0x40000);
+constexpr DevicePtr kIn(0x10000000000), kW(0x20000000000), kS(0x30000000000), kOut(0x40000000000);
 
 using Fixture = test::LauncherFixture;
 using test::error_of;
@@ -145,24 +145,78 @@ TEST_CASE("guards: the seed's messages, in the seed's order, and nothing launche
   CHECK(error_of([&] { w8a16_gemm_m16(f.gpu, k, kIn, kW, kS, kOut, 1, 0, 128, 0); }) ==
         "w8a16_gemm_m16: n=0: nothing to compute (N must be at least 1)");
   CHECK(error_of([&] {
-          w8a16_gemm_m16(f.gpu, k, DevicePtr(0x10008), kW, kS, kOut, 1, 32, 128, 0);
-        }) == "w8a16_gemm_m16: input=0x10008 is not 16-byte aligned");
+          w8a16_gemm_m16(f.gpu, k, DevicePtr(0x10000000008), kW, kS, kOut, 1, 32, 128, 0);
+        }) == "w8a16_gemm_m16: input=0x10000000008 is not 16-byte aligned");
   CHECK(error_of([&] {
-          w8a16_gemm_m16(f.gpu, k, kIn, DevicePtr(0x20004), kS, kOut, 1, 32, 128, 0);
-        }) == "w8a16_gemm_m16: weight=0x20004 is not 16-byte aligned");
+          w8a16_gemm_m16(f.gpu, k, kIn, DevicePtr(0x20000000004), kS, kOut, 1, 32, 128, 0);
+        }) == "w8a16_gemm_m16: weight=0x20000000004 is not 16-byte aligned");
   CHECK(error_of([&] {
-          w8a16_gemm_m16(f.gpu, k, kIn, kW, DevicePtr(0x30002), kOut, 1, 32, 128, 0);
-        }) == "w8a16_gemm_m16: block_scale=0x30002 is not 4-byte aligned");
+          w8a16_gemm_m16(f.gpu, k, kIn, kW, DevicePtr(0x30000000002), kOut, 1, 32, 128, 0);
+        }) == "w8a16_gemm_m16: block_scale=0x30000000002 is not 4-byte aligned");
   CHECK(error_of([&] {
-          w8a16_gemm_m16(f.gpu, k, kIn, kW, kS, DevicePtr(0x40001), 1, 32, 128, 0);
-        }) == "w8a16_gemm_m16: output=0x40001 is not 2-byte aligned");
+          w8a16_gemm_m16(f.gpu, k, kIn, kW, kS, DevicePtr(0x40000000001), 1, 32, 128, 0);
+        }) == "w8a16_gemm_m16: output=0x40000000001 is not 2-byte aligned");
   CHECK(error_of([&] {
           w8a16_gemm_m16(f.gpu, k, kIn, DevicePtr(0), kS, kOut, 1, 32, 128, 0);
         }) == "w8a16_gemm_m16: weight is a null device pointer");
   CHECK(error_of([&] {
           w8a16_gemv_batch16(f.gpu, k, kIn, kW, kS, kOut, 17, 32, 128, 0);
         }) == "w8a16_gemv_batch16: m=17 outside 1..=16 (kernel M tile)");
+  // The strided entry: m, then K, then the pitches, each with every later one bad too.
+  CHECK(error_of([&] {
+          w8a16_gemm_m16_strided(f.gpu, ks, kIn, kW, kS, kOut, 0, 64, 100, 64, 32, 0);
+        }) == "w8a16_gemm_m16_strided: m=0 outside 1..=16 (kernel M tile)");
+  CHECK(error_of([&] {
+          w8a16_gemm_m16_strided(f.gpu, ks, kIn, kW, kS, kOut, 2, 64, 100, 64, 32, 0);
+        }) == "w8a16_gemm_m16_strided: K=100 not a multiple of 128 (block-scale granularity)");
+  CHECK(error_of([&] {
+          w8a16_gemm_m16_strided(f.gpu, ks, kIn, kW, kS, DevicePtr(0), 2, 64, 256, 128, 64, 0);
+        }).starts_with("w8a16_gemm_m16_strided: row pitches (a=128, c=64)"));
   CHECK(f.gpu.launches().empty());
+}
+
+TEST_CASE("guards: an output that overlaps what the kernel reads is refused") {
+  Fixture f;
+  const KernelHandle ks = f.cache.kernel("w8a16_gemm_m16_strided");
+  const std::uint32_t m = 4, n = 256, k = 512, a_pitch = 1024, c_pitch = 512;
+  // The last byte each operand spans, and the first past it.
+  const std::uint64_t in_end = kIn.address + (std::uint64_t{m - 1} * a_pitch + k) * 2;
+  const std::uint64_t w_end = kW.address + std::uint64_t{n} * k;
+  const std::uint64_t s_end = kS.address + std::uint64_t{(n + 127) / 128} * (k / 128) * 4;
+  const auto run = [&](DevicePtr output) {
+    return error_of([&] {
+      w8a16_gemm_m16_strided(f.gpu, ks, kIn, kW, kS, output, m, n, k, a_pitch, c_pitch, 0);
+    });
+  };
+  CHECK(run(DevicePtr(in_end - 2)) ==
+        fmt::format("w8a16_gemm_m16_strided: output [0x{:x}, 0x{:x}) overlaps input [0x{:x}, "
+                    "0x{:x}): the kernel would read rows it has already written",
+                    in_end - 2, in_end - 2 + (std::uint64_t{m - 1} * c_pitch + n) * 2,
+                    kIn.address, in_end));
+  CHECK(run(kW).find("overlaps weight") != std::string::npos);
+  CHECK(run(DevicePtr(w_end - 512)).find("overlaps weight") != std::string::npos);
+  CHECK(run(DevicePtr(s_end - 2)).find("overlaps block_scale") != std::string::npos);
+  // An output that starts before the input and runs into it.
+  CHECK(run(DevicePtr(kIn.address - 16)).find("overlaps input") != std::string::npos);
+  CHECK(f.gpu.launches().empty());
+  // Right after each operand, the output is taken; the inputs may overlap each other.
+  for (const std::uint64_t out : {in_end, w_end, s_end}) CHECK(run(DevicePtr(out)) == "<no error>");
+  w8a16_gemm_m16_strided(f.gpu, ks, kIn, kIn, kIn, kOut, m, n, k, a_pitch, c_pitch, 0);
+  CHECK(f.gpu.launches().size() == 4);
+  // The contiguous entries count the rows at the pitches k and n.
+  const KernelHandle kc = f.cache.kernel("w8a16_gemm_m16");
+  CHECK(error_of([&] {
+          w8a16_gemm_m16(f.gpu, kc, kIn, kW, kS,
+                         DevicePtr(kIn.address + std::uint64_t{m - 1} * k * 2), m, n, k, 0);
+        }).find("overlaps input") != std::string::npos);
+  CHECK(error_of([&] {
+          w8a16_gemv_batch16(f.gpu, f.cache.kernel("w8a16_gemv_batch16"), kIn, kW, kS, kW, m, n,
+                             k, 0);
+        }).find("overlaps weight") != std::string::npos);
+  // An operand whose bytes would run past the end of the address space.
+  CHECK(run(DevicePtr(~std::uint64_t{0} - 255)).find("past the end of the address space") !=
+        std::string::npos);
+  CHECK(f.gpu.launches().size() == 4);
 }
 
 TEST_CASE("launchers refuse another kernel's handle; a handle without a name is taken") {
@@ -171,7 +225,7 @@ TEST_CASE("launchers refuse another kernel's handle; a handle without a name is 
   const KernelHandle wide = f.cache.kernel("w8a16_gemm_m16_n64");
   const KernelHandle stream = f.cache.kernel("w8a16_gemm_m16_stream");
   const KernelHandle streamk = f.cache.kernel("w8a16_gemm_m16_streamk");
-  constexpr DevicePtr kWs(0x50000);
+  constexpr DevicePtr kWs(0x50000000000);
   const std::string strided_entries =
       "w8a16_gemm_m16, w8a16_gemm_m16_strided or w8a16_gemm_m16_splitk";
   // The 64-wide kernel takes 7 arguments on a grid of 64-row tiles, the strided one 9 on
@@ -202,6 +256,14 @@ TEST_CASE("launchers refuse another kernel's handle; a handle without a name is 
                                  {kWs, w8a16_gemm_m16_streamk_workspace_bytes(576, 8)}, 8, 0);
         }) == "w8a16_gemm_m16_streamk: the handle is of 'w8a16_gemm_m16_stream', not of "
               "w8a16_gemm_m16_streamk");
+  // The GEMV entries' handle runs one kernel; the tensor-core kernel's is refused.
+  CHECK(error_of([&] { w8a16_gemv_batch16(f.gpu, narrow, kIn, kW, kS, kOut, 4, 4096, 4096, 0); })
+        == "w8a16_gemv_batch16: the handle is of 'w8a16_gemm_m16', not of w8a16_gemv_batch16 or "
+           "w8a16_gemv_batch16_strided");
+  CHECK(error_of([&] {
+          w8a16_gemv_batch16_strided(f.gpu, wide, kIn, kW, kS, kOut, 4, 4096, 4096, 4096, 4096,
+                                     0);
+        }).find("the handle is of 'w8a16_gemm_m16_n64'") != std::string::npos);
   CHECK(f.gpu.launches().empty());
   // The strided kernel's entries share one handle; a handle the caller made has no name.
   w8a16_gemm_m16(f.gpu, f.cache.kernel("w8a16_gemm_m16_splitk"), kIn, kW, kS, kOut, 4, 4096,
@@ -282,6 +344,19 @@ TEST_CASE("dense FFN: 1..16 rows one launch, 17..32 rows two launches on row hal
             .find("past the end of the address space") != std::string::npos);
   CHECK(error_of([&] { dense_ffn_m16_tc(sel, on, f.gpu, late_in, kW, kS, kOut, 17, n, k, 0); })
             .find("past the end of the address space") != std::string::npos);
+  // The selection is a public struct: a tile without a kernel, or a launcher that is not
+  // its tile's, is refused at any row count.
+  for (const std::uint32_t rows : {4u, 20u}) {
+    CAPTURE(rows);
+    CHECK(error_of([&] {
+            dense_ffn_m16_tc({sel.launcher, sel.kernel, 48}, on, f.gpu, kIn, kW, kS, kOut, rows,
+                             n, k, 0);
+          }).starts_with("dense FFN N tile 48 does not exist"));
+    CHECK(error_of([&] {
+            dense_ffn_m16_tc({&w8a16_gemm_m16, sel.kernel, 64}, on, f.gpu, kIn, kW, kS, kOut,
+                             rows, n, k, 0);
+          }) == "dense_ffn_m16_tc: the selection's launcher is not the one of its N tile 64");
+  }
   CHECK(f.gpu.launches().size() == 5);
 }
 
@@ -422,7 +497,7 @@ TEST_CASE("stream launcher: grid (tiles, split), cluster (1, split), ring, tenso
 TEST_CASE("stream-K launcher: persistent grid, ring, workspace split, guards") {
   Fixture f;
   const KernelHandle k = f.cache.kernel("w8a16_gemm_m16_streamk");
-  constexpr DevicePtr kWs(0x50000);
+  constexpr DevicePtr kWs(0x50000000000);
   // One slot of 256 threads x 8 flagged 64-bit words per CTA, whatever N.
   const std::uint64_t need = w8a16_gemm_m16_streamk_workspace_bytes(28672, 264);
   CHECK(need == 264 * 256 * 8 * 8);
@@ -461,7 +536,7 @@ TEST_CASE("stream-K launcher: persistent grid, ring, workspace split, guards") {
   CHECK(call({kWs, small}, 0) == "w8a16_gemm_m16_streamk: ctas=0 must be at least 1");
   CHECK(call({DevicePtr(), small}, 8) == "w8a16_gemm_m16_streamk: workspace is null");
   CHECK(call({kWs + 8, small}, 8) ==
-        "w8a16_gemm_m16_streamk: workspace 0x50008 is not 16-byte aligned");
+        "w8a16_gemm_m16_streamk: workspace 0x50000000008 is not 16-byte aligned");
   CHECK(call({kWs, small}, 9) ==
         fmt::format("w8a16_gemm_m16_streamk: workspace of {} bytes, N=576 on 9 CTAs needs {} "
                     "(w8a16_gemm_m16_streamk_workspace_bytes)",
@@ -506,7 +581,7 @@ TEST_CASE("skinny launcher: chunks of K per 16 rows, its two kernels, workspace,
   Fixture f;
   const KernelHandle one = f.cache.kernel("w8a16_gemm_m16_skinny");
   const KernelHandle two = f.cache.kernel("w8a16_gemm_m16_skinny2");
-  constexpr DevicePtr kWs(0x50000);
+  constexpr DevicePtr kWs(0x50000000000);
   // kv_a on 8 warps of one block: 7 chunks of 1024 K, 36 groups of 16 rows, a slot of 256
   // words for every chunk after the first.
   CHECK(w8a16_gemm_m16_skinny_chunks(7168, 8, 1) == 7);
@@ -585,7 +660,7 @@ TEST_CASE("skinny launcher: chunks of K per 16 rows, its two kernels, workspace,
         "w8a16_gemm_m16_skinny: workspace is null, and K=7168 on 8 warps of 1 blocks takes 7 "
         "chunks");
   CHECK(call(one, {kWs + 8, need}, 8) ==
-        "w8a16_gemm_m16_skinny: workspace 0x50008 is not 16-byte aligned");
+        "w8a16_gemm_m16_skinny: workspace 0x50000000008 is not 16-byte aligned");
   CHECK(call(one, {kWs, need - 1}, 8) ==
         fmt::format("w8a16_gemm_m16_skinny: workspace of {} bytes, N=576 K=7168 on 8 warps of 1 "
                     "blocks needs {} (w8a16_gemm_m16_skinny_workspace_bytes)",
@@ -609,7 +684,7 @@ TEST_CASE("skinny launcher: chunks of K per 16 rows, its two kernels, workspace,
 TEST_CASE("skinny deep launcher: the caller's blocks per warp, its own handle, guards") {
   Fixture f;
   const KernelHandle deep = f.cache.kernel("w8a16_gemm_m16_skinny_deep");
-  constexpr DevicePtr kWs(0x50000);
+  constexpr DevicePtr kWs(0x50000000000);
   // Llama-3-8B gate_up on 8 warps of 4 blocks: one chunk of 4096 K, no workspace.
   CHECK(w8a16_gemm_m16_skinny_workspace_bytes(28672, 4096, 8, 4) == 0);
   w8a16_gemm_m16_skinny_deep(f.gpu, deep, kIn, kW, kS, kOut, 1, 28672, 4096, 4096, 28672, {}, 8,
@@ -710,7 +785,7 @@ TEST_CASE("skinny deep launcher: the caller's blocks per warp, its own handle, g
 TEST_CASE("skinny deep launcher: a PDL plan's form in chunks of K takes the caller's workspace") {
   Fixture f;
   const KernelHandle deep = f.cache.kernel("w8a16_gemm_m16_skinny_deep");
-  constexpr DevicePtr kWs(0x50000);
+  constexpr DevicePtr kWs(0x50000000000);
   // q_a up to 8 tokens: 8 warps of 2 blocks, 4 chunks of 2048 K. Without a workspace
   // nothing is launched.
   const M16Plan q_a = plan_m16_gemm(1, 1536, 7168, 132, M16LaunchOptions{true});
@@ -761,7 +836,7 @@ TEST_CASE("skinny launchers: max_ctas_per_sm asks for the shared memory that cap
   Fixture f;
   const KernelHandle skinny = f.cache.kernel("w8a16_gemm_m16_skinny");
   const KernelHandle deep = f.cache.kernel("w8a16_gemm_m16_skinny_deep");
-  constexpr DevicePtr kWs(0x50000);
+  constexpr DevicePtr kWs(0x50000000000);
   const std::uint64_t ws = w8a16_gemm_m16_skinny_workspace_bytes(576, 7168, 8, 1);
   // sm_90: 228 KiB per SM, 1 KiB reserved beside each CTA's own. `cap` CTAs fit, one more
   // does not.

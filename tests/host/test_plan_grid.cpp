@@ -25,7 +25,7 @@ using namespace metrale;
 
 namespace {
 
-constexpr DevicePtr kIn(0x10000), kW(0x20000), kS(0x30000), kOut(0x40000), kWs(0x50000);
+constexpr DevicePtr kIn(0x10000000000), kW(0x20000000000), kS(0x30000000000), kOut(0x40000000000), kWs(0x50000000000);
 
 struct Problem {
   std::uint32_t m, n, k;
