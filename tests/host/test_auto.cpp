@@ -13,7 +13,7 @@ using namespace metrale;
 
 namespace {
 
-constexpr DevicePtr kIn(0x10000000000), kW(0x20000000000), kS(0x30000000000), kOut(0x40000000000), kWs(0x50000000000);
+using test::kIn, test::kW, test::kS, test::kOut, test::kWs;
 
 using Fixture = test::LauncherFixture;
 using test::error_of;

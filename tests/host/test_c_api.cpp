@@ -2,7 +2,7 @@
 // never crashes or lets an exception out. Runs without a GPU: launches go to a
 // compile-only service, whose argument checks run before it refuses to launch.
 #include <doctest/doctest.h>
-#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/logger.h>
 
 #include <algorithm>
 #include <cmath>
@@ -10,7 +10,6 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -27,12 +26,14 @@
 #include "metrale/w8a16_gemm_m16_splitk.hpp"
 #include "metrale/w8a16_gemm_m16_streamk.hpp"
 #include "support/fake_backend.hpp"
+#include "support/launcher_fixture.hpp"
 
 namespace {
 
-// Aligned, non-null fake device addresses: nothing is ever dereferenced.
-constexpr uint64_t kIn = 0x10000000000, kW = 0x20000000000, kS = 0x30000000000, kOut = 0x40000000000;
-constexpr uint64_t kWs = 0x50000000000;  // a stream-K workspace
+// The launcher tests' fake device addresses, as the C ABI takes them.
+constexpr uint64_t kIn = metrale::test::kIn.address, kW = metrale::test::kW.address,
+                   kS = metrale::test::kS.address, kOut = metrale::test::kOut.address;
+constexpr uint64_t kWs = metrale::test::kWs.address;  // a stream-K workspace
 
 std::string last_error() { return metrale_last_error(); }
 
@@ -781,20 +782,6 @@ TEST_CASE("C ABI: numerics for checks") {
   CHECK(metrale_within_m16_tc_budget(std::nanf(""), 1.0f, 128, 1.0) == 0);
 }
 
-TEST_CASE("C++: add_log_sink gives the logger the engine's sink; remove_log_sink takes it") {
-  // A logger without sinks stands in for stderr, so the test prints nothing.
-  metrale::set_logger(std::make_shared<spdlog::logger>("metrale"));
-  std::ostringstream out;
-  auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(out);
-  metrale::add_log_sink(sink);
-  metrale::logger()->error("embedding test message {}", 1);
-  metrale::remove_log_sink(sink);
-  metrale::logger()->error("embedding test message {}", 2);
-  metrale::set_logger(nullptr);
-  CHECK(out.str().find("embedding test message 1") != std::string::npos);
-  CHECK(out.str().find("embedding test message 2") == std::string::npos);
-}
-
 TEST_CASE("C ABI: the launch wrapper forwards every backend call to the service's backend") {
   // A wrapper that answered a call itself would hand kernels packed bytes for a tensor
   // map, which the copy engine faults on; stream-K through the C ABI did until it
@@ -812,9 +799,9 @@ TEST_CASE("C ABI: the launch wrapper forwards every backend call to the service'
 
   constexpr std::uint32_t m = 8, n = 4096, k = 14336, ctas = 132;
   const std::uint64_t bytes = w8a16_gemm_m16_streamk_workspace_bytes(n, ctas);
-  w8a16_gemm_m16_streamk(gpu, cache.kernel("w8a16_gemm_m16_streamk"), DevicePtr{0x10000000000},
-                         DevicePtr{0x20000000000}, DevicePtr{0x30000000000}, DevicePtr{0x40000000000}, m, n, k, k,
-                         n, StreamKWorkspace{DevicePtr{0x50000000000}, bytes}, ctas, 0);
+  w8a16_gemm_m16_streamk(gpu, cache.kernel("w8a16_gemm_m16_streamk"), DevicePtr{kIn},
+                         DevicePtr{kW}, DevicePtr{kS}, DevicePtr{kOut}, m, n, k, k, n,
+                         StreamKWorkspace{DevicePtr{kWs}, bytes}, ctas, 0);
   CHECK(inner.tensor_maps.load() == 2);  // the weights' map and the activations'
   CHECK(inner.launches().size() == 1);
   CHECK(phase == METRALE_ERROR_CUDA);  // a failure from here on is the driver's

@@ -20,12 +20,13 @@
 #include "metrale/w8a16_gemm_m16_stream.hpp"
 #include "metrale/w8a16_gemm_m16_streamk.hpp"
 #include "support/fake_backend.hpp"
+#include "support/launcher_fixture.hpp"
 
 using namespace metrale;
 
 namespace {
 
-constexpr DevicePtr kIn(0x10000000000), kW(0x20000000000), kS(0x30000000000), kOut(0x40000000000), kWs(0x50000000000);
+using test::kIn, test::kW, test::kS, test::kOut, test::kWs;
 
 struct Problem {
   std::uint32_t m, n, k;

@@ -1,5 +1,5 @@
-// What the launcher tests share: the message of the Error a call throws, and a recording
-// backend with a module cache whose compiles are counted.
+// What the launcher tests share: fake device addresses, the message of the Error a call
+// throws, and a recording backend with a module cache whose compiles are counted.
 #pragma once
 
 #include <string>
@@ -11,6 +11,11 @@
 #include "support/fake_backend.hpp"
 
 namespace metrale::test {
+
+// Aligned, non-null fake device addresses, 1 TiB apart so that no operand of a test's
+// shape reaches the next: nothing is ever dereferenced.
+inline constexpr DevicePtr kIn(1ull << 40), kW(2ull << 40), kS(3ull << 40), kOut(4ull << 40),
+    kWs(5ull << 40);
 
 // The message of the Error `call` throws, or "<no error>".
 std::string error_of(auto&& call) {
