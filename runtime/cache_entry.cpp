@@ -82,6 +82,13 @@ std::vector<char> encode_cache_entry(const std::string& key, const CacheEntryMet
   return out;
 }
 
+std::optional<std::uint32_t> cache_entry_format_version(std::span<const char> file) {
+  if (file.size() < 12 || std::string_view(file.data(), kMagic.size()) != kMagic) {
+    return std::nullopt;
+  }
+  return static_cast<std::uint32_t>(get_le(file, 8, 4));
+}
+
 DecodedEntry decode_cache_entry(std::span<const char> file, const std::string& expected_key) {
   DecodedEntry d;
   if (file.empty()) {

@@ -18,6 +18,8 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -47,6 +49,10 @@ struct DecodedEntry {
 // Checks everything: magic, version, lengths, exact size and checksum. With
 // `expected_key` non-empty, a different recorded key is a problem too.
 DecodedEntry decode_cache_entry(std::span<const char> file, const std::string& expected_key = {});
+
+// The format version a file records after the magic, whatever the version (the one part
+// of the layout every version keeps); nullopt for a file without the magic.
+std::optional<std::uint32_t> cache_entry_format_version(std::span<const char> file);
 
 // Whether a directory entry is an unfinished write (see write_file_atomically).
 bool is_temporary_cache_file(const std::string& file_name);

@@ -4,14 +4,31 @@
 
 #include <algorithm>
 #include <ctime>
+#include <optional>
+#include <span>
 #include <system_error>
 
 #include "cache_entry.hpp"
 #include "file_io.hpp"
+#include "metrale/cache_key.hpp"
 #include "metrale/error.hpp"
 
 namespace metrale {
 namespace {
+
+// The format version `file` records where it is an entry of a version other than this
+// library's.
+std::optional<std::uint32_t> other_format_version(std::span<const char> file) {
+  const std::optional<std::uint32_t> version = cache_entry_format_version(file);
+  if (version == kCacheFormatVersion) return std::nullopt;
+  return version;
+}
+
+// A bad entry, or one of another version where those go.
+bool unwanted(const CacheFileInfo& f, OtherVersions other_versions) {
+  return !f.temporary && (!f.problem.empty() ||
+                          (f.other_version && other_versions == OtherVersions::remove));
+}
 
 // Removes the file scanned as `f`, if the name still holds it; an unlink that fails on
 // it is counted in `failed`.
@@ -58,6 +75,9 @@ std::vector<CacheFileInfo> scan_cache(const std::filesystem::path& dir) {
       // Renamed over or trimmed by another process between listing and reading.
       if (file.error == ENOENT) continue;
       info.problem = "unreadable: " + std::generic_category().message(file.error);
+    } else if (const auto version = other_format_version(file.bytes)) {
+      info.other_version = true;
+      info.format_version = *version;
     } else {
       const DecodedEntry decoded = decode_cache_entry(file.bytes, info.key);
       info.meta = decoded.meta;
@@ -73,29 +93,30 @@ std::vector<CacheFileInfo> scan_cache(const std::filesystem::path& dir) {
 }
 
 std::uint64_t remove_bad_entries(const std::vector<CacheFileInfo>& scanned,
-                                 RemovalFailures* failed) {
+                                 RemovalFailures* failed, OtherVersions other_versions) {
   std::uint64_t removed = 0;
   for (const CacheFileInfo& f : scanned) {
-    if (!f.temporary && !f.problem.empty() && remove_file(f, failed)) ++removed;
+    if (unwanted(f, other_versions) && remove_file(f, failed)) ++removed;
   }
   return removed;
 }
 
-TrimResult trim_cache(const std::filesystem::path& dir, std::uint64_t max_bytes) {
+TrimResult trim_cache(const std::filesystem::path& dir, std::uint64_t max_bytes,
+                      OtherVersions other_versions) {
   TrimResult result;
   std::vector<CacheFileInfo> kept;  // valid entries, oldest first (scan_cache's order)
   std::uint64_t total = 0;          // bytes of the entries still there
   for (CacheFileInfo& f : scan_cache(dir)) {
     const bool stale_temporary = f.temporary && f.age_seconds >= kStaleTemporarySeconds;
-    const bool bad = !f.temporary && !f.problem.empty();
-    if ((stale_temporary || bad) && remove_file(f, &result.failed)) {
+    const bool drop = unwanted(f, other_versions);
+    if ((stale_temporary || drop) && remove_file(f, &result.failed)) {
       ++result.files_removed;
       result.bytes_removed += f.bytes;
       continue;
     }
     if (f.temporary) continue;  // a live write's, or one that could not be removed
     total += f.bytes;
-    if (!bad) kept.push_back(std::move(f));  // a bad one left is not tried twice
+    if (!drop) kept.push_back(std::move(f));  // one left is not tried twice
   }
   for (const CacheFileInfo& f : kept) {
     if (total <= max_bytes) break;

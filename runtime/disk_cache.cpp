@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <exception>
 #include <mutex>
 #include <set>
 #include <system_error>
@@ -16,13 +17,19 @@
 namespace metrale {
 namespace {
 
-// One warning per directory per process, however many caches (one per GPU) find it
-// unwritable.
-bool first_warning_for(const std::filesystem::path& dir) {
+// One warning per directory and cause per process, however many caches (one per GPU)
+// meet it: a failure that repeats on every store (a full disk) is said once.
+bool first_warning_for(const std::filesystem::path& dir, const std::string& cause = {}) {
   static std::mutex mutex;
   static std::set<std::string> warned;  // guarded by mutex
   std::lock_guard lock(mutex);
-  return warned.insert(dir.string()).second;
+  return warned.insert(cause.empty() ? dir.string() : dir.string() + '\n' + cause).second;
+}
+
+// Errors that will not go away while the process runs; any other (a full disk, the
+// directory removed, an I/O error) may, and costs only the one store.
+bool refuses_writes_for_good(int error) {
+  return error == EACCES || error == EPERM || error == EROFS;
 }
 
 // Missing files and missing directories are ordinary misses, not worth a word.
@@ -117,13 +124,42 @@ std::optional<CachedImage> DiskCache::load_writable(const std::string& key) cons
 bool DiskCache::store(const std::string& key, const CacheEntryMeta& meta,
                       std::span<const char> image) {
   if (!config_.enabled || config_.directory.empty() || !writable()) return false;
-  const std::vector<char> bytes = encode_cache_entry(key, meta, image);
+  // Nothing escapes: an entry not stored costs a later process a compile, while an
+  // exception would fail the caller's kernel, which is already in memory.
   try {
-    write_file_atomically(config_.directory, cache_entry_file_name(key), bytes);
+    const std::vector<char> bytes = encode_cache_entry(key, meta, image);
+    const std::string name = cache_entry_file_name(key);
+    try {
+      write_file_atomically(config_.directory, name, bytes);
+    } catch (const FileError& e) {
+      if (e.error() != ENOENT) throw;
+      // The directory was removed since the cache opened it (a clean-up by hand or by a
+      // tool); a long-running process makes it again rather than never store again.
+      std::filesystem::create_directories(config_.directory);
+      write_file_atomically(config_.directory, name, bytes);
+    }
     return true;
-  } catch (const Error& e) {
-    lose_writability(e.what());
-    return false;
+  } catch (const FileError& e) {
+    store_failed(e.error(), e.what());
+  } catch (const std::filesystem::filesystem_error& e) {
+    store_failed(e.code().value(), e.what());
+  } catch (const std::exception& e) {
+    store_failed(0, e.what());
+  }
+  return false;
+}
+
+void DiskCache::store_failed(int error, const std::string& why) {
+  if (refuses_writes_for_good(error)) {
+    lose_writability(why);
+    return;
+  }
+  const std::string cause = error != 0 ? std::generic_category().message(error) : "other";
+  if (first_warning_for(config_.directory, cause)) {
+    logger()->warn("cannot store a kernel cache entry in {} ({}); the module stays in memory "
+                   "for this process, and later stores are still tried. Further failures "
+                   "of this kind are not logged.",
+                   config_.directory.string(), why);
   }
 }
 

@@ -74,7 +74,12 @@ Loaded load() {
     return out;
   }
   int version = 0;
-  out.api.cuDriverGetVersion(&version);
+  // Only a log line depends on the version, so a driver that will not tell it still loads.
+  if (const CUresult v = out.api.cuDriverGetVersion(&version); v != CUDA_SUCCESS) {
+    logger()->debug("CUDA driver loaded; cuDriverGetVersion failed: {}",
+                    describe_with(out.api, v));
+    return out;
+  }
   logger()->debug("CUDA driver loaded: version {}.{}", version / 1000, (version % 1000) / 10);
   return out;
 }

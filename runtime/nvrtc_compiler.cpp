@@ -100,6 +100,10 @@ std::string normalize_target(std::string_view target) {
 }
 
 std::vector<std::string> nvrtc_options(const CompileRequest& request) {
+  return nvrtc_options(request, linked_nvrtc_version());
+}
+
+std::vector<std::string> nvrtc_options(const CompileRequest& request, NvrtcVersion version) {
   std::vector<std::string> options;
   const bool ptx = request.target.starts_with("compute_");
   options.push_back("--gpu-architecture=" +
@@ -110,7 +114,8 @@ std::vector<std::string> nvrtc_options(const CompileRequest& request) {
   // The library's cache is the one cache (its location, key and healing documented).
   // NVRTC 12.9+ would also keep each compile in the driver's cache where a driver is
   // loaded, hiding compile times and holding a second copy outside the caller's control.
-  options.push_back("--no-cache");
+  // An older NVRTC has no such cache, and may refuse the option as unknown.
+  if (version >= NvrtcVersion{12, 9}) options.push_back("--no-cache");
   // The kernels use no texture, device-runtime or CUDA-runtime declarations; leaving
   // them out shortens every compile's front end, and the PTX is unchanged.
   options.push_back("--minimal");
@@ -186,11 +191,18 @@ std::vector<std::string> nvrtc_supported_targets() {
   return out;
 }
 
+NvrtcVersion linked_nvrtc_version() {
+  static const NvrtcVersion version = [] {
+    NvrtcVersion v;
+    check_nvrtc(nvrtcVersion(&v.major, &v.minor), "nvrtcVersion");
+    return v;
+  }();
+  return version;
+}
+
 std::string nvrtc_version() {
-  int major = 0;
-  int minor = 0;
-  check_nvrtc(nvrtcVersion(&major, &minor), "nvrtcVersion");
-  return std::to_string(major) + "." + std::to_string(minor);
+  const NvrtcVersion v = linked_nvrtc_version();
+  return std::to_string(v.major) + "." + std::to_string(v.minor);
 }
 
 namespace {

@@ -5,8 +5,10 @@
 // consulted before the writable one, so an image can ship a warm cache.
 //
 // Nothing here throws for a bad or missing file: a corrupt entry is logged and, in the
-// writable directory, deleted; an unwritable directory gives one warning per process
-// and leaves the cache read-only (memory only, from the module cache's point of view).
+// writable directory, deleted; a directory that refuses writes (permission, read-only
+// file system) gives one warning per process and leaves the cache read-only (memory
+// only, from the module cache's point of view). A store that fails otherwise (a full
+// disk) fails alone, and a writable directory removed meanwhile is made again.
 #pragma once
 
 #include <atomic>
@@ -63,7 +65,8 @@ class DiskCache {
   DiskCache& operator=(const DiskCache&) = delete;
 
   bool enabled() const { return config_.enabled; }
-  // Whether stores still go to disk (false after a failed write or directory creation).
+  // Whether stores still go to disk: false once the directory could not be made when the
+  // cache opened it, or a write was refused for good (permission, read-only file system).
   bool writable() const { return writable_.load(std::memory_order_relaxed); }
   const DiskCacheConfig& config() const { return config_; }
 
@@ -76,7 +79,8 @@ class DiskCache {
   std::optional<CachedImage> load_writable(const std::string& key) const;
 
   // Writes the entry atomically into the writable directory; false when it was not
-  // written (disabled, or the directory is unwritable: one warning per process).
+  // written (disabled, unwritable, or this write failed: one warning per cause per
+  // process). Never throws.
   bool store(const std::string& key, const CacheEntryMeta& meta, std::span<const char> image);
 
   // Deletes the file `entry` came from when it lies in the writable directory and is
@@ -90,6 +94,7 @@ class DiskCache {
   std::optional<CachedImage> load_from(const std::filesystem::path& dir, const std::string& key,
                                        bool read_only) const;
   void lose_writability(const std::string& why);
+  void store_failed(int error, const std::string& why);
   void warn_unwritable(const std::string& why) const;
 
   DiskCacheConfig config_;

@@ -3,6 +3,7 @@
 // compile throws Error carrying the NVRTC log and the options.
 #pragma once
 
+#include <compare>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,8 +39,20 @@ struct CompiledModule {
 
 CompiledModule nvrtc_compile(const CompileRequest& request);
 
+struct NvrtcVersion {
+  int major = 0;
+  int minor = 0;
+  friend auto operator<=>(const NvrtcVersion&, const NvrtcVersion&) = default;
+};
+
+// The linked NVRTC's version (nvrtcVersion), read once.
+NvrtcVersion linked_nvrtc_version();
+
 // The options nvrtc_compile passes for `request`, in order (for messages and keys).
 std::vector<std::string> nvrtc_options(const CompileRequest& request);
+
+// The same for an NVRTC of `version`, which gets only options it knows.
+std::vector<std::string> nvrtc_options(const CompileRequest& request, NvrtcVersion version);
 
 // "sm_XY" targets NVRTC can emit CUBIN for (nvrtcGetSupportedArchs).
 std::vector<std::string> nvrtc_supported_targets();

@@ -3,6 +3,7 @@
 // does, for the few calls a backend makes to come up and synchronize:
 //   - METRALE_FAKE_DRIVER=no-device: cuInit answers CUDA_ERROR_NO_DEVICE, as a real driver
 //     does where no GPU is present or CUDA_VISIBLE_DEVICES hides them all;
+//   - METRALE_FAKE_DRIVER=no-version: as otherwise, but cuDriverGetVersion fails;
 //   - otherwise one device of compute capability 9.0.
 // "cuCtxSynchronize" at version 13000 or later is cuCtxSynchronize_v2(CUcontext), as in
 // CUDA 13; the fake's form of it refuses every call, so a table that fetches it there
@@ -18,13 +19,17 @@ namespace {
 CUcontext current = nullptr;
 CUcontext const primary = reinterpret_cast<CUcontext>(0x1000);
 
-bool no_device() {
+bool mode_is(const char* name) {
   const char* mode = std::getenv("METRALE_FAKE_DRIVER");
-  return mode != nullptr && std::strcmp(mode, "no-device") == 0;
+  return mode != nullptr && std::strcmp(mode, name) == 0;
 }
 
-CUresult init(unsigned) { return no_device() ? CUDA_ERROR_NO_DEVICE : CUDA_SUCCESS; }
-CUresult driver_version(int* v) { *v = 13000; return CUDA_SUCCESS; }
+CUresult init(unsigned) { return mode_is("no-device") ? CUDA_ERROR_NO_DEVICE : CUDA_SUCCESS; }
+CUresult driver_version(int* v) {
+  if (mode_is("no-version")) return CUDA_ERROR_NOT_SUPPORTED;
+  *v = 13000;
+  return CUDA_SUCCESS;
+}
 CUresult error_name(CUresult r, const char** s) {
   *s = r == CUDA_ERROR_NO_DEVICE ? "CUDA_ERROR_NO_DEVICE" : "CUDA_ERROR_FAKE";
   return CUDA_SUCCESS;

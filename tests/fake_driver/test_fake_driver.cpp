@@ -1,18 +1,25 @@
 // The driver table against a stand-in libcuda.so.1 (fake_libcuda.cpp), run by CTest with
 // LD_LIBRARY_PATH at the fake, once per METRALE_FAKE_DRIVER mode: what the library makes
-// of a driver that finds no device, and that every entry is fetched at the ABI its
-// cuda.h type has (a CUDA 13 driver serves a newer cuCtxSynchronize at 13000).
+// of a driver that finds no device or will not tell its version, and that every entry is
+// fetched at the ABI its cuda.h type has (a CUDA 13 driver serves a newer
+// cuCtxSynchronize at 13000).
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include <cstdint>
 #include <cstdlib>
+#include <memory>
+#include <sstream>
 #include <string>
+
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
 
 #include "c_api_internal.hpp"
 #include "metrale/cuda_backend.hpp"
 #include "metrale/error.hpp"
 #include "metrale/kernels.h"
+#include "metrale/log.hpp"
 
 using namespace metrale;
 
@@ -24,6 +31,28 @@ std::string mode() {
 }
 
 }  // namespace
+
+// First in the file: the table loads once per process, at the first call that needs it.
+TEST_CASE("the driver's version is logged when it loads, or why it could not be read") {
+  std::ostringstream text;
+  const std::shared_ptr<spdlog::logger> saved = logger();
+  auto capture = std::make_shared<spdlog::logger>(
+      "capture", std::make_shared<spdlog::sinks::ostream_sink_mt>(text));
+  capture->set_level(spdlog::level::debug);
+  set_logger(capture);
+  const std::string reason = cuda_unavailable_reason();
+  set_logger(saved);
+  const std::string log = text.str();
+  if (mode() == "device") {
+    CHECK(reason.empty());
+    CHECK(log.find("CUDA driver loaded: version 13.0") != std::string::npos);
+  }
+  if (mode() == "no-version") {
+    CHECK(reason.empty());  // the version only goes to the log
+    CHECK(log.find("cuDriverGetVersion failed: CUDA_ERROR_FAKE") != std::string::npos);
+    CHECK(log.find("version 0.0") == std::string::npos);
+  }
+}
 
 TEST_CASE("a driver whose cuInit finds no device is a machine without a device") {
   if (mode() != "no-device") return;
@@ -69,6 +98,6 @@ TEST_CASE("the C ABI refuses a bad argument before a first use compiles the kern
 }
 
 TEST_CASE("the mode is one the tests know") {
-  CHECK_MESSAGE((mode() == "no-device" || mode() == "device"),
+  CHECK_MESSAGE((mode() == "no-device" || mode() == "device" || mode() == "no-version"),
                 "run through CTest, which sets METRALE_FAKE_DRIVER and LD_LIBRARY_PATH");
 }

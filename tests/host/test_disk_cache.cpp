@@ -1,6 +1,7 @@
 // The persistent kernel cache: the entry format, healing of damaged entries through the
-// module cache, read-only layers, an unwritable location, the environment, the PTX
-// fallback target, trimming, and 16 processes filling one directory at once.
+// module cache, read-only layers, an unwritable location, stores that fail or find the
+// directory gone, a discard racing a store, the environment, the PTX fallback target,
+// trimming, and 16 processes filling one directory at once.
 #include <doctest/doctest.h>
 
 #include <fcntl.h>
@@ -11,8 +12,10 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -20,6 +23,7 @@
 #include <spdlog/sinks/ostream_sink.h>
 
 #include "cache_entry.hpp"
+#include "file_io.hpp"
 #include "metrale/cache_key.hpp"
 #include "metrale/cache_maintenance.hpp"
 #include "metrale/compile_target.hpp"
@@ -302,6 +306,102 @@ TEST_CASE("an unwritable location warns once per process and keeps modules in me
   CHECK(log.count("not writable") == 1);
 }
 
+TEST_CASE("a cache directory removed while the process runs is made again by the next store") {
+  TempDir tmp;
+  const fs::path dir = tmp.path / "kernels";
+  DiskCache cache(DiskCacheConfig::at(dir));
+  const std::string key = key_of(gemm());
+  REQUIRE(cache.store(key, {"sm_90", "w8a16_gemm_m16", true}, bytes_of("FAKE first")));
+  fs::remove_all(dir);  // a clean-up of the cache while the process runs
+  LogCapture log;
+  CHECK(cache.store(key, {"sm_90", "w8a16_gemm_m16", true}, bytes_of("FAKE second")));
+  CHECK(cache.writable());
+  const auto hit = cache.load(key);
+  REQUIRE(hit);
+  CHECK(std::string(hit->image.begin(), hit->image.end()) == "FAKE second");
+  CHECK(log.text.str().empty());
+}
+
+TEST_CASE("a store that fails for a cause that may pass fails alone, with one warning") {
+  TempDir tmp;
+  DiskCache cache(DiskCacheConfig::at(tmp.path));
+  const std::string blocked = key_of(gemm());
+  // rename(2) of the finished file over a directory fails with EISDIR, even for root.
+  REQUIRE(fs::create_directory(entry_path(tmp.path, blocked)));
+  LogCapture log;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    CHECK_FALSE(cache.store(blocked, {"sm_90", "w8a16_gemm_m16", true}, bytes_of("FAKE")));
+  }
+  CHECK(cache.writable());
+  CHECK(log.count("cannot store a kernel cache entry") == 1);
+  CHECK(log.count("not writable") == 0);
+  const std::string other = key_of(variant_named("fill_random"));
+  CHECK(cache.store(other, {"sm_90", "fill_random", true}, bytes_of("FAKE")));
+  CHECK(cache.load(other));
+  CHECK(temporary_files(tmp.path) == 0);
+}
+
+TEST_CASE("a write refused for permission turns stores off for the process, with one warning") {
+  if (::geteuid() == 0) {
+    MESSAGE("skipped: directory permissions do not refuse root");
+    return;
+  }
+  TempDir tmp;
+  DiskCache cache(DiskCacheConfig::at(tmp.path));
+  REQUIRE(::chmod(tmp.path.c_str(), 0555) == 0);
+  LogCapture log;
+  CHECK_FALSE(cache.store(key_of(gemm()), {"sm_90", "w8a16_gemm_m16", true}, bytes_of("FAKE")));
+  CHECK_FALSE(cache.writable());
+  REQUIRE(::chmod(tmp.path.c_str(), 0755) == 0);
+  CHECK_FALSE(cache.store(key_of(gemm()), {"sm_90", "w8a16_gemm_m16", true}, bytes_of("FAKE")));
+  CHECK(log.count("not writable") == 1);
+  CHECK(log.count("cannot store") == 0);
+}
+
+TEST_CASE("a store never throws, whatever fails in it") {
+  TempDir tmp;
+  DiskCache cache(DiskCacheConfig::at(tmp.path));
+  const std::string key = key_of(gemm());
+  LogCapture log;
+  // metrale::Error from encoding the entry.
+  CHECK_FALSE(cache.store("not-a-key", {"sm_90", "w8a16_gemm_m16", true}, bytes_of("FAKE")));
+  // std::length_error from the entry's buffer: an image longer than any vector may be.
+  // The span is never read, as the buffer is refused before anything is copied into it.
+  const char byte = 0;
+  const std::span<const char> huge(&byte, std::numeric_limits<std::ptrdiff_t>::max());
+  CHECK_FALSE(cache.store(key, {"sm_90", "w8a16_gemm_m16", true}, huge));
+  CHECK(cache.writable());
+  CHECK(log.count("cannot store a kernel cache entry") == 1);
+  CHECK(cache.store(key, {"sm_90", "w8a16_gemm_m16", true}, bytes_of("FAKE")));
+  CHECK(temporary_files(tmp.path) == 0);
+}
+
+TEST_CASE("a discard leaves a newer entry renamed over the name while it runs") {
+  TempDir tmp;
+  DiskCache disk(DiskCacheConfig::at(tmp.path));
+  const std::string key = key_of(gemm());
+  REQUIRE(disk.store(key, {"sm_90", "w8a16_gemm_m16", true}, bytes_of("FAKE older")));
+  const fs::path path = entry_path(tmp.path, key);
+  struct stat older {};
+  REQUIRE(::lstat(path.c_str(), &older) == 0);
+  // Another process's store landing between the discard's check and its removal.
+  bool stored = false;
+  int error = -1;
+  CHECK_FALSE(remove_if_same_file(path, older.st_dev, older.st_ino, &error, [&] {
+    stored = disk.store(key, {"sm_90", "w8a16_gemm_m16", true}, bytes_of("FAKE newer"));
+  }));
+  CHECK(error == 0);
+  CHECK(stored);
+  const auto now = disk.load(key);
+  REQUIRE(now);
+  CHECK(std::string(now->image.begin(), now->image.end()) == "FAKE newer");
+  CHECK(temporary_files(tmp.path) == 0);
+  // Without a race the file read is removed, and nothing is left beside it.
+  CHECK(disk.discard(*now));
+  CHECK_FALSE(fs::exists(path));
+  CHECK(temporary_files(tmp.path) == 0);
+}
+
 TEST_CASE("the environment picks the location; METRALE_KERNEL_CACHE=0 turns it off") {
   EnvVar off("METRALE_KERNEL_CACHE", std::nullopt);
   EnvVar dir("METRALE_KERNEL_CACHE_DIR", std::nullopt);
@@ -398,6 +498,76 @@ TEST_CASE("trim removes bad entries and stale temporary files, then the oldest")
   CHECK(fs::exists(entry_path(tmp.path, keys[1])));
   CHECK(fs::exists(tmp.path / ".tmp-live"));
   CHECK(r.bytes_left == entry_bytes * (keys.size() - 1));
+}
+
+namespace {
+
+// An entry as a library of another cache format version may have written it: magic and
+// version are what every version shares; the rest here is this version's layout.
+void write_entry_of_version(const fs::path& dir, const std::string& key,
+                            std::uint32_t version) {
+  std::vector<char> bytes =
+      encode_cache_entry(key, {"sm_90", "w8a16_gemm_m16", true}, bytes_of("FAKE"));
+  for (int i = 0; i < 4; ++i) bytes[8 + i] = static_cast<char>((version >> (8 * i)) & 0xFF);
+  write_all(entry_path(dir, key), bytes);
+}
+
+}  // namespace
+
+TEST_CASE("entries of other cache format versions are reported as such and kept unless asked") {
+  TempDir tmp;
+  const std::string current = key_of(gemm());
+  const std::string older(64, 'b');
+  const std::string newer(64, 'c');
+  const std::string garbage(64, 'a');
+  const auto write_all_four = [&] {
+    store_gemm_entry(tmp.path, current, "FAKE N_TILE=32");
+    write_entry_of_version(tmp.path, older, kCacheFormatVersion - 1);
+    write_entry_of_version(tmp.path, newer, kCacheFormatVersion + 1);
+    write_all(entry_path(tmp.path, garbage), bytes_of("garbage"));
+  };
+  write_all_four();
+  const std::vector<CacheFileInfo> scanned = scan_cache(tmp.path);
+  REQUIRE(scanned.size() == 4);
+  for (const CacheFileInfo& f : scanned) {
+    CAPTURE(f.key);
+    const bool other = f.key == older || f.key == newer;
+    CHECK(f.other_version == other);
+    CHECK(f.problem.empty() == (f.key != garbage));
+    if (f.key == older) CHECK(f.format_version == kCacheFormatVersion - 1);
+    if (f.key == newer) CHECK(f.format_version == kCacheFormatVersion + 1);
+  }
+  const auto left = [&] {
+    std::vector<std::string> keys;
+    for (const std::string& k : {current, older, newer, garbage}) {
+      if (fs::exists(entry_path(tmp.path, k))) keys.push_back(k);
+    }
+    return keys;
+  };
+
+  CHECK(remove_bad_entries(scanned) == 1);
+  CHECK(left() == std::vector<std::string>{current, older, newer});
+  write_all_four();
+  CHECK(trim_cache(tmp.path, std::numeric_limits<std::uint64_t>::max()).files_removed == 1);
+  CHECK(left() == std::vector<std::string>{current, older, newer});
+
+  write_all_four();
+  CHECK(remove_bad_entries(scan_cache(tmp.path), nullptr, OtherVersions::remove) == 3);
+  CHECK(left() == std::vector<std::string>{current});
+  write_all_four();
+  const TrimResult r =
+      trim_cache(tmp.path, std::numeric_limits<std::uint64_t>::max(), OtherVersions::remove);
+  CHECK(r.files_removed == 3);
+  CHECK(left() == std::vector<std::string>{current});
+
+  // Kept, they still count towards the size and go oldest first like any valid entry.
+  write_all_four();
+  const timespec long_ago[2] = {{::time(nullptr) - 3600, 0}, {::time(nullptr) - 3600, 0}};
+  REQUIRE(::utimensat(AT_FDCWD, entry_path(tmp.path, older).c_str(), long_ago, 0) == 0);
+  const std::uint64_t younger_bytes =
+      fs::file_size(entry_path(tmp.path, current)) + fs::file_size(entry_path(tmp.path, newer));
+  CHECK(trim_cache(tmp.path, younger_bytes).files_removed == 2);  // the garbage, then older
+  CHECK(left() == std::vector<std::string>{current, newer});
 }
 
 TEST_CASE("removing the bad entries scanned leaves a good one written under the name since") {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include "metrale/embedded_sources.hpp"
 #include "metrale/error.hpp"
@@ -119,6 +120,28 @@ TEST_CASE("the reference decodes with the conversion instruction from sm_89, int
   };
   CHECK(ptx_for("compute_90").find("cvt.rn.f16x2.e4m3x2") != std::string::npos);
   CHECK(ptx_for("compute_80").find("e4m3x2") == std::string::npos);
+}
+
+TEST_CASE("--no-cache goes only to an NVRTC that knows it, 12.9 and later") {
+  const CompileRequest request{"k.cu", "", {{"N", "1"}}, {"--extra"}, "sm_90"};
+  const auto has_no_cache = [&](NvrtcVersion version) {
+    const std::vector<std::string> o = nvrtc_options(request, version);
+    return std::find(o.begin(), o.end(), "--no-cache") != o.end();
+  };
+  CHECK_FALSE(has_no_cache({11, 9}));
+  CHECK_FALSE(has_no_cache({12, 8}));
+  CHECK(has_no_cache({12, 9}));
+  CHECK(has_no_cache({13, 0}));
+  // Nothing else differs.
+  std::vector<std::string> newer = nvrtc_options(request, {12, 9});
+  std::erase(newer, "--no-cache");
+  CHECK(newer == nvrtc_options(request, {12, 8}));
+  // nvrtc_compile's options are those for the linked NVRTC.
+  const NvrtcVersion linked = linked_nvrtc_version();
+  CHECK(nvrtc_version() == std::to_string(linked.major) + "." + std::to_string(linked.minor));
+  CHECK(nvrtc_options(request) == nvrtc_options(request, linked));
+  CHECK(nvrtc_compile(compile_request(variant_named("fill_random"), "sm_90")).options ==
+        nvrtc_options(compile_request(variant_named("fill_random"), "sm_90"), linked));
 }
 
 TEST_CASE("targets are normalised and junk is refused") {
