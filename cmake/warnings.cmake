@@ -18,7 +18,9 @@ function(metrale_warnings target)
       set(sanitizers -fsanitize=address,undefined -fno-sanitize-recover=undefined)
     endif()
     target_compile_options(${target} PRIVATE ${sanitizers} -fno-omit-frame-pointer)
-    # PUBLIC: whatever links a sanitized static library needs the runtimes too.
-    target_link_options(${target} PUBLIC ${sanitizers})
+    # PUBLIC: whatever links a sanitized static library in this build needs the runtimes
+    # too. BUILD_INTERFACE keeps the flags out of an installed package's link interface,
+    # where they would force the sanitizer runtimes on every engine that links it.
+    target_link_options(${target} PUBLIC "$<BUILD_INTERFACE:${sanitizers}>")
   endif()
 endfunction()

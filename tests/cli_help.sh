@@ -2,11 +2,14 @@
 # Every command line the project offers answers --help with its usage and exit 0, and
 # the scripts do so before they install or build anything; an unknown option is an
 # error that points to --help. Every metrale command takes -h for --help, refuses an
-# unknown option and a stray argument, and refuses bad values of --device, --seed, --m,
-# --target and --max-bytes, each with exit 1 and "metrale: error:", all before the CUDA
+# unknown command or option, a missing value and a stray argument, and refuses bad
+# values of --device, --seed, --m, --target and --max-bytes, each as a usage error (exit
+# 2, "metrale: error:" and a pointer to the command's --help on stderr; a failure of the
+# work, such as an output file it cannot write, exits 1), all before the CUDA
 # driver is loaded (info, microtest and startup need a GPU only for their real work);
-# `metrale compile --resources` prints ptxas's table of registers and spills, and
-# `metrale bench` names each of its entries once.
+# `metrale compile --resources` prints ptxas's table of registers and spills,
+# `metrale bench` names each of its entries once, and `metrale cache` deletes an entry of
+# another cache format version only with --include-other-versions.
 # The scripts refuse an unknown argument with exit 2, before they install or build
 # anything; the Python tools refuse an unknown option and say in one line why a file
 # cannot be read. Run by CTest: tests/cli_help.sh METRALE_BINARY.
@@ -38,16 +41,34 @@ check() {  # check LABEL EXPECTED_FIRST_LINE_PREFIX COMMAND...: exit 0, usage fi
     echo "ok: $label"
   fi
 }
-refused() {  # refused LABEL TEXT COMMAND...: exit 1, "metrale: error: " first, TEXT in it
+# A usage error: exit 2 and, first on stderr, "metrale: error: " with TEXT in it and a
+# pointer to a command's --help, so that a script tells a mistyped call from a failed run.
+refused() {  # refused LABEL TEXT COMMAND...
   local label=$1 text=$2 out rc
   shift 2
-  out=$(METRALE_LOG_LEVEL=debug "$@" 2>&1) && rc=0 || rc=$?
-  if [[ $rc -ne 1 || ${out%%$'\n'*} != "metrale: error: "* || ${out%%$'\n'*} != *"$text"* ||
+  out=$(METRALE_LOG_LEVEL=debug "$@" 2>&1 >/dev/null) && rc=0 || rc=$?
+  if [[ $rc -ne 2 || ${out%%$'\n'*} != "metrale: error: "* || ${out%%$'\n'*} != *"$text"* ||
+        ${out%%$'\n'*} != *" (see metrale "*"--help)" ||
         $out == *"CUDA driver loaded"* || $out == *"Sanitizer: "* || $out == *"runtime error:"* ]]
   then
-    fail "$label is refused" "$rc" "$out"
+    fail "$label is refused (a usage error)" "$rc" "$out"
   else
-    echo "ok: $label is refused"
+    echo "ok: $label is refused (a usage error)"
+  fi
+}
+# A failure of the work (here, before it starts): exit 1, "metrale: error: " with TEXT
+# first on stderr, and no pointer to --help, which could not help.
+failed() {  # failed LABEL TEXT COMMAND...
+  local label=$1 text=$2 out rc
+  shift 2
+  out=$(METRALE_LOG_LEVEL=debug "$@" 2>&1 >/dev/null) && rc=0 || rc=$?
+  if [[ $rc -ne 1 || ${out%%$'\n'*} != "metrale: error: "* || ${out%%$'\n'*} != *"$text"* ||
+        $out == *"--help)"* || $out == *"CUDA driver loaded"* || $out == *"Sanitizer: "* ||
+        $out == *"runtime error:"* ]]
+  then
+    fail "$label fails" "$rc" "$out"
+  else
+    echo "ok: $label fails"
   fi
 }
 check "metrale --help" "usage: metrale" "$metrale" --help
@@ -55,16 +76,25 @@ check "metrale -h" "usage: metrale" "$metrale" -h
 for command in "${commands[@]}"; do
   check "metrale $command --help" "usage: metrale" "$metrale" "$command" --help
   check "metrale $command -h" "usage: metrale" "$metrale" "$command" -h
-  refused "metrale $command --no-such-option" "unknown option --no-such-option (see --help)" \
+  refused "metrale $command --no-such-option" \
+    "unknown option --no-such-option (see metrale $command --help)" \
     "$metrale" "$command" --no-such-option
-  refused "metrale $command -q" "unknown option -q (see --help)" "$metrale" "$command" -q
+  refused "metrale $command -q" "unknown option -q (see metrale $command --help)" \
+    "$metrale" "$command" -q
   # cache takes one action; anything after it is as stray as a word given to the others.
   action=(); [[ $command == cache ]] && action=(list)
-  refused "metrale $command ${action[*]:+${action[*]} }stray-word" "'stray-word'" \
+  refused "metrale $command ${action[*]:+${action[*]} }stray-word" \
+    "'stray-word' (see metrale $command --help)" \
     "$metrale" "$command" "${action[@]}" stray-word
 done
-refused "metrale --device 0 stray-word (info by default)" "'stray-word'" \
-  "$metrale" --device 0 stray-word
+refused "metrale --device 0 stray-word (info by default)" \
+  "'stray-word' (see metrale info --help)" "$metrale" --device 0 stray-word
+refused "metrale -q (info by default)" "unknown option -q (see metrale info --help)" \
+  "$metrale" -q
+refused "metrale no-such-command" "unknown command 'no-such-command' (see metrale --help)" \
+  "$metrale" no-such-command
+refused "metrale plan --m (no value)" "--m needs a value" "$metrale" plan --m
+refused "metrale cache (no action)" "give one action" "$metrale" cache
 for command in info microtest startup bench; do
   for bad in abc 1x -1 "" 2147483648 4294967295; do
     refused "metrale $command --device '$bad'" "--device: '$bad' is not a CUDA device ordinal" \
@@ -83,8 +113,9 @@ refused "metrale info --target sm_999" "--target sm_999: this NVRTC does not com
   "$metrale" info --target sm_999
 # An option of one value given twice is refused, not settled by its last.
 refused "metrale plan --m 1 --m 16" "--m given 2 times" "$metrale" plan --m 1 --m 16
-refused "metrale bench --json DIRECTORY" "is a directory" "$metrale" bench --json /
-refused "metrale bench --timeline in a missing directory" "does not exist" \
+# An output file this machine cannot write is a failure, not a usage error.
+failed "metrale bench --json DIRECTORY" "is a directory" "$metrale" bench --json /
+failed "metrale bench --timeline in a missing directory" "does not exist" \
   "$metrale" bench --timeline "$(mktemp -u)/timeline.bin"
 # compile refuses a bad --jobs or target before it creates a directory.
 for case in "--jobs 0|--jobs must be" "--target sm_10|no target as old as sm_10"; do
@@ -100,7 +131,7 @@ for case in "--jobs 0|--jobs must be" "--target sm_10|no target as old as sm_10"
 done
 # (after the warning that the target falls back to PTX)
 out=$("$metrale" compile --target sm_999 --resources 2>&1) && rc=0 || rc=$?
-if [[ $rc -ne 1 || ${out##*$'\n'} != "metrale: error: compile: nothing to compile"* ]]; then
+if [[ $rc -ne 2 || ${out##*$'\n'} != "metrale: error: compile: nothing to compile"* ]]; then
   fail "metrale compile --resources for a PTX-only target is refused" "$rc" "$out"
 else
   echo "ok: metrale compile --resources for a PTX-only target is refused"
@@ -109,8 +140,9 @@ fi
 # twice would time only its first entry).
 out=$("$metrale" bench --entry no-such-entry 2>&1) && rc=0 || rc=$?
 known=${out#*known: }
+known=${known% (see metrale bench --help)}
 repeated=$(tr -d ')' <<<"$known" | tr ',' '\n' | tr -d ' ' | sort | uniq -d)
-if [[ $rc -ne 1 || $out != *"no benchmarked entry named 'no-such-entry'"* || -n $repeated ]]; then
+if [[ $rc -ne 2 || $out != *"no benchmarked entry named 'no-such-entry'"* || -n $repeated ]]; then
   fail "metrale bench --entry no-such-entry lists each entry once${repeated:+ (twice: $repeated)}" \
     "$rc" "$out"
 else
@@ -141,6 +173,30 @@ for dir in "$cache_dir" "$cache_dir/missing"; do
       "--max-bytes: '$size'" "$metrale" cache --dir "$dir" trim --max-bytes "$size"
   done
 done
+for action in list verify; do
+  refused "metrale cache $action --include-other-versions" \
+    "--include-other-versions belongs to trim and verify --delete-bad" \
+    "$metrale" cache --dir "$cache_dir" "$action" --include-other-versions
+done
+# An entry of format version 1 (the magic, then the version: all that versions share) is
+# valid for the library that wrote it, so it stays unless asked to go.
+other_entry=$cache_dir/$(printf 'b%.0s' {1..64}).mkc
+for args in "verify --delete-bad" "trim --max-bytes 1G"; do
+  for case in "|kept" "--include-other-versions|deleted"; do
+    extra=${case%%|*}
+    printf 'MTRLKERN\001\000\000\000' >"$other_entry"
+    # shellcheck disable=SC2086  # the arguments, split on purpose
+    out=$("$metrale" cache --dir "$cache_dir" $args $extra 2>&1) && rc=0 || rc=$?
+    [[ -e $other_entry ]] && outcome=kept || outcome=deleted
+    label="metrale cache $args${extra:+ $extra}: an entry of another format version is"
+    if [[ $rc -ne 0 || $outcome != "${case#*|}" ]]; then
+      fail "$label ${case#*|}" "$rc" "$outcome; $out"
+    else
+      echo "ok: $label ${case#*|}"
+    fi
+  done
+done
+rm -f "$other_entry"
 # The scripts print their usage without installing or building: cmake, ctest, ninja,
 # g++ and apt-get are shims here that leave a mark when called.
 shims=$(mktemp -d)
@@ -167,6 +223,14 @@ for args in "tests/run.sh --no-such-option" "tests/prerequisites.sh --no-such-op
     echo "ok: $args is refused with exit 2, before any step"
   fi
 done
+# tests/help_only.sh is sourced by the scripts: run on its own it would do nothing and
+# exit 0, so it refuses to.
+out=$(bash tests/help_only.sh --help 2>&1) && rc=0 || rc=$?
+if [[ $rc -ne 2 || $out != "tests/help_only.sh: "*"not to run"* ]]; then
+  fail "tests/help_only.sh run rather than sourced is refused with exit 2" "$rc" "$out"
+else
+  echo "ok: tests/help_only.sh run rather than sourced is refused with exit 2"
+fi
 if command -v python3 >/dev/null; then
   check "tools/bench_table.py --help" "Renders a" python3 tools/bench_table.py --help
   check "tools/ab_summary.py --help" "usage: ab_summary.py" python3 tools/ab_summary.py --help

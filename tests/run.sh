@@ -10,6 +10,7 @@ cd "$(dirname "$0")/.."
 source tests/prerequisites.sh
 
 build=${METRALE_BUILD_DIR:-build}
+# The same cache options as tools/main.sh, so that one build serves both commands.
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMETRALE_WERROR=ON
 cmake --build "$build" -j"$(nproc)"
 status=0

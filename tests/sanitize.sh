@@ -40,8 +40,8 @@ for binary in "$prefix-address/tests/metrale_host_tests" \
     status=1
   fi
 done
-# A sanitizer's report exits 99: the CLI checks expect exit 1 from a refusal, which a
-# report after the refusal's line would otherwise pass for.
+# A sanitizer's report exits 99: the CLI checks expect exit 2 from a usage error and 1
+# from a failure, which a report after the refusal's line would otherwise pass for.
 ASAN_OPTIONS=detect_leaks=1:exitcode=99 \
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:exitcode=99 bash -c 'set -o pipefail
   "$1/tests/metrale_host_tests" &&

@@ -12,6 +12,8 @@ fi
 cd "$(dirname "$0")/.."
 source tests/prerequisites.sh
 build=${METRALE_BUILD_DIR:-build}
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+# The same cache options as tests/run.sh, so that the README's second command reuses
+# this build rather than reconfiguring and rebuilding every target.
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMETRALE_WERROR=ON >/dev/null
 cmake --build "$build" -j"$(nproc)" --target metrale
 exec "$build/tools/metrale" "$@"

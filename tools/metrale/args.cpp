@@ -22,7 +22,7 @@ Args::Args(int argc, char** argv, int first, const std::vector<std::string>& fla
       positional_.push_back(arg);
       continue;
     }
-    ensure(arg.starts_with("--"), "unknown option {} (see --help)", arg);
+    usage_ensure(arg.starts_with("--"), "unknown option {}", arg);
     std::string name = arg.substr(2);
     std::optional<std::string> inline_value;
     if (auto eq = name.find('='); eq != std::string::npos) {
@@ -30,24 +30,24 @@ Args::Args(int argc, char** argv, int first, const std::vector<std::string>& fla
       name = name.substr(0, eq);
     }
     if (contains(flags, name)) {
-      ensure(!inline_value, "--{} takes no value", name);
+      usage_ensure(!inline_value, "--{} takes no value", name);
       values_[name].push_back("1");
     } else if (contains(options, name)) {
       if (inline_value) {
         values_[name].push_back(*inline_value);
       } else {
-        ensure(i + 1 < argc, "--{} needs a value", name);
+        usage_ensure(i + 1 < argc, "--{} needs a value", name);
         values_[name].push_back(argv[++i]);
       }
     } else {
-      fail("unknown option --{} (see --help)", name);
+      usage_fail("unknown option --{}", name);
     }
   }
 }
 
 void Args::refuse_positional(const std::string& command) const {
-  ensure(positional_.empty(), "{}: unexpected argument '{}' (see --help)", command,
-         positional_.empty() ? std::string() : positional_.front());
+  usage_ensure(positional_.empty(), "{}: unexpected argument '{}'", command,
+               positional_.empty() ? std::string() : positional_.front());
 }
 
 bool Args::has(const std::string& name) const { return values_.contains(name); }
@@ -56,8 +56,8 @@ std::optional<std::string> Args::value(const std::string& name) const {
   auto it = values_.find(name);
   if (it == values_.end()) return std::nullopt;
   // An option read as one value and given twice is refused, not resolved by its last.
-  ensure(it->second.size() == 1, "--{} given {} times; it takes one value", name,
-         it->second.size());
+  usage_ensure(it->second.size() == 1, "--{} given {} times; it takes one value", name,
+               it->second.size());
   return it->second.front();
 }
 
@@ -91,8 +91,8 @@ std::vector<std::uint32_t> parse_u32_list(const std::string& text, const std::st
     const std::size_t end = std::min(text.find(',', start), text.size());
     const std::optional<std::uint32_t> v =
         parse_whole<std::uint32_t>(std::string_view(text).substr(start, end - start));
-    ensure(v.has_value(), "{}: '{}' is not a comma-separated list of unsigned integers", what,
-           text);
+    usage_ensure(v.has_value(), "{}: '{}' is not a comma-separated list of unsigned integers",
+                 what, text);
     out.push_back(*v);
     start = end + 1;
   }
@@ -103,8 +103,8 @@ std::uint32_t parse_one_u32(const Args& args, const std::string& name, std::uint
   const auto v = args.value(name);
   if (!v) return fallback;
   const std::optional<std::uint32_t> out = parse_whole<std::uint32_t>(*v);
-  ensure(out.has_value(), "--{}: expected one unsigned integer of at most {}, got '{}'", name,
-         std::numeric_limits<std::uint32_t>::max(), *v);
+  usage_ensure(out.has_value(), "--{}: expected one unsigned integer of at most {}, got '{}'",
+               name, std::numeric_limits<std::uint32_t>::max(), *v);
   return *out;
 }
 
@@ -112,15 +112,16 @@ int parse_device(const Args& args) {
   const auto v = args.value("device");
   if (!v) return 0;
   const std::optional<int> device = parse_whole<int>(*v);
-  ensure(device.has_value() && *device >= 0, "--device: '{}' is not a CUDA device ordinal (0..{})",
-         *v, std::numeric_limits<int>::max());
+  usage_ensure(device.has_value() && *device >= 0,
+               "--device: '{}' is not a CUDA device ordinal (0..{})", *v,
+               std::numeric_limits<int>::max());
   return *device;
 }
 
 std::vector<std::uint32_t> parse_token_counts(const Args& args) {
   const std::vector<std::uint32_t> ms = parse_u32_list(args.value_or("m", "1,8,16"), "--m");
   for (const std::uint32_t m : ms) {
-    ensure(m >= 1 && m <= 16, "--m: {} is outside 1..16 (the entries' M tile)", m);
+    usage_ensure(m >= 1 && m <= 16, "--m: {} is outside 1..16 (the entries' M tile)", m);
   }
   return ms;
 }
@@ -129,7 +130,7 @@ std::vector<Define> parse_defines(const Args& args) {
   std::vector<Define> out;
   for (const std::string& d : args.values("define")) {
     const std::size_t eq = d.find('=');
-    ensure(eq != std::string::npos && eq > 0, "--define: '{}' is not NAME=VALUE", d);
+    usage_ensure(eq != std::string::npos && eq > 0, "--define: '{}' is not NAME=VALUE", d);
     out.push_back({d.substr(0, eq), d.substr(eq + 1)});
   }
   return out;

@@ -143,18 +143,24 @@ int cmd_bench(int argc, char** argv) {
   }
   args.refuse_positional("bench");
 
-  const std::vector<bench::Shape> shapes = bench::shapes_or_default(args.values("shape"));
+  // A bad value is a usage error (exit 2). An output file's directory that is missing or
+  // not writable is this machine's state: a failure (exit 1), as a failed write would be.
+  const std::vector<bench::Shape> shapes =
+      as_usage([&] { return bench::shapes_or_default(args.values("shape")); });
   bench::RunOptions options;
   options.ms = parse_token_counts(args);
-  options.entries = bench::parse_entries(args.value_or("entry", entry_names(bench::bench_entries())));
+  options.entries = as_usage([&] {
+    return bench::parse_entries(args.value_or("entry", entry_names(bench::bench_entries())));
+  });
   options.replays = parse_one_u32(args, "replays", 7);
-  ensure(options.replays >= 1, "--replays must be at least 1");
+  usage_ensure(options.replays >= 1, "--replays must be at least 1");
   options.warm_ms = parse_one_u32(args, "warm-ms", 0);
-  ensure(options.warm_ms <= 60000, "--warm-ms must be at most 60000 (one minute per graph)");
+  usage_ensure(options.warm_ms <= 60000,
+               "--warm-ms must be at most 60000 (one minute per graph)");
   const std::uint32_t min_mib = parse_one_u32(args, "min-bytes", 768);
   // 1 TiB at most: more than any device holds, and the copy counts stay in 32 bits.
-  ensure(min_mib >= 1 && min_mib <= (1u << 20), "--min-bytes must be 1..1048576 MiB, not {}",
-         min_mib);
+  usage_ensure(min_mib >= 1 && min_mib <= (1u << 20),
+               "--min-bytes must be 1..1048576 MiB, not {}", min_mib);
   options.min_bytes = std::uint64_t{min_mib} << 20;
   options.baselines = !args.has("no-baselines");
   options.time_wrong = args.has("time-wrong");
@@ -166,16 +172,16 @@ int cmd_bench(int argc, char** argv) {
   const bool timeline_defined =
       std::any_of(options.defines.begin(), options.defines.end(),
                   [&](const Define& d) { return d.name == kTimelineDefine; });
-  ensure(!timeline_defined, "--define {}: use --timeline FILE, which reads the records out",
-         kTimelineDefine);
+  usage_ensure(!timeline_defined,
+               "--define {}: use --timeline FILE, which reads the records out", kTimelineDefine);
   if (!options.timeline.empty()) options.defines.push_back({std::string(kTimelineDefine), "1"});
   const std::vector<std::uint32_t> pattern_chunks =
       args.has("pattern-ceiling") ? parse_u32_list(*args.value("pattern-ceiling"), "--pattern-ceiling")
                                   : std::vector<std::uint32_t>{};
   for (const std::uint32_t c : pattern_chunks) {
-    ensure((c >= 128 && c <= 512 && (c & (c - 1)) == 0) || c == bench::kPackedChunk,
-           "--pattern-ceiling: {} is not a power of two in 128..512 nor {} (packed units)", c,
-           bench::kPackedChunk);
+    usage_ensure((c >= 128 && c <= 512 && (c & (c - 1)) == 0) || c == bench::kPackedChunk,
+                 "--pattern-ceiling: {} is not a power of two in 128..512 nor {} (packed units)",
+                 c, bench::kPackedChunk);
   }
   std::vector<bench::TmaBox> tma_boxes;
   if (const auto list = args.value("tma-pattern")) {
@@ -183,18 +189,18 @@ int cmd_bench(int argc, char** argv) {
     std::string_view rest = *list;
     for (;;) {
       const std::size_t comma = rest.find(',');
-      tma_boxes.push_back(bench::parse_tma_box(rest.substr(0, comma)));
+      tma_boxes.push_back(as_usage([&] { return bench::parse_tma_box(rest.substr(0, comma)); }));
       if (comma == std::string_view::npos) break;
       rest = rest.substr(comma + 1);
     }
   }
   const std::uint32_t pattern_ctas = parse_one_u32(args, "pattern-ctas", 2);
-  ensure(pattern_ctas >= 1, "--pattern-ctas must be at least 1");
+  usage_ensure(pattern_ctas >= 1, "--pattern-ctas must be at least 1");
   const std::vector<std::uint32_t> tma_claims =
       args.has("tma-claims") ? parse_u32_list(*args.value("tma-claims"), "--tma-claims")
                              : std::vector<std::uint32_t>{0};
   for (const std::uint32_t f : tma_claims) {
-    ensure(f <= 64, "--tma-claims: {} ranges per CTA is over 64", f);
+    usage_ensure(f <= 64, "--tma-claims: {} ranges per CTA is over 64", f);
   }
   const int ordinal = parse_device(args);
   const std::string json_path = args.value_or("json", "");

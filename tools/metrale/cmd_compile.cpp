@@ -150,38 +150,42 @@ int cmd_compile(int argc, char** argv) {
     return 0;
   }
   args.refuse_positional("compile");
-  const std::vector<std::string> targets = split_targets(args.values("target"));
-  ensure(!targets.empty(), "compile: give at least one --target (e.g. --target sm_90)");
+  // Every check up to the output directories judges the command line: a usage error.
+  const std::vector<std::string> targets =
+      as_usage([&] { return split_targets(args.values("target")); });
+  usage_ensure(!targets.empty(), "compile: give at least one --target (e.g. --target sm_90)");
   // The modules to compile: every build of each named variant (kernel_variants.hpp).
-  std::vector<KernelVariant> builds = module_builds_named(args.values("variant"));
+  std::vector<KernelVariant> builds =
+      as_usage([&] { return module_builds_named(args.values("variant")); });
   const std::vector<Define> defines = parse_defines(args);
   const bool resources = args.has("resources");
-  ensure(defines.empty() ||
-             ((args.has("dump-ptx") || args.has("dump-cubin") || resources) && !args.has("out")),
-         "compile: --define only with --dump-ptx, --dump-cubin or --resources and without "
-         "--out (a cache holds the library's own builds)");
+  usage_ensure(
+      defines.empty() ||
+          ((args.has("dump-ptx") || args.has("dump-cubin") || resources) && !args.has("out")),
+      "compile: --define only with --dump-ptx, --dump-cubin or --resources and without "
+      "--out (a cache holds the library's own builds)");
   for (KernelVariant& b : builds) b.defines.insert(b.defines.end(), defines.begin(), defines.end());
   std::vector<const KernelVariant*> variants;
   for (const KernelVariant& b : builds) variants.push_back(&b);
   unsigned jobs = std::max(1u, std::thread::hardware_concurrency());
   if (auto j = args.value("jobs")) {
     const std::vector<std::uint32_t> parsed = parse_u32_list(*j, "--jobs");
-    ensure(parsed.size() == 1 && parsed[0] >= 1, "--jobs must be one number of at least 1, not {}",
-           *j);
+    usage_ensure(parsed.size() == 1 && parsed[0] >= 1,
+                 "--jobs must be one number of at least 1, not {}", *j);
     jobs = parsed[0];
   }
   // Every target is judged before a directory is created: an error leaves nothing behind.
   std::vector<std::pair<std::string, CompileTarget>> chosen_targets;
   for (const std::string& target : targets) {
-    chosen_targets.emplace_back(target, choose_compile_target(target));
+    chosen_targets.emplace_back(target, as_usage([&] { return choose_compile_target(target); }));
   }
   const bool to_cache =
       args.has("out") || (!args.has("dump-ptx") && !args.has("dump-cubin") && !resources);
   const bool any_cubin = std::any_of(chosen_targets.begin(), chosen_targets.end(),
                                      [](const auto& t) { return !t.second.ptx_fallback; });
-  ensure(to_cache || args.has("dump-ptx") || any_cubin,
-         "compile: nothing to compile: --resources and --dump-cubin need a target this NVRTC "
-         "emits CUBIN for");
+  usage_ensure(to_cache || args.has("dump-ptx") || any_cubin,
+               "compile: nothing to compile: --resources and --dump-cubin need a target this "
+               "NVRTC emits CUBIN for");
   const auto ptx_dir = output_dir(args, "dump-ptx");
   const auto cubin_dir = output_dir(args, "dump-cubin");
   std::unique_ptr<DiskCache> cache;

@@ -54,13 +54,16 @@ int cmd_info(int argc, char** argv) {
   // refused at once, on any machine, rather than after a compile of every kernel.
   const int ordinal = parse_device(args);
   const std::optional<std::string> target_option =
-      args.has("target") ? std::optional(normalize_target(*args.value("target"))) : std::nullopt;
+      args.has("target")
+          ? std::optional(as_usage([&] { return normalize_target(*args.value("target")); }))
+          : std::nullopt;
   if (target_option) {
     const std::vector<std::string> supported = nvrtc_supported_targets();
-    ensure(std::find(supported.begin(), supported.end(), *target_option) != supported.end(),
-           "--target {}: this NVRTC does not compile for it (it does for {}); `metrale "
-           "compile --target` builds PTX for newer GPUs",
-           *target_option, fmt::join(supported, ", "));
+    usage_ensure(
+        std::find(supported.begin(), supported.end(), *target_option) != supported.end(),
+        "--target {}: this NVRTC does not compile for it (it does for {}); `metrale "
+        "compile --target` builds PTX for newer GPUs",
+        *target_option, fmt::join(supported, ", "));
   }
   fmt::print("metrale kernels: NVRTC {}, {} embedded source(s)\n", nvrtc_version(),
              embedded_sources().size());

@@ -47,10 +47,11 @@ int cmd_plan(int argc, char** argv) {
     return 0;
   }
   args.refuse_positional("plan");
-  const std::vector<bench::Shape> shapes = bench::shapes_or_default(args.values("shape"));
+  const std::vector<bench::Shape> shapes =
+      as_usage([&] { return bench::shapes_or_default(args.values("shape")); });
   const std::vector<std::uint32_t> ms = parse_token_counts(args);
   const std::uint32_t sms = parse_one_u32(args, "sms", 132);
-  ensure(sms >= 1, "--sms: {} SMs; the plan needs at least one", sms);
+  usage_ensure(sms >= 1, "--sms: {} SMs; the plan needs at least one", sms);
 
   fmt::print("plan_m16_gemm on {} SMs: without PDL | with PDL\n", sms);
   for (const bench::Shape& s : shapes) {

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "metrale/args.hpp"
 #include "metrale/commands.hpp"
 #include "metrale/error.hpp"
 
@@ -40,6 +41,8 @@ void print_usage() {
   for (const Command& c : kCommands) fmt::print("  {:<10} {}\n", c.name, c.summary);
   fmt::print(
       "\n`metrale COMMAND --help` describes a command's options.\n"
+      "Exit status: 0 done, 1 failed, 2 a usage error (unknown command or option, missing\n"
+      "or bad value; the message and a pointer to --help go to stderr).\n"
       "Environment: METRALE_LOG_LEVEL (trace|debug|info|warn|error|critical|off, default warn),\n"
       "METRALE_FFN_M16_TC_NTILE (unset|32|64),\n"
       "METRALE_KERNEL_CACHE_DIR, METRALE_KERNEL_CACHE_PATH, METRALE_KERNEL_CACHE=0\n"
@@ -49,21 +52,30 @@ void print_usage() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // The command whose --help a usage error points to: info where none is named.
+  std::string_view command = "info";
   try {
     std::string_view first = argc > 1 ? std::string_view(argv[1]) : std::string_view();
     if (first == "--help" || first == "-h" || first == "help") {
       print_usage();
       return 0;
     }
-    if (first.empty() || first.starts_with("--")) {
-      // No command: the main job, with any options passed through.
+    if (first.empty() || first.starts_with("-")) {
+      // No command: the main job, with any options passed through (-q included, so that
+      // it is refused as an unknown option of info rather than as a command).
       return metrale::cli::cmd_info(argc, argv);
     }
     for (const Command& c : kCommands) {
-      if (c.name == first) return c.run(argc - 1, argv + 1);
+      if (c.name == first) {
+        command = c.name;
+        return c.run(argc - 1, argv + 1);
+      }
     }
-    fmt::print(stderr, "metrale: unknown command '{}'\n\n", first);
-    print_usage();
+    fmt::print(stderr, "metrale: error: unknown command '{}' (see metrale --help)\n", first);
+    return 2;
+  } catch (const metrale::cli::UsageError& e) {
+    // A mistake in the command line: exit 2, not the 1 of a run that failed.
+    fmt::print(stderr, "metrale: error: {} (see metrale {} --help)\n", e.what(), command);
     return 2;
   } catch (const metrale::Error& e) {
     fmt::print(stderr, "metrale: error: {}\n", e.what());
