@@ -210,6 +210,10 @@ for script in tests/run.sh tests/prerequisites.sh tests/sanitize.sh tools/main.s
 done
 check "tools/device_run.sh --help" "One call on a GPU machine" \
   env PATH="$shims:$PATH" bash tools/device_run.sh --help
+# The test scripts CTest runs with the CLI's path.
+for script in tests/cli_help.sh tests/cli_plan.sh tests/kernel_switches.sh; do
+  check "$script --help" "usage: $script" bash "$script" --help
+done
 # tools/main.sh passes its arguments to metrale, which refuses what it does not take.
 for args in "tests/run.sh --no-such-option" "tests/prerequisites.sh --no-such-option" \
             "tests/sanitize.sh --no-such-option" \

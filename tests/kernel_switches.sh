@@ -11,8 +11,8 @@ set -uo pipefail
 if [[ ${1:-} == -h || ${1:-} == --help || $# -ne 2 ]]; then
   echo "usage: tests/kernel_switches.sh METRALE_BINARY KERNEL_SOURCES_DIR"
   sed -n '2,/^set -uo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
-  [[ $# -eq 2 ]]
-  exit
+  [[ ${1:-} == -h || ${1:-} == --help ]] && exit 0
+  exit 2
 fi
 metrale=$1
 sources=$2
