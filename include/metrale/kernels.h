@@ -103,8 +103,8 @@ metrale_status metrale_warm_up(metrale_service* service, const char* const* vari
  * input [m, k] BF16, weight [n, k] FP8 E4M3, block_scale [ceil(n/128), k/128] FP32,
  * output [m, n] BF16, all row-major. m in 1..16, k a multiple of 128 (at least 128 for
  * every entry but the seed's three, and in the plan functions), n >= 1, input and weight
- * 16-byte aligned, block_scale 4-byte and output 2-byte aligned. Asynchronous on
- * `stream`. */
+ * 16-byte aligned, block_scale 4-byte and output 2-byte aligned, the output's bytes
+ * apart from the others'. Asynchronous on `stream`. */
 
 metrale_status metrale_w8a16_gemm_m16(metrale_service* service, uint64_t input, uint64_t weight,
                                       uint64_t block_scale, uint64_t output, uint32_t m, uint32_t n,
