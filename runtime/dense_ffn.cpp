@@ -88,6 +88,8 @@ void dense_ffn_m16_tc(const M16TcKernel& selected, const TargetLevers& levers,
          "output=0x{:x} lies past the end of the address space",
          first, input.address, output.address);
   guards::check_operands(fn, input_2, weight, block_scale, output_2, {second, n, k, k, n});
+  // And across the halves: the first launch's output must not be the second's input.
+  guards::check_operands(fn, input, weight, block_scale, output, {rows, n, k, k, n});
   selected.launcher(gpu, selected.kernel, input, weight, block_scale, output, first, n, k,
                     stream);
   selected.launcher(gpu, selected.kernel, input_2, weight, block_scale, output_2, second, n, k,

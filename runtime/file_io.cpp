@@ -176,6 +176,9 @@ bool remove_if_same_file(const std::filesystem::path& path, std::uint64_t device
   }
   if (::lstat(aside.c_str(), &st) == 0 && same_file(st, device, inode)) {
     if (::unlink(aside.c_str()) == 0) return true;
+    // ENOENT: a trim in another process took it aside as a stale write (a rename keeps
+    // the mtime), which removes it as wanted.
+    if (errno == ENOENT) return false;
     if (error != nullptr) *error = errno;
     // Back under its name, but never over a newer entry that arrived meanwhile; failing
     // that it stays aside, where scans see an abandoned write, not an entry.

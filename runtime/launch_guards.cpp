@@ -15,31 +15,45 @@ void check_pointer(std::string_view fn, std::string_view name, DevicePtr p,
          p.address, alignment);
 }
 
-// The bytes [begin, end) an operand spans.
-struct Span {
+// An operand's bytes: `rows` rows of `row_bytes` each, `pitch` bytes apart, from `begin`.
+// A row of no bytes is none (K = 0 reads no input).
+struct Rows {
   std::string_view name;
-  std::uint64_t begin, end;
+  std::uint64_t begin, rows, row_bytes, pitch;
+  std::uint64_t end() const { return rows == 0 ? begin : begin + (rows - 1) * pitch + row_bytes; }
+  bool empty() const { return rows == 0 || row_bytes == 0; }
 };
 
-Span span_of(std::string_view fn, std::string_view name, DevicePtr p, std::uint64_t bytes) {
-  ensure(bytes <= ~std::uint64_t{0} - p.address,
+Rows rows_of(std::string_view fn, std::string_view name, DevicePtr p, std::uint64_t rows,
+             std::uint64_t row_bytes, std::uint64_t pitch) {
+  const Rows r{name, p.address, rows, row_bytes, pitch};
+  const std::uint64_t span = rows == 0 ? 0 : (rows - 1) * pitch + row_bytes;
+  ensure(span <= ~std::uint64_t{0} - p.address,
          "{}: {}=0x{:x} with its {} bytes lies past the end of the address space", fn, name,
-         p.address, bytes);
-  return {name, p.address, p.address + bytes};
+         p.address, span);
+  return r;
 }
 
-// The bytes of m rows `width` elements of `element_bytes` wide at a pitch of `pitch`.
-std::uint64_t rows_bytes(std::uint32_t m, std::uint32_t width, std::uint32_t pitch,
-                         std::uint32_t element_bytes) {
-  return (std::uint64_t{m - 1} * pitch + width) * element_bytes;
+bool rows_meet(const Rows& a, const Rows& b) {
+  // The spans first: apart, as in every ordinary call, the rows are too.
+  if (a.empty() || b.empty() || a.end() <= b.begin || b.end() <= a.begin) return false;
+  // Interleaved rows (a pitch wider than the row, another operand's rows between): at most
+  // 32 x 32 pairs, on this path only.
+  for (std::uint64_t i = 0; i < a.rows; ++i) {
+    const std::uint64_t a0 = a.begin + i * a.pitch, a1 = a0 + a.row_bytes;
+    for (std::uint64_t j = 0; j < b.rows; ++j) {
+      const std::uint64_t b0 = b.begin + j * b.pitch, b1 = b0 + b.row_bytes;
+      if (a0 < b1 && b0 < a1) return true;
+    }
+  }
+  return false;
 }
 
-void check_disjoint(std::string_view fn, const Span& written, const Span& read) {
-  const bool empty = written.begin == written.end || read.begin == read.end;
-  ensure(empty || written.end <= read.begin || read.end <= written.begin,
-         "{}: {} [0x{:x}, 0x{:x}) overlaps {} [0x{:x}, 0x{:x}): the kernel would read rows "
+void check_disjoint(std::string_view fn, const Rows& written, const Rows& read) {
+  ensure(!rows_meet(written, read),
+         "{}: {} [0x{:x}, 0x{:x}) overlaps {} [0x{:x}, 0x{:x}): the kernel would read bytes "
          "it has already written",
-         fn, written.name, written.begin, written.end, read.name, read.begin, read.end);
+         fn, written.name, written.begin, written.end(), read.name, read.begin, read.end());
 }
 
 }  // namespace
@@ -85,12 +99,14 @@ void check_operands(std::string_view fn, DevicePtr input, DevicePtr weight,
   check_pointer(fn, "weight", weight, 16);
   check_pointer(fn, "block_scale", block_scale, 4);
   check_pointer(fn, "output", output, 2);
-  const Span out = span_of(fn, "output", output, rows_bytes(e.m, e.n, e.c_row_stride, 2));
-  check_disjoint(fn, out, span_of(fn, "input", input, rows_bytes(e.m, e.k, e.a_row_stride, 2)));
-  check_disjoint(fn, out, span_of(fn, "weight", weight, std::uint64_t{e.n} * e.k));
-  check_disjoint(fn, out,
-                 span_of(fn, "block_scale", block_scale,
-                         std::uint64_t{(e.n + 127) / 128} * (e.k / 128) * 4));
+  const Rows out = rows_of(fn, "output", output, e.m, std::uint64_t{e.n} * 2,
+                           std::uint64_t{e.c_row_stride} * 2);
+  check_disjoint(fn, out, rows_of(fn, "input", input, e.m, std::uint64_t{e.k} * 2,
+                                  std::uint64_t{e.a_row_stride} * 2));
+  const std::uint64_t weight_bytes = std::uint64_t{e.n} * e.k;
+  check_disjoint(fn, out, rows_of(fn, "weight", weight, 1, weight_bytes, weight_bytes));
+  const std::uint64_t scale_bytes = std::uint64_t{(e.n + 127) / 128} * (e.k / 128) * 4;
+  check_disjoint(fn, out, rows_of(fn, "block_scale", block_scale, 1, scale_bytes, scale_bytes));
 }
 
 void check_call(std::string_view fn, DevicePtr input, DevicePtr weight, DevicePtr block_scale,

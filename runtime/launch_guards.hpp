@@ -38,8 +38,10 @@ struct Extents {
 
 // What the seed leaves to the kernel: n == 0, null pointers, alignment (16 bytes for
 // input and weight, read in 16-byte pieces; 4 for block_scale; 2 for output), and an
-// output that overlaps what the kernel reads: its CTAs would read rows that others have
-// already written. The inputs may overlap each other (they are only read).
+// output whose bytes overlap those the kernel reads: its CTAs would read what others have
+// already written. Rows interleaved at wider pitches are apart where their bytes are. The
+// inputs may overlap each other (they are only read). m may exceed 16 (a caller's whole
+// call over several launches).
 void check_operands(std::string_view fn, DevicePtr input, DevicePtr weight,
                     DevicePtr block_scale, DevicePtr output, const Extents& extents);
 

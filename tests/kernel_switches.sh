@@ -17,7 +17,7 @@ fi
 metrale=$1
 sources=$2
 
-m16=w8a16_gemm_m16
+m16="w8a16_gemm_m16 w8a16_gemm_m16_n64"
 stream=w8a16_gemm_m16_stream
 streamk=w8a16_gemm_m16_streamk
 skinny="w8a16_gemm_m16_skinny w8a16_gemm_m16_skinny_deep w8a16_gemm_m16_skinny_deep32"

@@ -87,6 +87,12 @@ TEST_CASE("dense FFN: 1..16 rows one launch, 17..32 rows two launches on row hal
             .find("past the end of the address space") != std::string::npos);
   CHECK(error_of([&] { dense_ffn_m16_tc(sel, on, f.gpu, late_in, kW, kS, kOut, 17, n, k, 0); })
             .find("past the end of the address space") != std::string::npos);
+  // The halves' operands are checked across the halves too: an output laid over the
+  // second half's input would be written by the first launch before the second reads it.
+  CHECK(error_of([&] {
+          dense_ffn_m16_tc(sel, on, f.gpu, kIn, kW, kS,
+                           DevicePtr(kIn.address + std::uint64_t{10} * k * 2), 20, n, k, 0);
+        }).find("overlaps input") != std::string::npos);
   // The selection is a public struct: a tile without a kernel, or a launcher that is not
   // its tile's, is refused at any row count.
   for (const std::uint32_t rows : {4u, 20u}) {

@@ -188,7 +188,7 @@ TEST_CASE("guards: an output that overlaps what the kernel reads is refused") {
   };
   CHECK(run(DevicePtr(in_end - 2)) ==
         fmt::format("w8a16_gemm_m16_strided: output [0x{:x}, 0x{:x}) overlaps input [0x{:x}, "
-                    "0x{:x}): the kernel would read rows it has already written",
+                    "0x{:x}): the kernel would read bytes it has already written",
                     in_end - 2, in_end - 2 + (std::uint64_t{m - 1} * c_pitch + n) * 2,
                     kIn.address, in_end));
   CHECK(run(kW).find("overlaps weight") != std::string::npos);
@@ -197,10 +197,26 @@ TEST_CASE("guards: an output that overlaps what the kernel reads is refused") {
   // An output that starts before the input and runs into it.
   CHECK(run(DevicePtr(kIn.address - 16)).find("overlaps input") != std::string::npos);
   CHECK(f.gpu.launches().empty());
+  // Rows interleaved at wider pitches, apart byte for byte, are taken: tokens in the even
+  // slots of a buffer of row pairs, outputs in the odd ones; and so is K = 0, which reads
+  // no input.
+  const std::uint64_t pair = (std::uint64_t{k} + n) * 2;
+  w8a16_gemm_m16_strided(f.gpu, ks, kIn, kW, kS, DevicePtr(kIn.address + std::uint64_t{k} * 2),
+                         m, n, k, static_cast<std::uint32_t>(pair / 2),
+                         static_cast<std::uint32_t>(pair / 2), 0);
+  w8a16_gemm_m16_strided(f.gpu, ks, kIn, kW, kS, kIn, m, n, 0, a_pitch, c_pitch, 0);
+  CHECK(f.gpu.launches().size() == 2);
+  // One byte of an output row in an input row is not.
+  CHECK(error_of([&] {
+          w8a16_gemm_m16_strided(f.gpu, ks, kIn, kW, kS,
+                                 DevicePtr(kIn.address + std::uint64_t{k} * 2 - 2), m, n, k,
+                                 static_cast<std::uint32_t>(pair / 2),
+                                 static_cast<std::uint32_t>(pair / 2), 0);
+        }).find("overlaps input") != std::string::npos);
   // Right after each operand, the output is taken; the inputs may overlap each other.
   for (const std::uint64_t out : {in_end, w_end, s_end}) CHECK(run(DevicePtr(out)) == "<no error>");
   w8a16_gemm_m16_strided(f.gpu, ks, kIn, kIn, kIn, kOut, m, n, k, a_pitch, c_pitch, 0);
-  CHECK(f.gpu.launches().size() == 4);
+  CHECK(f.gpu.launches().size() == 6);
   // The contiguous entries count the rows at the pitches k and n.
   const KernelHandle kc = f.cache.kernel("w8a16_gemm_m16");
   CHECK(error_of([&] {
@@ -214,7 +230,7 @@ TEST_CASE("guards: an output that overlaps what the kernel reads is refused") {
   // An operand whose bytes would run past the end of the address space.
   CHECK(run(DevicePtr(~std::uint64_t{0} - 255)).find("past the end of the address space") !=
         std::string::npos);
-  CHECK(f.gpu.launches().size() == 4);
+  CHECK(f.gpu.launches().size() == 6);
 }
 
 TEST_CASE("launchers refuse another kernel's handle; a handle without a name is taken") {
