@@ -66,6 +66,10 @@ CUresult set_current(CUcontext c) { current = c; return CUDA_SUCCESS; }
 CUresult synchronize() { return current == primary ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT; }
 CUresult synchronize_v2(CUcontext) { return CUDA_ERROR_NOT_SUPPORTED; }
 CUresult unexpected() { return CUDA_ERROR_NOT_SUPPORTED; }
+// What a first use of a kernel reaches after its compile, each with its own type (a call
+// through another function type is undefined): no memory, and no module.
+CUresult mem_alloc(CUdeviceptr*, size_t) { return CUDA_ERROR_OUT_OF_MEMORY; }
+CUresult module_load_data(CUmodule*, const void*) { return CUDA_ERROR_NOT_SUPPORTED; }
 
 struct Entry {
   const char* name;
@@ -90,6 +94,8 @@ const Entry kEntries[] = {
     {"cuCtxSetCurrent", 4000, reinterpret_cast<void*>(&set_current)},
     {"cuCtxSynchronize", 13000, reinterpret_cast<void*>(&synchronize_v2)},
     {"cuCtxSynchronize", 2000, reinterpret_cast<void*>(&synchronize)},
+    {"cuMemAlloc", 3020, reinterpret_cast<void*>(&mem_alloc)},
+    {"cuModuleLoadData", 2000, reinterpret_cast<void*>(&module_load_data)},
 };
 
 }  // namespace
