@@ -28,14 +28,17 @@ fail() {  # fail LABEL RC OUTPUT
   echo "FAILED: $1 (exit $2): ${3%%$'\n'*}"
   failures=$((failures + 1))
 }
-# With the library's debug log on, a loaded driver says "CUDA driver loaded"; where no
-# driver can be loaded, its error would stand where the usage or refusal is expected.
+# What no answer may hold: a driver loaded to print a message (with the library's debug
+# log on, a loaded driver says "CUDA driver loaded"; where none can be loaded, its error
+# would stand where the usage or refusal is expected), or a sanitizer's report.
+tainted() {  # tainted OUTPUT
+  [[ $1 == *"CUDA driver loaded"* || $1 == *"Sanitizer: "* || $1 == *"runtime error:"* ]]
+}
 check() {  # check LABEL EXPECTED_FIRST_LINE_PREFIX COMMAND...: exit 0, usage first
   local label=$1 prefix=$2 out rc
   shift 2
   out=$(METRALE_LOG_LEVEL=debug "$@" 2>&1) && rc=0 || rc=$?
-  if [[ $rc -ne 0 || ${out%%$'\n'*} != "$prefix"* || $out == *"CUDA driver loaded"* ||
-        $out == *"Sanitizer: "* || $out == *"runtime error:"* ]]; then
+  if [[ $rc -ne 0 || ${out%%$'\n'*} != "$prefix"* ]] || tainted "$out"; then
     fail "$label" "$rc" "$out"
   else
     echo "ok: $label"
@@ -48,9 +51,7 @@ refused() {  # refused LABEL TEXT COMMAND...
   shift 2
   out=$(METRALE_LOG_LEVEL=debug "$@" 2>&1 >/dev/null) && rc=0 || rc=$?
   if [[ $rc -ne 2 || ${out%%$'\n'*} != "metrale: error: "* || ${out%%$'\n'*} != *"$text"* ||
-        ${out%%$'\n'*} != *" (see metrale "*"--help)" ||
-        $out == *"CUDA driver loaded"* || $out == *"Sanitizer: "* || $out == *"runtime error:"* ]]
-  then
+        ${out%%$'\n'*} != *" (see metrale "*"--help)" ]] || tainted "$out"; then
     fail "$label is refused (a usage error)" "$rc" "$out"
   else
     echo "ok: $label is refused (a usage error)"
@@ -63,9 +64,7 @@ failed() {  # failed LABEL TEXT COMMAND...
   shift 2
   out=$(METRALE_LOG_LEVEL=debug "$@" 2>&1 >/dev/null) && rc=0 || rc=$?
   if [[ $rc -ne 1 || ${out%%$'\n'*} != "metrale: error: "* || ${out%%$'\n'*} != *"$text"* ||
-        $out == *"--help)"* || $out == *"CUDA driver loaded"* || $out == *"Sanitizer: "* ||
-        $out == *"runtime error:"* ]]
-  then
+        $out == *"--help)"* ]] || tainted "$out"; then
     fail "$label fails" "$rc" "$out"
   else
     echo "ok: $label fails"
