@@ -110,7 +110,7 @@ void print_case(const CaseResult& c, double ceiling) {
     }
     return std::string(" (not measured)");
   };
-  fmt::print("  {:>3}  automatic choice: {}{}; fastest measured: {}\n", c.m, c.choice,
+  fmt::print("  {:>3}  automatic choice: {}{}; fastest without PDL: {}\n", c.m, c.choice,
              timed(c.choice), c.best.empty() ? "none" : c.best);
   fmt::print("  {:>3}  automatic choice with PDL: {}{}; fastest with PDL: {}\n", c.m,
              c.choice_pdl, timed(c.choice_pdl), c.best_pdl.empty() ? "none" : c.best_pdl);

@@ -43,7 +43,7 @@ struct CaseResult {
   std::vector<BaselineResult> baselines;  // empty with --no-baselines
   std::string choice;      // the entry plan_m16_gemm picks for this shape, as reported
   std::string choice_pdl;  // its pick for callers launching with PDL (a "+pdl" entry)
-  std::string best;        // the fastest correct entry measured, with PDL or without
+  std::string best;        // the fastest correct entry measured without PDL
   std::string best_pdl;    // the fastest correct "+pdl" entry measured
 };
 

@@ -21,12 +21,12 @@
 namespace metrale::bench {
 namespace {
 
-// The fastest correct entry, of all or of those launched with PDL only; empty if none
-// ran.
-std::string fastest(const std::vector<EntryResult>& entries, bool pdl_only) {
+// The fastest correct entry of those launched with PDL (`pdl`) or without it, so that
+// each plan is set beside the entries a caller like it can launch; empty if none ran.
+std::string fastest(const std::vector<EntryResult>& entries, bool pdl) {
   const EntryResult* best = nullptr;
   for (const EntryResult& e : entries) {
-    if (e.status != Status::ok || (pdl_only && !is_pdl_entry(e.entry))) continue;
+    if (e.status != Status::ok || is_pdl_entry(e.entry) != pdl) continue;
     if (best == nullptr || e.timing.median_us < best->timing.median_us) best = &e;
   }
   return best != nullptr ? best->entry : std::string();
@@ -317,6 +317,18 @@ Timing Runner::time_on_layer(const ShapeData& d, std::uint32_t m, std::string_vi
 EntryResult Runner::run_entry(const ShapeData& d, const BenchEntry& entry, std::uint32_t m,
                               const std::vector<std::uint16_t>& ref,
                               const std::vector<std::uint16_t>& ref_last) {
+  EntryResult r = run_entry_once(d, entry, m, ref, ref_last);
+  if (r.status != Status::ok) {
+    // After an error the context may be gone; then this throws, as the next entry would.
+    gpu_.fill_bytes(workspace_.get(), 0, resources_.workspace.bytes);
+    gpu_.synchronize();
+  }
+  return r;
+}
+
+EntryResult Runner::run_entry_once(const ShapeData& d, const BenchEntry& entry,
+                                   std::uint32_t m, const std::vector<std::uint16_t>& ref,
+                                   const std::vector<std::uint16_t>& ref_last) {
   EntryResult r;
   r.entry = std::string(entry.name);
   const std::uint64_t all_rows = std::uint64_t{kMaxRows} * d.shape.n;

@@ -70,10 +70,15 @@ class Runner {
   void launch_entry(const BenchEntry& entry, KernelHandle kernel, const ShapeData& d,
                     std::uint32_t copy, std::uint32_t m);
   // `ref` on copy 0, which the check launch reads; `ref_last` on the last copy, which the
-  // timed graph's last launch reads.
+  // timed graph's last launch reads. After an entry that was not ok the workspace is
+  // zeroed again: a wrong or failed launch may leave partials in it, which the next entry
+  // would read as its own.
   EntryResult run_entry(const ShapeData& d, const BenchEntry& entry, std::uint32_t m,
                         const std::vector<std::uint16_t>& ref,
                         const std::vector<std::uint16_t>& ref_last);
+  EntryResult run_entry_once(const ShapeData& d, const BenchEntry& entry, std::uint32_t m,
+                             const std::vector<std::uint16_t>& ref,
+                             const std::vector<std::uint16_t>& ref_last);
   // Back to the list's order, the tuning entries after it.
   void order_as_listed(std::vector<EntryResult>& entries) const;
   // time_graph, with one discarded timing first if nothing has been timed on the layer;
