@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include <cstdint>
+#include <functional>
 #include <string>
 
 #include "gpu/gpu_fixture.hpp"
@@ -39,16 +41,18 @@ extern "C" __global__ void late_writer(unsigned short* x, unsigned count, unsign
 }
 )";
 
-}  // namespace
+// Whether this device runs programmatic dependent launches (sm_90 on); says so if not.
+bool pdl_device() {
+  const CudaBackend& b = gpu().backend;
+  if (b.info().cc_major >= 9) return true;
+  MESSAGE("programmatic dependent launch needs sm_90 or newer; not checked on ", b.target());
+  return false;
+}
 
-TEST_CASE("gpu: a programmatic dependent launch reads the activations written before it") {
-  CudaBackend& b = gpu().backend;
-  if (b.info().cc_major < 9) {
-    MESSAGE("programmatic dependent launch needs sm_90 or newer; not checked on ", b.target());
-    return;
-  }
-  auto module = load_test_kernels("late_writer", kLateWriter);
-  const KernelHandle writer{module->function("late_writer"), b.context(), "late_writer"};
+// `check(entry, tokens)` for every `+pdl` entry of the suite at 1 and 16 tokens; the
+// number of entries.
+std::uint32_t for_each_pdl_entry(
+    const std::function<void(const TcEntry&, std::uint32_t tokens)>& check) {
   std::uint32_t entries = 0;
   for (const TcEntry& entry : tc_entries()) {
     if (entry.name.find("pdl") == std::string::npos) continue;
@@ -56,25 +60,39 @@ TEST_CASE("gpu: a programmatic dependent launch reads the activations written be
     for (const std::uint32_t tokens : {1u, 16u}) {
       CAPTURE(entry.name);
       CAPTURE(tokens);
-      const std::uint32_t n = 2048 + 33, k = 7168;
-      Problem p(tokens, n, k, k + 8, n + 8, 4000 + tokens);
-      KernelLaunch(b, writer)
-          .grid({1, 1, 1})
-          .block({256, 1, 1})
-          .arg_ptr(p.input.get())
-          .arg_u32(static_cast<std::uint32_t>(p.input.size() / 2))
-          .arg_u32(977 + tokens)
-          .arg_u32(100000)
-          .launch(0);
-      entry.launch(p, 0);
-      p.run_reference();
-      b.synchronize();
-      const OutputCheck c = check_output(p, p.download_out(), p.download_ref());
-      CHECK_MESSAGE(c.budget.failures == 0, c.budget.first_failure);
-      CHECK(c.budget.checked > 0);
-      CHECK(c.written_outside == 0);
+      check(entry, tokens);
     }
   }
+  return entries;
+}
+
+}  // namespace
+
+TEST_CASE("gpu: a programmatic dependent launch reads the activations written before it") {
+  if (!pdl_device()) return;
+  CudaBackend& b = gpu().backend;
+  auto module = load_test_kernels("late_writer", kLateWriter);
+  const KernelHandle writer{module->function("late_writer"), b.context(), "late_writer"};
+  const std::uint32_t entries = for_each_pdl_entry([&](const TcEntry& entry,
+                                                       std::uint32_t tokens) {
+    const std::uint32_t n = 2048 + 33, k = 7168;
+    Problem p(tokens, n, k, k + 8, n + 8, 4000 + tokens);
+    KernelLaunch(b, writer)
+        .grid({1, 1, 1})
+        .block({256, 1, 1})
+        .arg_ptr(p.input.get())
+        .arg_u32(static_cast<std::uint32_t>(p.input.size() / 2))
+        .arg_u32(977 + tokens)
+        .arg_u32(100000)
+        .launch(0);
+    entry.launch(p, 0);
+    p.run_reference();
+    b.synchronize();
+    const OutputCheck c = check_output(p, p.download_out(), p.download_ref());
+    CHECK_MESSAGE(c.budget.failures == 0, c.budget.first_failure);
+    CHECK(c.budget.checked > 0);
+    CHECK(c.written_outside == 0);
+  });
   MESSAGE(fmt::format("{} programmatic dependent entries behind a late writer", entries));
   CHECK(entries >= 10);
 }
@@ -84,39 +102,30 @@ TEST_CASE("gpu: back-to-back programmatic dependent launches of one entry keep t
   // other, both on the suite's one workspace. A launch that touched the workspace or its
   // outputs before its wait for the grid before it would corrupt that grid's reduction,
   // and the first problem's output would leave the budget; each round checks both.
+  if (!pdl_device()) return;
   CudaBackend& b = gpu().backend;
-  if (b.info().cc_major < 9) {
-    MESSAGE("programmatic dependent launch needs sm_90 or newer; not checked on ", b.target());
-    return;
-  }
-  std::uint32_t entries = 0;
-  for (const TcEntry& entry : tc_entries()) {
-    if (entry.name.find("pdl") == std::string::npos) continue;
-    ++entries;
-    for (const std::uint32_t tokens : {1u, 16u}) {
-      CAPTURE(entry.name);
-      CAPTURE(tokens);
-      const std::uint32_t n = 2048 + 33, k = 7168;
-      Problem first(tokens, n, k, k + 8, n + 8, 6000 + tokens);
-      Problem second(tokens, n, k, k + 8, n + 8, 7000 + tokens);
-      for (int round = 0; round < 3; ++round) {
-        CAPTURE(round);
-        for (Problem* p : {&first, &second}) {
-          p->poison();
-          p->run_reference();
-        }
-        entry.launch(first, 0);
-        entry.launch(second, 0);
-        b.synchronize();
-        for (const Problem* p : {&first, &second}) {
-          const OutputCheck c = check_output(*p, p->download_out(), p->download_ref());
-          CHECK_MESSAGE(c.budget.failures == 0, c.budget.first_failure);
-          CHECK(c.budget.checked > 0);
-          CHECK(c.written_outside == 0);
-        }
+  const std::uint32_t entries = for_each_pdl_entry([&](const TcEntry& entry,
+                                                       std::uint32_t tokens) {
+    const std::uint32_t n = 2048 + 33, k = 7168;
+    Problem first(tokens, n, k, k + 8, n + 8, 6000 + tokens);
+    Problem second(tokens, n, k, k + 8, n + 8, 7000 + tokens);
+    for (int round = 0; round < 3; ++round) {
+      CAPTURE(round);
+      for (Problem* p : {&first, &second}) {
+        p->poison();
+        p->run_reference();
+      }
+      entry.launch(first, 0);
+      entry.launch(second, 0);
+      b.synchronize();
+      for (const Problem* p : {&first, &second}) {
+        const OutputCheck c = check_output(*p, p->download_out(), p->download_ref());
+        CHECK_MESSAGE(c.budget.failures == 0, c.budget.first_failure);
+        CHECK(c.budget.checked > 0);
+        CHECK(c.written_outside == 0);
       }
     }
-  }
+  });
   MESSAGE(fmt::format("{} programmatic dependent entries launched back to back", entries));
   CHECK(entries >= 10);
 }
