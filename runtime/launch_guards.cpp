@@ -20,17 +20,17 @@ void check_pointer(std::string_view fn, std::string_view name, DevicePtr p,
 struct Rows {
   std::string_view name;
   std::uint64_t begin, rows, row_bytes, pitch;
-  std::uint64_t end() const { return rows == 0 ? begin : begin + (rows - 1) * pitch + row_bytes; }
+  std::uint64_t span() const { return rows == 0 ? 0 : (rows - 1) * pitch + row_bytes; }
+  std::uint64_t end() const { return begin + span(); }
   bool empty() const { return rows == 0 || row_bytes == 0; }
 };
 
 Rows rows_of(std::string_view fn, std::string_view name, DevicePtr p, std::uint64_t rows,
              std::uint64_t row_bytes, std::uint64_t pitch) {
   const Rows r{name, p.address, rows, row_bytes, pitch};
-  const std::uint64_t span = rows == 0 ? 0 : (rows - 1) * pitch + row_bytes;
-  ensure(span <= ~std::uint64_t{0} - p.address,
+  ensure(r.span() <= ~std::uint64_t{0} - p.address,
          "{}: {}=0x{:x} with its {} bytes lies past the end of the address space", fn, name,
-         p.address, span);
+         p.address, r.span());
   return r;
 }
 

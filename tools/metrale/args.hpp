@@ -32,7 +32,7 @@ template <typename... T>
 // ensure() for the command line: throws UsageError when the condition is false.
 template <typename... T>
 void usage_ensure(bool condition, fmt::format_string<T...> format, T&&... args) {
-  if (!condition) throw UsageError(fmt::format(format, std::forward<T>(args)...));
+  if (!condition) usage_fail(format, std::forward<T>(args)...);
 }
 
 // The result of `parse`, a parse of an option's text by code that reports a bad one as
