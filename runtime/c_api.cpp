@@ -124,13 +124,11 @@ metrale_status launch_deep(metrale_service* service, std::string_view fn, uint64
                                           a_row_stride, c_row_stride, workspace, form.warps,
                                           form.warp_blocks, metrale::capi::stream_handle(stream));
     };
-    const std::string name(form.kernel);
-    launch(metrale::capi::GuardOnlyGpu(svc.gpu()), metrale::capi::guard_pass_handle(name.c_str()));
     // The form's kernel (the 32-row one is a module of its own) is compiled on first use:
     // an error there is a compile error.
-    phase = METRALE_ERROR_COMPILE;
-    const KernelHandle kernel = svc.kernel(form.kernel);
-    phase = METRALE_ERROR_INVALID_ARGUMENT;
+    const std::string name(form.kernel);
+    const KernelHandle kernel =
+        metrale::capi::kernel_after_guards(svc, name.c_str(), phase, launch);
     launch(metrale::capi::TrackedGpu(svc.gpu(), svc.compile_only(), phase), kernel);
   });
 }
@@ -490,23 +488,18 @@ metrale_status metrale_dense_ffn(metrale_service* service, uint32_t n_tile, uint
     // own first check, before it touches the (then empty) kernel handle. With it, the
     // guard pass refuses a bad argument before the first use compiles the kernel.
     const metrale::M16TcEntry entry = metrale::m16_tc_entry(n_tile);
-    metrale::M16TcKernel selected{entry.launcher, {}, n_tile};
-    if (svc.levers().ffn_m16_tc) {
-      metrale::dense_ffn_m16_tc({entry.launcher, metrale::capi::guard_pass_handle(entry.entry),
-                                 n_tile},
-                                svc.levers(), metrale::capi::GuardOnlyGpu(svc.gpu()),
+    const auto launch = [&](const GpuBackend& gpu, KernelHandle kernel) {
+      metrale::dense_ffn_m16_tc({entry.launcher, kernel, n_tile}, svc.levers(), gpu,
                                 DevicePtr(input), DevicePtr(weight), DevicePtr(block_scale),
                                 DevicePtr(output), rows, n, k, stream_handle(stream));
-      phase = METRALE_ERROR_COMPILE;
-      selected = svc.ffn_kernel(n_tile);
-      phase = METRALE_ERROR_INVALID_ARGUMENT;
+    };
+    KernelHandle kernel{};
+    if (svc.levers().ffn_m16_tc) {
+      kernel = metrale::capi::kernel_after_guards(svc, entry.entry, phase, launch);
     } else {
       phase = METRALE_ERROR_UNSUPPORTED;
     }
-    const metrale::capi::TrackedGpu gpu(svc.gpu(), svc.compile_only(), phase);
-    metrale::dense_ffn_m16_tc(selected, svc.levers(), gpu, DevicePtr(input), DevicePtr(weight),
-                              DevicePtr(block_scale), DevicePtr(output), rows, n, k,
-                              stream_handle(stream));
+    launch(metrale::capi::TrackedGpu(svc.gpu(), svc.compile_only(), phase), kernel);
   });
 }
 
@@ -517,25 +510,20 @@ metrale_status metrale_qkv_projection(metrale_service* service, uint64_t input,
                                       uint32_t k, void* stream) noexcept {
   return run([&](metrale_status& phase) {
     KernelService& svc = metrale::capi::service(service, "metrale_qkv_projection");
+    const auto launch = [&](const GpuBackend& gpu, KernelHandle kernel) {
+      metrale::qkv_projection_m16_tc(svc.levers(), gpu, kernel, DevicePtr(input),
+                                     input_row_stride, DevicePtr(weight), DevicePtr(block_scale),
+                                     DevicePtr(qkv), per_seq_qkv,
+                                     metrale::QkvSlot{slot_offset, slot_width}, n_seq, k,
+                                     stream_handle(stream));
+    };
     KernelHandle kernel{};
     if (svc.levers().attn_m16_tc) {
-      metrale::qkv_projection_m16_tc(
-          svc.levers(), metrale::capi::GuardOnlyGpu(svc.gpu()),
-          metrale::capi::guard_pass_handle("w8a16_gemm_m16_strided"), DevicePtr(input),
-          input_row_stride, DevicePtr(weight), DevicePtr(block_scale), DevicePtr(qkv),
-          per_seq_qkv, metrale::QkvSlot{slot_offset, slot_width}, n_seq, k,
-          stream_handle(stream));
-      phase = METRALE_ERROR_COMPILE;
-      kernel = svc.kernel("w8a16_gemm_m16_strided");
-      phase = METRALE_ERROR_INVALID_ARGUMENT;
+      kernel = metrale::capi::kernel_after_guards(svc, "w8a16_gemm_m16_strided", phase, launch);
     } else {
       phase = METRALE_ERROR_UNSUPPORTED;  // refused by the lever check, as above
     }
-    const metrale::capi::TrackedGpu gpu(svc.gpu(), svc.compile_only(), phase);
-    metrale::qkv_projection_m16_tc(svc.levers(), gpu, kernel, DevicePtr(input), input_row_stride,
-                                   DevicePtr(weight), DevicePtr(block_scale), DevicePtr(qkv),
-                                   per_seq_qkv, metrale::QkvSlot{slot_offset, slot_width}, n_seq, k,
-                                   stream_handle(stream));
+    launch(metrale::capi::TrackedGpu(svc.gpu(), svc.compile_only(), phase), kernel);
   });
 }
 

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <new>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -137,17 +138,32 @@ void call_launcher(Launch& launch, const GpuBackend& gpu, KernelHandle kernel,
   }
 }
 
-// The common shape of a launcher entry: the launcher's guard pass, then `entry` resolved
-// (compiling on first use) and the launcher run with the launch stage tracked.
+// The kernel of `entry` for a C entry. On its first use `guard_pass()` runs before the
+// compile, so that a bad argument is refused as such; once the kernel is loaded, the
+// checks the launcher makes before every launch are the only ones (the pass would repeat
+// them on each call).
+template <typename GuardPass>
+KernelHandle kernel_after_guards(KernelService& svc, const char* entry, metrale_status& phase,
+                                 GuardPass&& guard_pass) {
+  if (const std::optional<KernelHandle> loaded = svc.loaded_kernel(entry)) return *loaded;
+  guard_pass(GuardOnlyGpu(svc.gpu()), guard_pass_handle(entry));
+  phase = METRALE_ERROR_COMPILE;
+  const KernelHandle kernel = svc.kernel(entry);
+  phase = METRALE_ERROR_INVALID_ARGUMENT;
+  return kernel;
+}
+
+// The common shape of a launcher entry: `entry` resolved after the guard pass (compiling
+// on first use), then the launcher run with the launch stage tracked.
 template <typename Launch>
 metrale_status launch_entry(metrale_service* handle, std::string_view fn, const char* entry,
                             Launch&& launch) noexcept {
   return run([&](metrale_status& phase) {
     KernelService& svc = service(handle, fn);
-    call_launcher(launch, GuardOnlyGpu(svc.gpu()), guard_pass_handle(entry), svc);
-    phase = METRALE_ERROR_COMPILE;
-    const KernelHandle kernel = svc.kernel(entry);
-    phase = METRALE_ERROR_INVALID_ARGUMENT;
+    const KernelHandle kernel =
+        kernel_after_guards(svc, entry, phase, [&](const GpuBackend& gpu, KernelHandle k) {
+          call_launcher(launch, gpu, k, svc);
+        });
     const TrackedGpu gpu(svc.gpu(), svc.compile_only(), phase);
     call_launcher(launch, gpu, kernel, svc);
   });

@@ -85,6 +85,11 @@ KernelHandle KernelService::kernel(std::string_view entry) {
   return KernelHandle{nullptr, 0, it->c_str()};
 }
 
+std::optional<KernelHandle> KernelService::loaded_kernel(std::string_view entry) {
+  if (compile_only()) return std::nullopt;
+  return cache_->resolved(entry);
+}
+
 void KernelService::warm_up(std::span<const std::string> variants) {
   if (!compile_only()) {
     cache_->warm_up(variants);

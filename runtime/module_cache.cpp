@@ -194,15 +194,17 @@ KernelHandle ModuleCache::kernel_of(std::span<const KernelVariant> builds, std::
   return handle;
 }
 
+std::optional<KernelHandle> ModuleCache::resolved(std::string_view entry) {
+  std::lock_guard lock(mutex_);
+  const auto it = resolved_.find(entry);
+  if (it == resolved_.end()) return std::nullopt;
+  // As many hits as the lookups of its modules would have counted.
+  hits_.fetch_add(it->second.builds, std::memory_order_relaxed);
+  return it->second.handle;
+}
+
 KernelHandle ModuleCache::kernel(std::string_view entry) {
-  {
-    std::lock_guard lock(mutex_);
-    if (const auto it = resolved_.find(entry); it != resolved_.end()) {
-      // As many hits as the lookups of its modules would have counted.
-      hits_.fetch_add(it->second.builds, std::memory_order_relaxed);
-      return it->second.handle;
-    }
-  }
+  if (const std::optional<KernelHandle> handle = resolved(entry)) return *handle;
   const std::span<const KernelVariant> builds = shipped_module_builds(variant_for_entry(entry));
   const KernelHandle handle = kernel_of(builds, entry);
   std::lock_guard lock(mutex_);

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -52,6 +53,10 @@ class KernelService {
   // compile-only service: a handle that carries the entry name and nothing to launch
   // (nothing is compiled). Throws Error for an unknown entry.
   KernelHandle kernel(std::string_view entry);
+
+  // The handle of `entry` where an earlier kernel(entry) has loaded its module, else
+  // nullopt (always on a compile-only service): a lookup that compiles nothing.
+  std::optional<KernelHandle> loaded_kernel(std::string_view entry);
 
   // Compiles and loads the named variants (every variant when empty; an entry name stands
   // for its variant) in parallel. On a compile-only service it compiles them for the

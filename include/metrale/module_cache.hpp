@@ -16,6 +16,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -59,6 +60,10 @@ class ModuleCache {
 
   // Shorthand: the variant that carries `entry`.
   KernelHandle kernel(std::string_view entry);
+
+  // The handle kernel(entry) has resolved before, if it has: a lookup that compiles and
+  // loads nothing (counted as kernel(entry)'s hits are).
+  std::optional<KernelHandle> resolved(std::string_view entry);
 
   // Compiles and loads the named variants' modules (all when empty; an entry name stands
   // for its variant) in parallel.
