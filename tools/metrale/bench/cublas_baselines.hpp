@@ -50,6 +50,9 @@ void check_cublas(cublasStatus_t status, const char* call);
 class Fp8Gemm {
  public:
   std::uint32_t rows() const { return rows_; }
+  // The per-tensor scales it multiplies by (device floats), for a reference to use.
+  DevicePtr weight_scale() const { return a_scale_; }
+  DevicePtr activation_scale() const { return b_scale_; }
 
   // Enqueues the GEMM. Until one call has succeeded, an algorithm that cublasLtMatmul
   // rejects with CUBLAS_STATUS_NOT_SUPPORTED is replaced by the heuristic's next one

@@ -37,6 +37,9 @@ constexpr std::uint16_t kPoison = 0xFFFF;
 constexpr std::uint32_t kMaxRows = 16;      // the M tile: the largest m any entry takes
 constexpr std::uint32_t kFillThreads = 256;
 constexpr std::uint64_t kScaleAlign = 256;  // keeps each copy's scales on their own lines
+// Poisoned elements on each side of an output block: a write past the block's 16 rows, or
+// before them, fails the check.
+constexpr std::uint64_t kGuardElems = 1024;
 
 std::uint64_t round_up(std::uint64_t v, std::uint64_t to) { return (v + to - 1) / to * to; }
 
@@ -54,7 +57,34 @@ std::uint32_t as_count(std::uint64_t count) {
   return static_cast<std::uint32_t>(count);
 }
 
+// How many of `values` are not the poison.
+std::uint64_t written(std::span<const std::uint16_t> values) {
+  return static_cast<std::uint64_t>(
+      std::count_if(values.begin(), values.end(), [](std::uint16_t v) { return v != kPoison; }));
+}
+
 }  // namespace
+
+// 16 rows of N outputs between two guard regions: rows() is what a launch is given, the
+// whole buffer is poisoned before it and downloaded after it.
+struct Runner::OutputBlock {
+  DeviceBuffer buffer;
+  std::uint64_t row_elems = 0;  // 16 x N
+
+  OutputBlock() = default;
+  OutputBlock(const CudaBackend& gpu, std::uint32_t n)
+      : buffer(gpu, (std::uint64_t{kMaxRows} * n + 2 * kGuardElems) * 2),
+        row_elems(std::uint64_t{kMaxRows} * n) {}
+  DevicePtr rows() const { return buffer.get() + kGuardElems * 2; }
+  std::uint64_t elems() const { return row_elems + 2 * kGuardElems; }
+  // The 16 rows of a downloaded block, and how many of its guard elements were written.
+  static std::span<const std::uint16_t> rows_of(std::span<const std::uint16_t> all) {
+    return all.subspan(kGuardElems, all.size() - 2 * kGuardElems);
+  }
+  static std::uint64_t guards_written(std::span<const std::uint16_t> all) {
+    return written(all.first(kGuardElems)) + written(all.last(kGuardElems));
+  }
+};
 
 // One shape's operands: `copies` rotations of FP8 weights and block scales (so the
 // weights a launch reads were last touched >= min_bytes of traffic ago and cannot be in
@@ -66,9 +96,12 @@ struct Runner::ShapeData {
   std::uint64_t nk = 0;
   std::uint64_t scale_stride = 0;  // bytes between copies' block scales
   std::uint32_t copies = 0;
-  DeviceBuffer weights, scales, x, out, ref;
+  DeviceBuffer weights, scales, x, ref;
+  OutputBlock out;
   std::uint32_t bf16_copies = 0;
-  DeviceBuffer w_bf16, x_fp8, out_baseline;
+  DeviceBuffer w_bf16, x_fp8;
+  OutputBlock out_baseline;
+  DeviceBuffer ref_baseline;  // FP32 [16, N]: what a baseline should have computed
 
   DevicePtr weight(std::uint32_t c) const { return weights.get() + c * nk; }
   DevicePtr scale(std::uint32_t c) const { return scales.get() + c * scale_stride; }
@@ -123,18 +156,57 @@ void Runner::poison(DevicePtr p, std::uint64_t count) {
   fill_u16(cache_, p, as_count(count), kPoison, stream_.handle());
 }
 
+void Runner::poison(const OutputBlock& out) { poison(out.buffer.get(), out.elems()); }
+
+std::vector<std::uint16_t> Runner::download(const OutputBlock& out) const {
+  std::vector<std::uint16_t> all(out.elems());
+  gpu_.download(all.data(), out.buffer.get(), all.size() * 2);
+  return all;
+}
+
+std::vector<float> Runner::baseline_reference(const ShapeData& d, std::string_view kernel,
+                                              DevicePtr x, DevicePtr w, DevicePtr w_scale,
+                                              DevicePtr x_scale, std::uint32_t rows) {
+  const std::uint64_t count = std::uint64_t{rows} * d.shape.n;
+  KernelLaunch launch(gpu_, prep_->kernel(kernel));
+  launch.grid({fill_grid_, 1, 1}).block({kFillThreads, 1, 1}).arg_ptr(x).arg_ptr(w);
+  if (w_scale.address != 0) launch.arg_ptr(w_scale).arg_ptr(x_scale);
+  launch.arg_ptr(d.ref_baseline.get()).arg_u32(rows).arg_u32(d.shape.n).arg_u32(d.shape.k);
+  launch.launch(stream_.handle());
+  stream_.synchronize();
+  std::vector<float> ref(count);
+  gpu_.download(ref.data(), d.ref_baseline.get(), count * 4);
+  return ref;
+}
+
 void Runner::check_baseline_output(const ShapeData& d, std::uint32_t rows,
-                                   std::string_view name) const {
+                                   const std::vector<float>& ref, std::string_view name) const {
   // Every value the call should have written (its output was poisoned with a BF16 NaN) is
-  // written and finite: a baseline that wrote nothing, or garbage, is not timed. Its values
-  // are not held to the budget: cuBLASLt's FP8 call reads FP8 activations and per-tensor
-  // scales, another computation.
-  std::vector<std::uint16_t> got(std::uint64_t{rows} * d.shape.n);
-  gpu_.download(got.data(), d.out_baseline.get(), got.size() * 2);
-  for (std::size_t i = 0; i < got.size(); ++i) {
-    ensure(std::isfinite(bf16_to_float(got[i])),
-           "{}: output ({}, {}) is {} after the call (0x{:04x})", name, i / d.shape.n,
-           i % d.shape.n, got[i] == kPoison ? "unwritten" : "not finite", got[i]);
+  // written and close to the baseline's own product, computed from its own operands by
+  // the reference kernels: a baseline that wrote nothing, garbage or another product is
+  // not timed. The tolerance allows another order of the FP32 adds and the rounding to
+  // BF16, not the library's budget: it catches a wrong layout, not an ulp. Nothing
+  // outside the output block may be written.
+  const std::vector<std::uint16_t> all = download(d.out_baseline);
+  const std::uint64_t stray = OutputBlock::guards_written(all);
+  ensure(stray == 0, "{}: {} values written outside the output block", name, stray);
+  const auto got = OutputBlock::rows_of(all);
+  const std::uint32_t n = d.shape.n;
+  for (std::uint32_t t = 0; t < rows; ++t) {
+    const auto row = std::span(ref).subspan(std::uint64_t{t} * n, n);
+    double sum_sq = 0.0;
+    for (const float r : row) sum_sq += static_cast<double>(r) * r;
+    const double row_rms = std::sqrt(sum_sq / n);
+    for (std::uint32_t j = 0; j < n; ++j) {
+      const std::uint16_t bits = got[std::uint64_t{t} * n + j];
+      const double g = bf16_to_float(bits);
+      ensure(std::isfinite(g), "{}: output ({}, {}) is {} after the call (0x{:04x})", name, t,
+             j, bits == kPoison ? "unwritten" : "not finite", bits);
+      const double tolerance = 0x1p-6 * std::fabs(row[j]) + 0x1p-8 * row_rms;
+      ensure(std::fabs(g - row[j]) <= tolerance,
+             "{}: output ({}, {}) is {} where its operands give {} (row RMS {:.4g})", name, t,
+             j, g, row[j], row_rms);
+    }
   }
 }
 
@@ -163,7 +235,7 @@ std::vector<CaseResult> Runner::run_shape(const Shape& shape) {
   d.weights = DeviceBuffer(gpu_, d.copies * d.nk);
   d.scales = DeviceBuffer(gpu_, d.copies * d.scale_stride);
   d.x = DeviceBuffer(gpu_, std::uint64_t{kMaxRows} * shape.k * 2);
-  d.out = DeviceBuffer(gpu_, std::uint64_t{kMaxRows} * shape.n * 2);
+  d.out = OutputBlock(gpu_, shape.n);
   d.ref = DeviceBuffer(gpu_, std::uint64_t{kMaxRows} * shape.n * 2);
   for (std::uint32_t c = 0; c < d.copies; ++c) {
     fill_fp8(d.weight(c), d.nk, 2 * c + 1);
@@ -175,7 +247,8 @@ std::vector<CaseResult> Runner::run_shape(const Shape& shape) {
   if (options_.baselines) {
     d.w_bf16 = DeviceBuffer(gpu_, d.bf16_copies * d.nk * 2);
     d.x_fp8 = DeviceBuffer(gpu_, std::uint64_t{kMaxRows} * shape.k);
-    d.out_baseline = DeviceBuffer(gpu_, std::uint64_t{kMaxRows} * shape.n * 2);
+    d.out_baseline = OutputBlock(gpu_, shape.n);
+    d.ref_baseline = DeviceBuffer(gpu_, std::uint64_t{kMaxRows} * shape.n * 4);
     const KernelHandle dequantize = prep_->kernel("dequantize_fp8_to_bf16");
     for (std::uint32_t c = 0; c < d.bf16_copies; ++c) {
       KernelLaunch(gpu_, dequantize)
@@ -270,10 +343,10 @@ std::vector<std::uint16_t> Runner::reference(const ShapeData& d, std::uint32_t m
 void Runner::launch_entry(const BenchEntry& entry, KernelHandle kernel, const ShapeData& d,
                           std::uint32_t copy, std::uint32_t m) {
   if (entry.launch_with != nullptr) {
-    entry.launch_with(gpu_, kernel, d.x.get(), d.weight(copy), d.scale(copy), d.out.get(), m,
+    entry.launch_with(gpu_, kernel, d.x.get(), d.weight(copy), d.scale(copy), d.out.rows(), m,
                       d.shape.n, d.shape.k, resources_, stream_.handle());
   } else {
-    entry.launch(gpu_, kernel, d.x.get(), d.weight(copy), d.scale(copy), d.out.get(), m,
+    entry.launch(gpu_, kernel, d.x.get(), d.weight(copy), d.scale(copy), d.out.rows(), m,
                  d.shape.n, d.shape.k, stream_.handle());
   }
 }
@@ -282,20 +355,20 @@ BudgetReport Runner::check_output(const ShapeData& d, std::uint32_t m,
                                   const std::vector<std::uint16_t>& ref, std::string& detail,
                                   const char* when) {
   const std::uint32_t n = d.shape.n;
-  std::vector<std::uint16_t> got(std::uint64_t{kMaxRows} * n);
-  gpu_.download(got.data(), d.out.get(), got.size() * 2);
-  BudgetReport check = check_against_reference(
-      std::span(got).first(std::uint64_t{m} * n), ref, m, n, d.shape.k);
-  const auto past_m = std::span(got).subspan(std::uint64_t{m} * n);
-  const auto written = static_cast<std::uint64_t>(
-      std::count_if(past_m.begin(), past_m.end(), [](std::uint16_t v) { return v != kPoison; }));
+  const std::vector<std::uint16_t> all = download(d.out);
+  const auto got = OutputBlock::rows_of(all);
+  BudgetReport check =
+      check_against_reference(got.first(std::uint64_t{m} * n), ref, m, n, d.shape.k);
+  const std::uint64_t past_m = written(got.subspan(std::uint64_t{m} * n));
+  const std::uint64_t stray = OutputBlock::guards_written(all);
   if (!check.ok()) {
     detail = fmt::format("{}: {} of {} outputs outside the budget; first: {}", when,
                          check.failures, check.checked, check.first_failure);
-  } else if (written != 0) {
-    detail = fmt::format("{}: {} outputs written in rows m..15, which it must not touch", when,
-                         written);
-    check.failures += written;
+  } else if (past_m + stray != 0) {
+    detail = fmt::format(
+        "{}: {} outputs written in rows m..15 and {} outside the output block, which it "
+        "must not touch", when, past_m, stray);
+    check.failures += past_m + stray;
   }
   return check;
 }
@@ -331,10 +404,9 @@ EntryResult Runner::run_entry_once(const ShapeData& d, const BenchEntry& entry,
                                    const std::vector<std::uint16_t>& ref_last) {
   EntryResult r;
   r.entry = std::string(entry.name);
-  const std::uint64_t all_rows = std::uint64_t{kMaxRows} * d.shape.n;
   try {
     const KernelHandle kernel = kernel_with_defines(entry.kernel);
-    poison(d.out.get(), all_rows);
+    poison(d.out);
     launch_entry(entry, kernel, d, 0, m);
     stream_.synchronize();
     r.check = check_output(d, m, ref, r.detail, "the check launch (copy 0)");
@@ -342,7 +414,7 @@ EntryResult Runner::run_entry_once(const ShapeData& d, const BenchEntry& entry,
       r.status = Status::wrong;
       if (!options_.time_wrong) return r;
     }
-    poison(d.out.get(), all_rows);
+    poison(d.out);
     r.timing = time_on_layer(d, m, entry.name, d.copies, [&](std::uint32_t c) {
       launch_entry(entry, kernel, d, c, m);
     });
@@ -380,12 +452,15 @@ BaselineResult Runner::bf16_baseline(const ShapeData& d, std::uint32_t m) {
   const std::uint32_t k = d.shape.k;
   try {
     // An uncaptured call first: cuBLAS picks and loads its kernel outside the capture.
-    poison(d.out_baseline.get(), std::uint64_t{kMaxRows} * n);
-    cublas_->bf16_gemm(d.x.get(), d.bf16_weight(0), d.out_baseline.get(), m, n, k);
+    poison(d.out_baseline);
+    cublas_->bf16_gemm(d.x.get(), d.bf16_weight(0), d.out_baseline.rows(), m, n, k);
     stream_.synchronize();
-    check_baseline_output(d, m, r.name);
+    check_baseline_output(d, m,
+                          baseline_reference(d, "reference_bf16_gemm", d.x.get(),
+                                             d.bf16_weight(0), DevicePtr{}, DevicePtr{}, m),
+                          r.name);
     r.timing = time_on_layer(d, m, r.name, d.bf16_copies, [&](std::uint32_t c) {
-      cublas_->bf16_gemm(d.x.get(), d.bf16_weight(c), d.out_baseline.get(), m, n, k);
+      cublas_->bf16_gemm(d.x.get(), d.bf16_weight(c), d.out_baseline.rows(), m, n, k);
     });
     r.ok = true;
   } catch (const Error& e) {
@@ -409,10 +484,14 @@ BaselineResult Runner::fp8_baseline(const ShapeData& d, std::uint32_t m) {
   const std::uint32_t k = d.shape.k;
   auto planned = [&](std::uint32_t rows) {
     auto g = cublas_->plan_fp8(rows, n, k);
-    poison(d.out_baseline.get(), std::uint64_t{kMaxRows} * n);
-    g->enqueue(d.x_fp8.get(), d.weight(0), d.out_baseline.get());
+    poison(d.out_baseline);
+    g->enqueue(d.x_fp8.get(), d.weight(0), d.out_baseline.rows());
     stream_.synchronize();
-    check_baseline_output(d, g->rows(), r.name);
+    check_baseline_output(d, g->rows(),
+                          baseline_reference(d, "reference_fp8_gemm", d.x_fp8.get(),
+                                             d.weight(0), g->weight_scale(),
+                                             g->activation_scale(), g->rows()),
+                          r.name);
     return g;
   };
   try {
@@ -428,7 +507,7 @@ BaselineResult Runner::fp8_baseline(const ShapeData& d, std::uint32_t m) {
     }
     r.rows = gemm->rows();
     r.timing = time_on_layer(d, m, r.name, d.copies, [&](std::uint32_t c) {
-      gemm->enqueue(d.x_fp8.get(), d.weight(c), d.out_baseline.get());
+      gemm->enqueue(d.x_fp8.get(), d.weight(c), d.out_baseline.rows());
     });
     r.ok = true;
   } catch (const Error& e) {

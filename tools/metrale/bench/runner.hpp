@@ -54,14 +54,18 @@ class Runner {
 
  private:
   struct ShapeData;
+  struct OutputBlock;
   void fill_fp8(DevicePtr p, std::uint64_t count, std::uint32_t seed);
   void fill_f32(DevicePtr p, std::uint64_t count, std::uint32_t seed, float lo, float hi);
   void fill_bf16(DevicePtr p, std::uint64_t count, std::uint32_t seed, float scale);
   void poison(DevicePtr p, std::uint64_t count);
+  void poison(const OutputBlock& out);  // its rows and guards
+  std::vector<std::uint16_t> download(const OutputBlock& out) const;  // rows and guards
   // The scalar reference's m x N outputs on copy `copy` of the weights and scales.
   std::vector<std::uint16_t> reference(const ShapeData& d, std::uint32_t m, std::uint32_t copy);
-  // An entry's outputs, downloaded whole (16 rows), held to `ref` in rows 0..m-1 and to
-  // the poison in the rows past m; `when` names the launch in the report.
+  // An entry's outputs, downloaded whole (16 rows and the guards around them), held to
+  // `ref` in rows 0..m-1 and to the poison in the rows past m and in the guards; `when`
+  // names the launch in the report.
   BudgetReport check_output(const ShapeData& d, std::uint32_t m,
                             const std::vector<std::uint16_t>& ref, std::string& detail,
                             const char* when);
@@ -87,8 +91,13 @@ class Runner {
                        std::uint32_t copies, const std::function<void(std::uint32_t)>& launch);
   BaselineResult bf16_baseline(const ShapeData& d, std::uint32_t m);
   BaselineResult fp8_baseline(const ShapeData& d, std::uint32_t m);
+  // A baseline's product on its own operands, in FP32 (baseline_prep.cu's `kernel`);
+  // the FP8 one takes the two per-tensor scales, the BF16 one none (null pointers).
+  std::vector<float> baseline_reference(const ShapeData& d, std::string_view kernel,
+                                        DevicePtr x, DevicePtr w, DevicePtr w_scale,
+                                        DevicePtr x_scale, std::uint32_t rows);
   void check_baseline_output(const ShapeData& d, std::uint32_t rows,
-                             std::string_view name) const;
+                             const std::vector<float>& ref, std::string_view name) const;
   void check_memory(const Shape& shape, std::uint64_t needed) const;
 
   const CudaBackend& gpu_;
