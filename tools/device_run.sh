@@ -4,7 +4,8 @@
 #
 #   tools/device_run.sh [STEP...]     steps: build tests ci info sass startup sanitize bench
 #                                     profile ringdiag ktime ab abtree probe plancheck timeline
-#                                     compilescale compilecontention hostcost multigpu
+#                                     compilescale compilecontention hostcost benchcheck
+#                                     multigpu
 #                                     (default: build tests info sass)
 #   BENCH_ARGS="--shape 4096x4096 --m 16" tools/device_run.sh build bench
 #     (for a record add --commit with the SHA written out where the call is made: the
@@ -32,7 +33,7 @@ if [[ ${1:-} == -h || ${1:-} == --help ]]; then
   exit 0
 fi
 known_steps=(build tests ci info sass startup sanitize bench profile ringdiag ktime ab abtree
-  probe plancheck timeline compilescale compilecontention hostcost multigpu)
+  probe plancheck timeline compilescale compilecontention hostcost benchcheck multigpu)
 steps=("$@")
 ((${#steps[@]})) || steps=(build tests info sass)
 # A typo found only when its turn comes would cost the build and every step before it.
@@ -292,6 +293,23 @@ for s in "${steps[@]}"; do
     hostcost)  # the launcher's host cost alone, on a free core and pinned to one
       step hostcost bash -c "for pin in '' 'taskset -c 3'; do echo \"--- \${pin:-not pinned}\"
         \$pin $BUILD/tools/metrale bench --shape 4096x4096 --m 1 --entry w8a16_gemm_m16 --no-baselines --replays 1 --min-bytes 128 2>&1 | grep 'host cost'; done" ;;
+    benchcheck)  # the benchmark's checks catch a planted defect: each entry built with
+                 # METRALE_DIAG_NO_DECODE (raw FP8 words into the MMAs) and timed anyway
+                 # (--time-wrong) must be WRONG in the check of every launch of its graph,
+                 # not only in its check launch
+      step benchcheck bash -c "
+        $BUILD/tools/metrale bench --shape 28672x4096 --m 4,16 --no-baselines --no-host-cost \
+          --entry w8a16_gemm_m16_streamk,w8a16_gemm_m16_streamk+pdl,w8a16_gemm_m16_stream/1 \
+          --define METRALE_DIAG_NO_DECODE=1 --time-wrong --json $OUT/benchcheck.json
+        python3 -c '
+import json, sys
+rows = [(r[\"m\"], e[\"entry\"], e[\"status\"], e.get(\"detail\", \"\"))
+        for r in json.load(open(sys.argv[1]))[\"results\"] for e in r[\"entries\"]]
+caught = [x for x in rows if x[2] == \"WRONG\" and \"every launch of the graph\" in x[3]]
+for x in rows: print(x[0], x[1], x[2], x[3][:300])
+print(len(caught), \"of\", len(rows), \"planted defects caught by the every-launch check\")
+sys.exit(0 if rows and len(caught) == len(rows) else 1)
+' $OUT/benchcheck.json" ;;
     multigpu)
       step multigpu "$BUILD/tests/metrale_gpu_tests" -tc="*two GPUs*,*one GPU*" ;;
     *) echo "step $s has no commands"; exit 2 ;;

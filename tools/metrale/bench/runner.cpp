@@ -96,8 +96,13 @@ struct Runner::ShapeData {
   std::uint64_t nk = 0;
   std::uint64_t scale_stride = 0;  // bytes between copies' block scales
   std::uint32_t copies = 0;
-  DeviceBuffer weights, scales, x, ref;
+  DeviceBuffer weights, scales, x;
   OutputBlock out;
+  // The check graph's outputs, one 16-row block per launch (copies x 16 x N), and per m of
+  // the run the reference on every copy ([copies][m][N]).
+  DeviceBuffer out_all;
+  std::vector<DeviceBuffer> refs_all;
+  DeviceBuffer check_result;  // output_check.cu's two counters
   std::uint32_t bf16_copies = 0;
   DeviceBuffer w_bf16, x_fp8;
   OutputBlock out_baseline;
@@ -112,6 +117,7 @@ Runner::Runner(const CudaBackend& gpu, ModuleCache& cache, const Stream& stream,
                const RunOptions& options)
     : gpu_(gpu), cache_(cache), stream_(stream), options_(options) {
   fill_grid_ = static_cast<std::uint32_t>(gpu.info().sm_count) * 8;
+  check_ = std::make_unique<BenchModule>(gpu, "output_check.cu");
   // The workspace of stream-K (up to 4 CTAs per SM) and of the skinny entry (64 MiB: its
   // 8-warp forms on every default shape), zeroed once (each launch leaves it zeroed).
   resources_.sm_count = static_cast<std::uint32_t>(gpu.info().sm_count);
@@ -229,14 +235,18 @@ std::vector<CaseResult> Runner::run_shape(const Shape& shape) {
   d.scale_stride = round_up(block_scale_count(shape) * sizeof(float), kScaleAlign);
   d.copies = copies_for(options_.min_bytes, fp8_weight_bytes(shape));
   d.bf16_copies = options_.baselines ? copies_for(options_.min_bytes, d.nk * 2) : 0;
+  // The check graph's outputs and each m's references: up to 16 rows of N per copy each.
+  const std::uint64_t check_bytes =
+      (options_.ms.size() + 1) * d.copies * std::uint64_t{kMaxRows} * shape.n * 2;
   check_memory(shape, d.copies * (d.nk + d.scale_stride) + d.bf16_copies * d.nk * 2 +
-                          (std::uint64_t{64} << 20));
+                          check_bytes + (std::uint64_t{64} << 20));
 
   d.weights = DeviceBuffer(gpu_, d.copies * d.nk);
   d.scales = DeviceBuffer(gpu_, d.copies * d.scale_stride);
   d.x = DeviceBuffer(gpu_, std::uint64_t{kMaxRows} * shape.k * 2);
   d.out = OutputBlock(gpu_, shape.n);
-  d.ref = DeviceBuffer(gpu_, std::uint64_t{kMaxRows} * shape.n * 2);
+  d.out_all = DeviceBuffer(gpu_, std::uint64_t{d.copies} * kMaxRows * shape.n * 2);
+  d.check_result = DeviceBuffer(gpu_, 2 * sizeof(std::uint64_t));
   for (std::uint32_t c = 0; c < d.copies; ++c) {
     fill_fp8(d.weight(c), d.nk, 2 * c + 1);
     // Scales of real block-FP8 checkpoints sit around 2^-10 .. 2^-6.
@@ -277,8 +287,9 @@ std::vector<CaseResult> Runner::run_shape(const Shape& shape) {
     c.choice_pdl =
         plan_entry_name(plan_m16_gemm(m, shape.n, shape.k, sms, {true}), shape.k, sms) + "+pdl";
     choices[i] = {c.choice, c.choice_pdl};
-    refs[i] = reference(d, m, 0);
-    refs_last[i] = d.copies > 1 ? reference(d, m, d.copies - 1) : refs[i];
+    d.refs_all.push_back(references(d, m));
+    refs[i] = reference(d, d.refs_all.back(), m, 0);
+    refs_last[i] = reference(d, d.refs_all.back(), m, d.copies - 1);
   }
   std::vector<std::string_view> listed;
   for (const BenchEntry& e : options_.entries) listed.push_back(e.name);
@@ -290,10 +301,12 @@ std::vector<CaseResult> Runner::run_shape(const Shape& shape) {
     const std::size_t i = step.m_index;
     switch (step.what) {
       case TimingStep::What::listed:
-        c.entries.push_back(run_entry(d, options_.entries[step.index], c.m, refs[i], refs_last[i]));
+        c.entries.push_back(
+            run_entry(d, options_.entries[step.index], c.m, refs[i], refs_last[i], d.refs_all[i]));
         break;
       case TimingStep::What::tuning:
-        c.entries.push_back(run_entry(d, tuning_entries()[step.index], c.m, refs[i], refs_last[i]));
+        c.entries.push_back(
+            run_entry(d, tuning_entries()[step.index], c.m, refs[i], refs_last[i], d.refs_all[i]));
         break;
       case TimingStep::What::baselines:
         c.baselines.push_back(bf16_baseline(d, c.m));
@@ -328,27 +341,87 @@ KernelHandle Runner::kernel_with_defines(std::string_view entry) {
   return cache_.kernel(variant, entry);
 }
 
-std::vector<std::uint16_t> Runner::reference(const ShapeData& d, std::uint32_t m,
-                                             std::uint32_t copy) {
-  const std::uint64_t count = std::uint64_t{m} * d.shape.n;
-  poison(d.ref.get(), count);
-  w8a16_gemv_batch16(gpu_, cache_.kernel("w8a16_gemv_batch16"), d.x.get(), d.weight(copy),
-                     d.scale(copy), d.ref.get(), m, d.shape.n, d.shape.k, stream_.handle());
+DeviceBuffer Runner::references(const ShapeData& d, std::uint32_t m) {
+  const std::uint64_t per_copy = std::uint64_t{m} * d.shape.n;
+  DeviceBuffer refs(gpu_, d.copies * per_copy * 2);
+  poison(refs.get(), d.copies * per_copy);
+  const KernelHandle gemv = cache_.kernel("w8a16_gemv_batch16");
+  for (std::uint32_t c = 0; c < d.copies; ++c) {
+    w8a16_gemv_batch16(gpu_, gemv, d.x.get(), d.weight(c), d.scale(c),
+                       refs.get() + c * per_copy * 2, m, d.shape.n, d.shape.k,
+                       stream_.handle());
+  }
   stream_.synchronize();
+  return refs;
+}
+
+std::vector<std::uint16_t> Runner::reference(const ShapeData& d, const DeviceBuffer& refs,
+                                             std::uint32_t m, std::uint32_t copy) const {
+  const std::uint64_t count = std::uint64_t{m} * d.shape.n;
   std::vector<std::uint16_t> ref(count);
-  gpu_.download(ref.data(), d.ref.get(), count * 2);
+  gpu_.download(ref.data(), refs.get() + copy * count * 2, count * 2);
   return ref;
 }
 
 void Runner::launch_entry(const BenchEntry& entry, KernelHandle kernel, const ShapeData& d,
-                          std::uint32_t copy, std::uint32_t m) {
+                          std::uint32_t copy, std::uint32_t m, DevicePtr out) {
   if (entry.launch_with != nullptr) {
-    entry.launch_with(gpu_, kernel, d.x.get(), d.weight(copy), d.scale(copy), d.out.rows(), m,
+    entry.launch_with(gpu_, kernel, d.x.get(), d.weight(copy), d.scale(copy), out, m,
                       d.shape.n, d.shape.k, resources_, stream_.handle());
   } else {
-    entry.launch(gpu_, kernel, d.x.get(), d.weight(copy), d.scale(copy), d.out.rows(), m,
-                 d.shape.n, d.shape.k, stream_.handle());
+    entry.launch(gpu_, kernel, d.x.get(), d.weight(copy), d.scale(copy), out, m, d.shape.n,
+                 d.shape.k, stream_.handle());
   }
+}
+
+BudgetReport Runner::check_every_launch(const ShapeData& d, const BenchEntry& entry,
+                                        KernelHandle kernel, std::uint32_t m,
+                                        const DeviceBuffer& refs, std::string& detail) {
+  // The detail of an earlier check (a run of --time-wrong) is kept, this one's added.
+  const std::uint32_t n = d.shape.n;
+  const std::uint64_t block = std::uint64_t{kMaxRows} * n;
+  poison(d.out_all.get(), d.copies * block);
+  {
+    const Graph graph = capture(stream_, [&] {
+      for (std::uint32_t c = 0; c < d.copies; ++c) {
+        launch_entry(entry, kernel, d, c, m, d.out_all.get() + c * block * 2);
+      }
+    });
+    const GraphExec exec(graph);
+    exec.launch(stream_);
+  }
+  // The counters start at {0, ~0}: failures, lowest failing index.
+  fill_u16(cache_, d.check_result.get(), 4, 0, stream_.handle());
+  fill_u16(cache_, d.check_result.get() + 8, 4, 0xFFFF, stream_.handle());
+  KernelLaunch(gpu_, check_->kernel("check_outputs"))
+      .grid({kMaxRows, d.copies, 1}).block({256, 1, 1})
+      .arg_ptr(d.out_all.get()).arg_ptr(refs.get()).arg_u32(m).arg_u32(n).arg_u32(d.shape.k)
+      .arg_ptr(d.check_result.get())
+      .launch(stream_.handle());
+  stream_.synchronize();
+  std::uint64_t result[2] = {};
+  gpu_.download(result, d.check_result.get(), sizeof(result));
+  BudgetReport check;
+  check.checked = d.copies * block;
+  check.failures = result[0];
+  if (check.failures != 0) {
+    const std::uint64_t at = result[1];
+    const auto copy = static_cast<std::uint32_t>(at / block);
+    const auto row = static_cast<std::uint32_t>(at % block / n);
+    std::uint16_t got = 0;
+    std::uint16_t want = kPoison;
+    gpu_.download(&got, d.out_all.get() + at * 2, 2);
+    if (row < m) {
+      gpu_.download(&want, refs.get() + ((std::uint64_t{copy} * m + row) * n + at % n) * 2, 2);
+    }
+    detail += fmt::format(
+        "{}every launch of the graph, each into its own outputs: {} of {} outputs wrong; "
+        "first: launch {} row {} col {}: got {} (0x{:04x}), {} {} (0x{:04x})",
+        detail.empty() ? "" : "; ", check.failures, check.checked, copy, row, at % n,
+        bf16_to_float(got), got, row < m ? "reference" : "left poisoned: want",
+        bf16_to_float(want), want);
+  }
+  return check;
 }
 
 BudgetReport Runner::check_output(const ShapeData& d, std::uint32_t m,
@@ -389,8 +462,9 @@ Timing Runner::time_on_layer(const ShapeData& d, std::uint32_t m, std::string_vi
 
 EntryResult Runner::run_entry(const ShapeData& d, const BenchEntry& entry, std::uint32_t m,
                               const std::vector<std::uint16_t>& ref,
-                              const std::vector<std::uint16_t>& ref_last) {
-  EntryResult r = run_entry_once(d, entry, m, ref, ref_last);
+                              const std::vector<std::uint16_t>& ref_last,
+                              const DeviceBuffer& refs_all) {
+  EntryResult r = run_entry_once(d, entry, m, ref, ref_last, refs_all);
   if (r.status != Status::ok) {
     // After an error the context may be gone; then this throws, as the next entry would.
     gpu_.fill_bytes(workspace_.get(), 0, resources_.workspace.bytes);
@@ -401,13 +475,14 @@ EntryResult Runner::run_entry(const ShapeData& d, const BenchEntry& entry, std::
 
 EntryResult Runner::run_entry_once(const ShapeData& d, const BenchEntry& entry,
                                    std::uint32_t m, const std::vector<std::uint16_t>& ref,
-                                   const std::vector<std::uint16_t>& ref_last) {
+                                   const std::vector<std::uint16_t>& ref_last,
+                                   const DeviceBuffer& refs_all) {
   EntryResult r;
   r.entry = std::string(entry.name);
   try {
     const KernelHandle kernel = kernel_with_defines(entry.kernel);
     poison(d.out);
-    launch_entry(entry, kernel, d, 0, m);
+    launch_entry(entry, kernel, d, 0, m, d.out.rows());
     stream_.synchronize();
     r.check = check_output(d, m, ref, r.detail, "the check launch (copy 0)");
     if (!r.check.ok()) {
@@ -416,19 +491,23 @@ EntryResult Runner::run_entry_once(const ShapeData& d, const BenchEntry& entry,
     }
     poison(d.out);
     r.timing = time_on_layer(d, m, entry.name, d.copies, [&](std::uint32_t c) {
-      launch_entry(entry, kernel, d, c, m);
+      launch_entry(entry, kernel, d, c, m, d.out.rows());
     });
     stream_.synchronize();
     // What was timed is checked too: the outputs of the graph's last launch (the last
     // copy), as the launches ran back to back (with PDL, overlapping).
     if (r.status == Status::ok) {
       r.check.merge(check_output(d, m, ref_last, r.detail, "the timed graph's last launch"));
-      if (!r.check.ok()) r.status = Status::wrong;
     }
     if (timeline_) {
       timeline_->take(gpu_, workspace_.get(), resources_.workspace.bytes, resources_.sm_count,
                       d.shape.label(), m, entry.name);
     }
+    // The timed graph's launches all write one output block, so only the last one's
+    // outputs can be read back; the same launches again, each into a block of its own,
+    // have every one checked (after the timeline, whose records they would overwrite).
+    r.check.merge(check_every_launch(d, entry, kernel, m, refs_all, r.detail));
+    if (!r.check.ok()) r.status = Status::wrong;
   } catch (const Error& e) {
     r.status = Status::error;
     r.detail = e.what();
