@@ -87,12 +87,13 @@ std::optional<M16Plan> chunked_deep_if_suited(std::uint32_t m, std::uint32_t n, 
   return deep_in_chunks(g.kWarps, g.kBlocks);
 }
 
-// Without PDL up to 8 tokens under 16 MiB at K = 5376 and 7168, which 8 warps of 2 blocks
-// do not split evenly, the deep entry in equal chunks of 7 warps of 2 blocks or twice that:
-// at K = 7168 in 2 of 14 warps where those CTAs all fit and fill more than three quarters
-// of their slots (where the 7-warp CTAs would put a fourth on some SM), else in 4 of 7
-// where theirs fit and fill two thirds; at K = 5376 in 3 of 7 where theirs fit and fill
-// four sevenths. Item 180 (one probe run at 314df7e, m = 1, 4 and 8,
+// Without PDL up to 8 tokens under 16 MiB at K = 3584, 5376 and 7168, which 8 warps of 2
+// blocks do not split evenly, the deep entry in equal chunks of 7 warps of 2 blocks or twice
+// that: at K = 3584 and 7168 on 14 warps (one chunk and two) where those CTAs all fit and
+// fill more than three quarters of their slots (where the 7-warp CTAs would put a fourth on
+// some SM), else on 7 (two chunks and four) where theirs fit and fill four sevenths at K =
+// 3584, five eighths at 7168; at K = 5376 in 3 of 7 where theirs fit and fill four sevenths.
+// Item 180 (one probe run at 314df7e, m = 1, 4 and 8,
 // against the skinny entry on 8 warps, the plan's choice before, and 8 warps of 2 blocks in
 // 4 chunks, the last of half the K): 7 warps took 0.91-0.95x the skinny entry's time and
 // 0.94-0.97x the 8-warp chunks' on q_a (1536 x 7168, 384 CTAs of 528 slots) and 2048 x
@@ -103,19 +104,26 @@ std::optional<M16Plan> chunked_deep_if_suited(std::uint32_t m, std::uint32_t n, 
 // 1.00-1.03x at 1536 (55 %). Held out (the same, 14 layers): on 1584 x 7168 (396 7-warp
 // CTAs, 3 per SM) the 7-warp chunks took 0.92-0.94x the 14-warp ones' time, from 1696 rows
 // 1.01-1.04x (so more than three quarters, not from); at K = 5376 on 1664 rows (312 CTAs,
-// 59 %) 0.96-0.99x the skinny entry's (so four sevenths, not three fifths).
+// 59 %) 0.96-0.99x the skinny entry's (so four sevenths, not three fifths). Item 182 (a
+// plancheck run, m = 1, 2, 4, 6, 8): at K = 7168 the 7-warp chunks took 0.95-0.98x the skinny
+// entry's time on 1376 rows (344 CTAs, 65 %), as on 1344 (64 %) at 6 and 8 tokens in item
+// 181, where 1280 (61 %) lost 0-4 % (so five eighths, not two thirds); at K = 3584, where the
+// one-chunk form on 16 warps ran before, 14 warps took 0.976-0.995x its time on 3328 and
+// 3840 rows (208 and 240 CTAs of 264), as on 3584 and 4096 in item 181, and the 7-warp chunks
+// 0.967-0.977x on 2816 (352 CTAs of 528, 67 %), as on 2560 and 3072 (61 and 73 %); on 2304
+// (55 %) the skinny entry led them by 4-5 %.
 namespace {
 
 std::optional<M16Plan> seven_warp_chunks_if_suited(std::uint32_t m, std::uint64_t groups,
                                                    std::uint32_t k, std::uint32_t sms) {
   const std::uint32_t blocks = k / 128;
-  if (blocks != 42 && blocks != 56) return std::nullopt;
-  if (blocks == 56) {
+  if (blocks != 28 && blocks != 42 && blocks != 56) return std::nullopt;
+  if (blocks != 42) {  // 14 warps of 2 blocks: one chunk at K = 3584, two at 7168
     const SmallChunkGrid wide = chunk_grid(m, groups, k, sms, 14, 2);
     if (wide.ctas <= wide.slots && 4 * wide.ctas > 3 * wide.slots) return deep_in_chunks(14, 2);
   }
   const SmallChunkGrid g = chunk_grid(m, groups, k, sms, 7, 2);
-  const bool filled = blocks == 56 ? 3 * g.ctas >= 2 * g.slots : 7 * g.ctas >= 4 * g.slots;
+  const bool filled = blocks == 56 ? 8 * g.ctas >= 5 * g.slots : 7 * g.ctas >= 4 * g.slots;
   if (g.ctas > g.slots || !filled) return std::nullopt;
   return deep_in_chunks(7, 2);
 }
@@ -232,7 +240,7 @@ std::optional<M16Plan> chunked_deep_without_pdl_if_suited(std::uint32_t m, std::
   const std::uint64_t bytes = std::uint64_t{n} * k;
   if (pdl || m > 8 || bytes >= kLargeLayerBytes) return std::nullopt;
   const std::uint64_t groups = div_ceil(n, 16);
-  if (bytes < 16 * kMiB && k >= 4096 && k < 8192) {
+  if (bytes < 16 * kMiB && k >= 3584 && k < 8192) {  // from 4096 but K = 3584 (28 blocks)
     const SmallChunkGrid g = small_chunk_grid(m, n, k, sms);
     if (k / 128 % (g.kWarps * g.kBlocks) != 0) {
       return seven_warp_chunks_if_suited(m, groups, k, sms);

@@ -229,7 +229,9 @@ for s in "${steps[@]}"; do
                 # 164's leads, 10 narrow layers at K = 8192-9216 and with a short last chunk,
                 # at m = 10, 13, 16; PLANCHECK_SET=chunks: item 181's bounds on layers it was
                 # neither fitted nor checked on, and 6 layers at K = 3584 for its lead there,
-                # at m = 1, 2, 4, 6, 8; PLANCHECK_M replaces a named set's token counts),
+                # at m = 1, 2, 4, 6, 8; PLANCHECK_SET=chunks2: item 182's bounds at K = 3584
+                # and 7168 held out, 12 layers at m = 1, 2, 4, 6, 8; PLANCHECK_M replaces a
+                # named set's token counts),
                 # averaged by bench_table.py --plan
       export PLANCHECK_DEFAULT="--shape 6144x4096 --shape 4096x4096 --shape 4096x14336 --shape 10240x5120 --shape 24576x1536 --shape 8192x4096 --shape 5120x8192 --shape 14336x4096 --shape 12288x2048 --m 2,4,6,8,10,12,14,16"
       plancheck_set() {  # plancheck_set M ENTRIES SHAPES: a named set's bench options
@@ -270,6 +272,10 @@ for s in "${steps[@]}"; do
            1824x7168 2016x7168 1600x5376 1616x5376 1632x5376 1648x5376 1696x5376 2400x5376
            2624x5376 2752x5376 2848x5376 2304x3584 2816x3584 3328x3584 3840x3584 4352x3584
            4608x3584" ;;
+        chunks2) plancheck_set 1,2,4,6,8 \
+          "skinny/8 skinny_deep/7x2 skinny_deep/14x2 skinny_deep/16 skinny_deep/8" \
+          "2368x3584 2432x3584 2688x3584 2944x3584 3200x3584 3456x3584 3968x3584 4224x3584
+           1312x7168 1328x7168 1360x7168 1392x7168" ;;
       esac
       step plancheck bash -c "
         for run in \$(seq ${PLANCHECK_RUNS:-2}); do

@@ -339,14 +339,17 @@ TEST_CASE("plan_m16_gemm: under 16 MiB up to 8 tokens, the deep entry at K = 409
   CHECK(plan(1, 4096, 4096, false).warps == 16u);
 }
 
-TEST_CASE("plan_m16_gemm without PDL: K = 5376 and 7168 in equal chunks of 7 or 14 warps") {
-  // Items 180 and 181, under 16 MiB up to 8 tokens. At K = 7168: 2 chunks of 14 warps of 2
+TEST_CASE("plan_m16_gemm without PDL: K = 3584, 5376 and 7168 in equal chunks of 7 or 14 warps") {
+  // Items 180-182, under 16 MiB up to 8 tokens. At K = 7168: 2 chunks of 14 warps of 2
   // blocks where their CTAs (row groups x 2) fit in the 264 slots and fill more than three
   // quarters of them, 1600-2112 rows (200-264); else 4 chunks of 7 warps where theirs fit in
-  // 528 and fill two thirds: 1408-1584 rows (352-396); neither on 1280 x 7168 (320, 61 %)
-  // nor 2176 x 7168 (past the slots). At K = 5376, 3 chunks of 7 warps where theirs fit and
-  // fill four sevenths: 1616-2816 rows (303-528); not 1600 x 5376 (300, 57 %) nor 2880
-  // (540). Not at K = 8192, nor with PDL (8 warps of 2 blocks), nor above 8 tokens.
+  // 528 and fill five eighths: 1328-1584 rows (332-396); neither on 1312 x 7168 (328, 62 %)
+  // nor 2176 x 7168 (past the slots). At K = 3584 the same on one chunk of 14 warps,
+  // 3184-4224 rows (199-264), else on 2 of 7 where they fill four sevenths, 2416-3168 rows
+  // (302-396); not 2400 (300) nor 4352 (past the slots). At K = 5376, 3 chunks of 7 warps
+  // where theirs fit and fill four sevenths: 1616-2816 rows (303-528); not 1600 x 5376 (300,
+  // 57 %) nor 2880 (540). Not at K = 8192, nor with PDL (8 warps of 2 blocks), nor above 8
+  // tokens.
   const auto expect = [](std::uint32_t m, std::uint32_t n, std::uint32_t k,
                          std::uint32_t warps, std::uint32_t chunks) {
     CAPTURE(m);
@@ -359,13 +362,21 @@ TEST_CASE("plan_m16_gemm without PDL: K = 5376 and 7168 in equal chunks of 7 or 
     CHECK(w8a16_gemm_m16_skinny_chunks(k, p.warps, p.warp_blocks) == chunks);
     CHECK(w8a16_gemm_m16_skinny_workspace_bytes(n, k, p.warps, p.warp_blocks) ==
           std::uint64_t{n / 16} * (chunks - 1) * 256u * 8u);
-    CHECK(plan_m16_gemm(m, n, k, 132, M16LaunchOptions{true}).warps == 8u);
+    const std::uint32_t pdl_warps = plan_m16_gemm(m, n, k, 132, M16LaunchOptions{true}).warps;
+    CHECK(pdl_warps != 7u);
+    CHECK(pdl_warps != 14u);
+    if (k >= 4096) CHECK(pdl_warps == 8u);
   };
   for (const std::uint32_t m : {1u, 2u, 4u, 6u, 8u}) {
     for (const std::uint32_t n : {1600u, 1664u, 1792u, 2048u, 2112u}) expect(m, n, 7168, 14, 2);
-    for (const std::uint32_t n : {1408u, 1536u, 1584u}) expect(m, n, 7168, 7, 4);
+    for (const std::uint32_t n : {1328u, 1376u, 1392u, 1408u, 1536u, 1584u}) {
+      expect(m, n, 7168, 7, 4);
+    }
+    for (const std::uint32_t n : {3200u, 3328u, 3584u, 4096u, 4224u}) expect(m, n, 3584, 14, 1);
+    for (const std::uint32_t n : {2432u, 2560u, 2816u, 3072u, 3168u}) expect(m, n, 3584, 7, 2);
     for (const std::uint32_t n : {1616u, 1664u, 2048u, 2560u, 2816u}) expect(m, n, 5376, 7, 3);
-    for (const auto& shape : {std::pair{1280u, 7168u}, {1392u, 7168u}, {2176u, 7168u},
+    for (const auto& shape : {std::pair{1280u, 7168u}, {1312u, 7168u}, {2176u, 7168u},
+                              {2304u, 3584u}, {2400u, 3584u}, {4352u, 3584u},
                               {1600u, 5376u}, {2880u, 5376u}, {1536u, 8192u}}) {
       // (Named copies: clang's CAPTURE cannot take a structured binding.)
       const auto n = shape.first;
@@ -381,5 +392,6 @@ TEST_CASE("plan_m16_gemm without PDL: K = 5376 and 7168 in equal chunks of 7 or 
   for (const std::uint32_t m : {9u, 12u, 16u}) {
     CHECK(plan_m16_gemm(m, 1536, 7168, 132).warps != 7u);
     CHECK(plan_m16_gemm(m, 2048, 7168, 132).warps != 14u);
+    CHECK(plan_m16_gemm(m, 3584, 3584, 132).warps != 14u);
   }
 }
