@@ -20,6 +20,7 @@
 #     as an ignored path: `git archive COMMIT | tar -x -C ab-base`)
 #   SANITIZE_CASES='-tc=*bit-identical*' tools/device_run.sh build sanitize   (default: the
 #     determinism case and the cluster handoff's comparison)
+#   PACK_OUT=1 packs every file of $OUT but summary.txt into $OUT/out.tgz at the end.
 #   Other knobs, each step's own: PROBE_ARGS, PLANCHECK_ARGS, PLANCHECK_RUNS, PLANCHECK_SET,
 #   TIMELINE_ARGS, RINGDIAG_ARGS, RINGDIAG_DEFINES,
 #   KTIME_ARGS, KTIME_COUNT, KTIME_KERNELS, COMPILE_JOBS, COMPILE_VARIANTS, AB_TIMEOUT (s a
@@ -322,4 +323,10 @@ sys.exit(0 if rows and len(caught) == len(rows) else 1)
   esac
 done
 printf '%s\n' "=== summary" "${summary[@]}" | tee "$OUT/summary.txt"
+# PACK_OUT=1: every file of $OUT but the summary in one archive, out.tgz, for a caller that
+# fetches a limited number of files.
+if [[ ${PACK_OUT:-0} == 1 ]]; then
+  (cd "$OUT" && mapfile -t files < <(ls -A | grep -vx -e summary.txt -e out.tgz) &&
+    ((${#files[@]})) && tar czf out.tgz "${files[@]}" && rm -rf "${files[@]}")
+fi
 exit "$failed"
