@@ -231,7 +231,8 @@ for s in "${steps[@]}"; do
                 # at m = 10, 13, 16; PLANCHECK_SET=chunks: item 181's bounds on layers it was
                 # neither fitted nor checked on, and 6 layers at K = 3584 for its lead there,
                 # at m = 1, 2, 4, 6, 8; PLANCHECK_SET=chunks2: item 182's bounds at K = 3584
-                # and 7168 held out, 12 layers at m = 1, 2, 4, 6, 8; PLANCHECK_M replaces a
+                # and 7168 held out, 12 layers at m = 1, 2, 4, 6, 8; PLANCHECK_SET=pdl3584:
+                # the PDL forms on 14 layers of 2304-4608 x 3584; PLANCHECK_M replaces a
                 # named set's token counts),
                 # averaged by bench_table.py --plan
       export PLANCHECK_DEFAULT="--shape 6144x4096 --shape 4096x4096 --shape 4096x14336 --shape 10240x5120 --shape 24576x1536 --shape 8192x4096 --shape 5120x8192 --shape 14336x4096 --shape 12288x2048 --m 2,4,6,8,10,12,14,16"
@@ -277,6 +278,12 @@ for s in "${steps[@]}"; do
           "skinny/8 skinny_deep/7x2 skinny_deep/14x2 skinny_deep/16 skinny_deep/8" \
           "2368x3584 2432x3584 2688x3584 2944x3584 3200x3584 3456x3584 3968x3584 4224x3584
            1312x7168 1328x7168 1360x7168 1392x7168" ;;
+        pdl3584) plancheck_set 1,2,4,6,8 \
+          "skinny/8+pdl skinny/8.sp+pdl skinny_deep/16+pdl skinny_deep/16.sp+pdl
+           skinny_deep/8+pdl skinny_deep/7x2+pdl skinny_deep/7x2.sp+pdl skinny_deep/14x2+pdl
+           skinny_deep/8x2+pdl skinny_deep/8x2.sp+pdl" \
+          "2304x3584 2368x3584 2432x3584 2688x3584 2816x3584 2944x3584 3200x3584 3328x3584
+           3456x3584 3840x3584 3968x3584 4224x3584 4352x3584 4608x3584" ;;
       esac
       step plancheck bash -c "
         for run in \$(seq ${PLANCHECK_RUNS:-2}); do
