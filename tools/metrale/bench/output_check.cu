@@ -41,16 +41,16 @@ __device__ double block_sum(double v, double* scratch) {
 
 }  // namespace
 
-// Grid: (16, count)  Block: (256, 1, 1). CTA (row, i) checks row `row` of the block of launch
-// c = first_copy + i, got[c][16][n]: below m against ref[c][m][n] (the reference on copy c's weights), from m on
+// Grid: (16, copies)  Block: (256, 1, 1). CTA (row, c) checks row `row` of launch c's block
+// got[c][16][n]: below m against ref[c][m][n] (the reference on copy c's weights), from m on
 // against the poison, which the launch must not have touched. result[0] += the failures;
 // result[1] = min(its own, the lowest failing index c * 16 * n + row * n + col).
 extern "C" __global__ void __launch_bounds__(kThreads)
 check_outputs(const u16* __restrict__ got, const u16* __restrict__ ref, u32 m, u32 n, u32 k,
-              u32 first_copy, unsigned long long* __restrict__ result) {
+              unsigned long long* __restrict__ result) {
   __shared__ double scratch[kThreads];
   const u32 row = blockIdx.x;
-  const u64 copy = static_cast<u64>(first_copy) + blockIdx.y;
+  const u64 copy = blockIdx.y;
   const u16* g = got + (copy * 16 + row) * n;
   unsigned long long failures = 0;
   unsigned long long first = ~0ull;

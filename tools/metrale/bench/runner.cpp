@@ -393,15 +393,11 @@ BudgetReport Runner::check_every_launch(const ShapeData& d, const BenchEntry& en
   // The counters start at {0, ~0}: failures, lowest failing index.
   fill_u16(cache_, d.check_result.get(), 4, 0, stream_.handle());
   fill_u16(cache_, d.check_result.get() + 8, 4, 0xFFFF, stream_.handle());
-  const KernelHandle checker = check_->kernel("check_outputs");
-  constexpr std::uint32_t kMaxGridY = 65535;
-  for (std::uint32_t first = 0; first < d.copies; first += kMaxGridY) {
-    KernelLaunch(gpu_, checker)
-        .grid({kMaxRows, std::min(d.copies - first, kMaxGridY), 1}).block({256, 1, 1})
-        .arg_ptr(d.out_all.get()).arg_ptr(refs.get()).arg_u32(m).arg_u32(n).arg_u32(d.shape.k)
-        .arg_u32(first).arg_ptr(d.check_result.get())
-        .launch(stream_.handle());
-  }
+  KernelLaunch(gpu_, check_->kernel("check_outputs"))
+      .grid({kMaxRows, d.copies, 1}).block({256, 1, 1})
+      .arg_ptr(d.out_all.get()).arg_ptr(refs.get()).arg_u32(m).arg_u32(n).arg_u32(d.shape.k)
+      .arg_ptr(d.check_result.get())
+      .launch(stream_.handle());
   stream_.synchronize();
   std::uint64_t result[2] = {};
   gpu_.download(result, d.check_result.get(), sizeof(result));
