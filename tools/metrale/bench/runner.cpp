@@ -234,6 +234,11 @@ std::vector<CaseResult> Runner::run_shape(const Shape& shape) {
   d.nk = static_cast<std::uint64_t>(shape.n) * shape.k;
   d.scale_stride = round_up(block_scale_count(shape) * sizeof(float), kScaleAlign);
   d.copies = copies_for(options_.min_bytes, fp8_weight_bytes(shape));
+  // The every-launch check runs one CTA row per copy (check_every_launch), a grid's y.
+  ensure(d.copies <= 65535,
+         "{}: {} weight copies for --min-bytes {} MiB, over the 65535 launches one graph is "
+         "checked in: lower --min-bytes",
+         shape.label(), d.copies, options_.min_bytes >> 20);
   d.bf16_copies = options_.baselines ? copies_for(options_.min_bytes, d.nk * 2) : 0;
   // The check graph's outputs and each m's references: up to 16 rows of N per copy each.
   const std::uint64_t check_bytes =
