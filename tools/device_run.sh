@@ -5,7 +5,7 @@
 #   tools/device_run.sh [STEP...]     steps: build tests ci info sass startup sanitize bench
 #                                     profile ringdiag ktime ab abtree probe plancheck timeline
 #                                     compilescale compilecontention hostcost benchcheck
-#                                     multigpu
+#                                     sanitizebench multigpu
 #                                     (default: build tests info sass)
 #   BENCH_ARGS="--shape 4096x4096 --m 16" tools/device_run.sh build bench
 #     (for a record add --commit with the SHA written out where the call is made: the
@@ -34,7 +34,8 @@ if [[ ${1:-} == -h || ${1:-} == --help ]]; then
   exit 0
 fi
 known_steps=(build tests ci info sass startup sanitize bench profile ringdiag ktime ab abtree
-  probe plancheck timeline compilescale compilecontention hostcost benchcheck multigpu)
+  probe plancheck timeline compilescale compilecontention hostcost benchcheck sanitizebench
+  multigpu)
 steps=("$@")
 ((${#steps[@]})) || steps=(build tests info sass)
 # A typo found only when its turn comes would cost the build and every step before it.
@@ -324,6 +325,14 @@ for x in rows: print(x[0], x[1], x[2], x[3][:300])
 print(len(caught), \"of\", len(rows), \"planted defects caught by the every-launch check\")
 sys.exit(0 if rows and len(caught) == len(rows) else 1)
 ' $OUT/benchcheck.json" ;;
+    sanitizebench)  # memcheck and racecheck over a small bench run: the benchmark's own
+                    # kernels (the every-launch check, the baselines' references) among them
+      step sanitizebench bash -c "
+        args='--shape 576x7168 --shape 3328x3584 --m 4,16 --min-bytes 32 --replays 1 --no-host-cost
+              --entry w8a16_gemm_m16_streamk,w8a16_gemm_m16_skinny/8+pdl,w8a16_gemm_m16_skinny_deep/14x2'
+        compute-sanitizer --tool memcheck --error-exitcode 3 $BUILD/tools/metrale bench \$args &&
+          compute-sanitizer --tool racecheck --error-exitcode 3 $BUILD/tools/metrale bench \$args \
+            --no-baselines" ;;
     multigpu)
       step multigpu "$BUILD/tests/metrale_gpu_tests" -tc="*two GPUs*,*one GPU*" ;;
     *) echo "step $s has no commands"; exit 2 ;;
