@@ -86,6 +86,14 @@ struct Runner::OutputBlock {
   }
 };
 
+// The scalar reference at one m: on every copy, on the device ([copies][m][N], what the
+// check of every launch reads), and on the first and the last copy on the host (what the
+// check launch and the timed graph's last launch read).
+struct Runner::References {
+  DeviceBuffer all;
+  std::vector<std::uint16_t> first, last;
+};
+
 // One shape's operands: `copies` rotations of FP8 weights and block scales (so the
 // weights a launch reads were last touched >= min_bytes of traffic ago and cannot be in
 // L2), one activation block and output block shared by all launches (they are tiny and
@@ -98,10 +106,8 @@ struct Runner::ShapeData {
   std::uint32_t copies = 0;
   DeviceBuffer weights, scales, x;
   OutputBlock out;
-  // The check graph's outputs, one 16-row block per launch (copies x 16 x N), and per m of
-  // the run the reference on every copy ([copies][m][N]).
+  // The check graph's outputs, one 16-row block per launch (copies x 16 x N).
   DeviceBuffer out_all;
-  std::vector<DeviceBuffer> refs_all;
   DeviceBuffer check_result;  // output_check.cu's two counters
   std::uint32_t bf16_copies = 0;
   DeviceBuffer w_bf16, x_fp8;
@@ -278,8 +284,8 @@ std::vector<CaseResult> Runner::run_shape(const Shape& shape) {
 
   std::vector<CaseResult> results(options_.ms.size());
   std::vector<PlanChoices> choices(options_.ms.size());
-  std::vector<std::vector<std::uint16_t>> refs(options_.ms.size());
-  std::vector<std::vector<std::uint16_t>> refs_last(options_.ms.size());
+  std::vector<References> refs;
+  refs.reserve(options_.ms.size());
   const std::uint32_t sms = resources_.sm_count;
   for (std::size_t i = 0; i < options_.ms.size(); ++i) {
     const std::uint32_t m = options_.ms[i];
@@ -292,9 +298,7 @@ std::vector<CaseResult> Runner::run_shape(const Shape& shape) {
     c.choice_pdl =
         plan_entry_name(plan_m16_gemm(m, shape.n, shape.k, sms, {true}), shape.k, sms) + "+pdl";
     choices[i] = {c.choice, c.choice_pdl};
-    d.refs_all.push_back(references(d, m));
-    refs[i] = reference(d, d.refs_all.back(), m, 0);
-    refs_last[i] = reference(d, d.refs_all.back(), m, d.copies - 1);
+    refs.push_back(references(d, m));
   }
   std::vector<std::string_view> listed;
   for (const BenchEntry& e : options_.entries) listed.push_back(e.name);
@@ -306,12 +310,10 @@ std::vector<CaseResult> Runner::run_shape(const Shape& shape) {
     const std::size_t i = step.m_index;
     switch (step.what) {
       case TimingStep::What::listed:
-        c.entries.push_back(
-            run_entry(d, options_.entries[step.index], c.m, refs[i], refs_last[i], d.refs_all[i]));
+        c.entries.push_back(run_entry(d, options_.entries[step.index], c.m, refs[i]));
         break;
       case TimingStep::What::tuning:
-        c.entries.push_back(
-            run_entry(d, tuning_entries()[step.index], c.m, refs[i], refs_last[i], d.refs_all[i]));
+        c.entries.push_back(run_entry(d, tuning_entries()[step.index], c.m, refs[i]));
         break;
       case TimingStep::What::baselines:
         c.baselines.push_back(bf16_baseline(d, c.m));
@@ -346,26 +348,25 @@ KernelHandle Runner::kernel_with_defines(std::string_view entry) {
   return cache_.kernel(variant, entry);
 }
 
-DeviceBuffer Runner::references(const ShapeData& d, std::uint32_t m) {
+Runner::References Runner::references(const ShapeData& d, std::uint32_t m) {
   const std::uint64_t per_copy = std::uint64_t{m} * d.shape.n;
-  DeviceBuffer refs(gpu_, d.copies * per_copy * 2);
-  poison(refs.get(), d.copies * per_copy);
+  References refs{DeviceBuffer(gpu_, d.copies * per_copy * 2), {}, {}};
+  poison(refs.all.get(), d.copies * per_copy);
   const KernelHandle gemv = cache_.kernel("w8a16_gemv_batch16");
   for (std::uint32_t c = 0; c < d.copies; ++c) {
     w8a16_gemv_batch16(gpu_, gemv, d.x.get(), d.weight(c), d.scale(c),
-                       refs.get() + c * per_copy * 2, m, d.shape.n, d.shape.k,
+                       refs.all.get() + c * per_copy * 2, m, d.shape.n, d.shape.k,
                        stream_.handle());
   }
   stream_.synchronize();
+  const auto of_copy = [&](std::uint32_t copy) {
+    std::vector<std::uint16_t> ref(per_copy);
+    gpu_.download(ref.data(), refs.all.get() + copy * per_copy * 2, per_copy * 2);
+    return ref;
+  };
+  refs.first = of_copy(0);
+  refs.last = of_copy(d.copies - 1);
   return refs;
-}
-
-std::vector<std::uint16_t> Runner::reference(const ShapeData& d, const DeviceBuffer& refs,
-                                             std::uint32_t m, std::uint32_t copy) const {
-  const std::uint64_t count = std::uint64_t{m} * d.shape.n;
-  std::vector<std::uint16_t> ref(count);
-  gpu_.download(ref.data(), refs.get() + copy * count * 2, count * 2);
-  return ref;
 }
 
 void Runner::launch_entry(const BenchEntry& entry, KernelHandle kernel, const ShapeData& d,
@@ -466,10 +467,8 @@ Timing Runner::time_on_layer(const ShapeData& d, std::uint32_t m, std::string_vi
 }
 
 EntryResult Runner::run_entry(const ShapeData& d, const BenchEntry& entry, std::uint32_t m,
-                              const std::vector<std::uint16_t>& ref,
-                              const std::vector<std::uint16_t>& ref_last,
-                              const DeviceBuffer& refs_all) {
-  EntryResult r = run_entry_once(d, entry, m, ref, ref_last, refs_all);
+                              const References& refs) {
+  EntryResult r = run_entry_once(d, entry, m, refs);
   if (r.status != Status::ok) {
     // After an error the context may be gone; then this throws, as the next entry would.
     gpu_.fill_bytes(workspace_.get(), 0, resources_.workspace.bytes);
@@ -479,9 +478,7 @@ EntryResult Runner::run_entry(const ShapeData& d, const BenchEntry& entry, std::
 }
 
 EntryResult Runner::run_entry_once(const ShapeData& d, const BenchEntry& entry,
-                                   std::uint32_t m, const std::vector<std::uint16_t>& ref,
-                                   const std::vector<std::uint16_t>& ref_last,
-                                   const DeviceBuffer& refs_all) {
+                                   std::uint32_t m, const References& refs) {
   EntryResult r;
   r.entry = std::string(entry.name);
   try {
@@ -489,7 +486,7 @@ EntryResult Runner::run_entry_once(const ShapeData& d, const BenchEntry& entry,
     poison(d.out);
     launch_entry(entry, kernel, d, 0, m, d.out.rows());
     stream_.synchronize();
-    r.check = check_output(d, m, ref, r.detail, "the check launch (copy 0)");
+    r.check = check_output(d, m, refs.first, r.detail, "the check launch (copy 0)");
     if (!r.check.ok()) {
       r.status = Status::wrong;
       if (!options_.time_wrong) return r;
@@ -502,7 +499,7 @@ EntryResult Runner::run_entry_once(const ShapeData& d, const BenchEntry& entry,
     // What was timed is checked too: the outputs of the graph's last launch (the last
     // copy), as the launches ran back to back (with PDL, overlapping).
     if (r.status == Status::ok) {
-      r.check.merge(check_output(d, m, ref_last, r.detail, "the timed graph's last launch"));
+      r.check.merge(check_output(d, m, refs.last, r.detail, "the timed graph's last launch"));
     }
     if (timeline_) {
       timeline_->take(gpu_, workspace_.get(), resources_.workspace.bytes, resources_.sm_count,
@@ -511,7 +508,7 @@ EntryResult Runner::run_entry_once(const ShapeData& d, const BenchEntry& entry,
     // The timed graph's launches all write one output block, so only the last one's
     // outputs can be read back; the same launches again, each into a block of its own,
     // have every one checked (after the timeline, whose records they would overwrite).
-    r.check.merge(check_every_launch(d, entry, kernel, m, refs_all, r.detail));
+    r.check.merge(check_every_launch(d, entry, kernel, m, refs.all, r.detail));
     if (!r.check.ok()) r.status = Status::wrong;
   } catch (const Error& e) {
     r.status = Status::error;

@@ -55,18 +55,15 @@ class Runner {
  private:
   struct ShapeData;
   struct OutputBlock;
+  struct References;
   void fill_fp8(DevicePtr p, std::uint64_t count, std::uint32_t seed);
   void fill_f32(DevicePtr p, std::uint64_t count, std::uint32_t seed, float lo, float hi);
   void fill_bf16(DevicePtr p, std::uint64_t count, std::uint32_t seed, float scale);
   void poison(DevicePtr p, std::uint64_t count);
   void poison(const OutputBlock& out);  // its rows and guards
   std::vector<std::uint16_t> download(const OutputBlock& out) const;  // rows and guards
-  // The scalar reference's m x N outputs on every copy of the weights and scales,
-  // [copies][m][N] on the device.
-  DeviceBuffer references(const ShapeData& d, std::uint32_t m);
-  // Those of copy `copy`, downloaded from `refs` (references() at m).
-  std::vector<std::uint16_t> reference(const ShapeData& d, const DeviceBuffer& refs,
-                                       std::uint32_t m, std::uint32_t copy) const;
+  // The scalar reference's m x N outputs on every copy of the weights and scales.
+  References references(const ShapeData& d, std::uint32_t m);
   // An entry's outputs, downloaded whole (16 rows and the guards around them), held to
   // `ref` in rows 0..m-1 and to the poison in the rows past m and in the guards; `when`
   // names the launch in the report.
@@ -78,22 +75,17 @@ class Runner {
   void launch_entry(const BenchEntry& entry, KernelHandle kernel, const ShapeData& d,
                     std::uint32_t copy, std::uint32_t m, DevicePtr out);
   // The timed graph's launches again, each into its own 16-row block, in one graph, every
-  // block checked on the device (output_check.cu) against `refs` (references()).
+  // block checked on the device (output_check.cu) against `refs` (References::all).
   BudgetReport check_every_launch(const ShapeData& d, const BenchEntry& entry,
                                   KernelHandle kernel, std::uint32_t m,
                                   const DeviceBuffer& refs, std::string& detail);
-  // `ref` on copy 0, which the check launch reads; `ref_last` on the last copy, which the
-  // timed graph's last launch reads. After an entry that was not ok the workspace is
-  // zeroed again: a wrong or failed launch may leave partials in it, which the next entry
-  // would read as its own.
+  // An entry at m, checked against `refs` (references() at m). After an entry that was not
+  // ok the workspace is zeroed again: a wrong or failed launch may leave partials in it,
+  // which the next entry would read as its own.
   EntryResult run_entry(const ShapeData& d, const BenchEntry& entry, std::uint32_t m,
-                        const std::vector<std::uint16_t>& ref,
-                        const std::vector<std::uint16_t>& ref_last,
-                        const DeviceBuffer& refs_all);
+                        const References& refs);
   EntryResult run_entry_once(const ShapeData& d, const BenchEntry& entry, std::uint32_t m,
-                             const std::vector<std::uint16_t>& ref,
-                             const std::vector<std::uint16_t>& ref_last,
-                             const DeviceBuffer& refs_all);
+                             const References& refs);
   // Back to the list's order, the tuning entries after it.
   void order_as_listed(std::vector<EntryResult>& entries) const;
   // time_graph, with one discarded timing first if nothing has been timed on the layer;
