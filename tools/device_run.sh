@@ -22,6 +22,7 @@
 #     determinism case and the cluster handoff's comparison)
 #   PACK_OUT=1 packs every file of $OUT but summary.txt into $OUT/out.tgz at the end.
 #   Other knobs, each step's own: PROBE_ARGS, PLANCHECK_ARGS, PLANCHECK_RUNS, PLANCHECK_SET,
+#   PLANCHECK_M, PLANCHECK_SHAPES,
 #   TIMELINE_ARGS, RINGDIAG_ARGS, RINGDIAG_DEFINES,
 #   KTIME_ARGS, KTIME_COUNT, KTIME_KERNELS, COMPILE_JOBS, COMPILE_VARIANTS, AB_TIMEOUT (s a
 #   bench run of ab, abtree and timeline may take, 300); BUILD (build-device), OUT.
@@ -233,8 +234,9 @@ for s in "${steps[@]}"; do
                 # neither fitted nor checked on, and 6 layers at K = 3584 for its lead there,
                 # at m = 1, 2, 4, 6, 8; PLANCHECK_SET=chunks2: item 182's bounds at K = 3584
                 # and 7168 held out, 12 layers at m = 1, 2, 4, 6, 8; PLANCHECK_SET=pdl3584:
-                # the PDL forms on 14 layers of 2304-4608 x 3584; PLANCHECK_M replaces a
-                # named set's token counts),
+                # the PDL forms on 14 layers of 2304-4608 x 3584; PLANCHECK_M and
+                # PLANCHECK_SHAPES, NxK separated by spaces, replace a named set's token
+                # counts and layers),
                 # averaged by bench_table.py --plan
       export PLANCHECK_DEFAULT="--shape 6144x4096 --shape 4096x4096 --shape 4096x14336 --shape 10240x5120 --shape 24576x1536 --shape 8192x4096 --shape 5120x8192 --shape 14336x4096 --shape 12288x2048 --m 2,4,6,8,10,12,14,16"
       plancheck_set() {  # plancheck_set M ENTRIES SHAPES: a named set's bench options
@@ -245,7 +247,7 @@ for s in "${steps[@]}"; do
           for entry in $2; do PLANCHECK_DEFAULT+="w8a16_gemm_m16_$entry,"; done
           PLANCHECK_DEFAULT=${PLANCHECK_DEFAULT%,}
         fi
-        for shape in $3; do PLANCHECK_DEFAULT+=" --shape $shape"; done
+        for shape in ${PLANCHECK_SHAPES:-$3}; do PLANCHECK_DEFAULT+=" --shape $shape"; done
       }
       case ${PLANCHECK_SET:-} in
         models) plancheck_set 1,4,8,12,16 "" \
@@ -281,8 +283,8 @@ for s in "${steps[@]}"; do
            1312x7168 1328x7168 1360x7168 1392x7168" ;;
         pdl3584) plancheck_set 1,2,4,6,8 \
           "skinny/8+pdl skinny/8.sp+pdl skinny_deep/16+pdl skinny_deep/16.sp+pdl
-           skinny_deep/8+pdl skinny_deep/7x2+pdl skinny_deep/7x2.sp+pdl skinny_deep/14x2+pdl
-           skinny_deep/8x2+pdl skinny_deep/8x2.sp+pdl" \
+           skinny_deep/8+pdl skinny_deep/8.sp+pdl skinny_deep/7x2+pdl
+           skinny_deep/7x2.sp+pdl skinny_deep/14x2+pdl skinny_deep/8x2.sp+pdl" \
           "2304x3584 2368x3584 2432x3584 2688x3584 2816x3584 2944x3584 3200x3584 3328x3584
            3456x3584 3840x3584 3968x3584 4224x3584 4352x3584 4608x3584" ;;
       esac
