@@ -234,7 +234,9 @@ for s in "${steps[@]}"; do
                 # neither fitted nor checked on, and 6 layers at K = 3584 for its lead there,
                 # at m = 1, 2, 4, 6, 8; PLANCHECK_SET=chunks2: item 182's bounds at K = 3584
                 # and 7168 held out, 12 layers at m = 1, 2, 4, 6, 8; PLANCHECK_SET=pdl3584:
-                # the PDL forms on 14 layers of 2304-4608 x 3584; PLANCHECK_M and
+                # the PDL forms on 14 layers of 2304-4608 x 3584; PLANCHECK_SET=below8:
+                # the deep entry's one chunk against the skinny entry on 16 layers under
+                # 8 MiB with K of 2048-3584, 112-224 row groups; PLANCHECK_M and
                 # PLANCHECK_SHAPES, NxK separated by spaces, replace a named set's token
                 # counts and layers),
                 # averaged by bench_table.py --plan
@@ -287,6 +289,11 @@ for s in "${steps[@]}"; do
            skinny_deep/7x2.sp+pdl skinny_deep/14x2+pdl skinny_deep/8x2.sp+pdl" \
           "2304x3584 2368x3584 2432x3584 2688x3584 2816x3584 2944x3584 3200x3584 3328x3584
            3456x3584 3840x3584 3968x3584 4224x3584 4352x3584 4608x3584" ;;
+        below8) plancheck_set 1,2,4,6,8 \
+          "skinny/8 skinny_deep/16 auto skinny/8+pdl skinny/8.sp+pdl skinny_deep/16+pdl
+           skinny_deep/16.sp+pdl auto+pdl" \
+          "1792x3584 2048x3584 2176x3584 2240x3584 1792x3072 2048x3072 2432x3072 2688x3072
+           2048x2560 2432x2560 2688x2560 3072x2560 2432x2048 2688x2048 3072x2048 3584x2048" ;;
       esac
       step plancheck bash -c "
         for run in \$(seq ${PLANCHECK_RUNS:-2}); do
