@@ -153,6 +153,29 @@ TEST_CASE("plan_m16_gemm: the deep entry on 8-16 MiB with K under 4096") {
   }
 }
 
+TEST_CASE("plan_m16_gemm: with PDL at K = 3584, the deep entry from six elevenths of its slots") {
+  // Item 183: up to 8 tokens the one-chunk form on 16 warps, unspread, from 144 row groups
+  // (2304 x 3584, 7.9 MiB) to the two thirds the shallow rule asks (2816: 176), where the
+  // skinny entry ran before; not on 143 groups (2288), nor without PDL, nor above 8 tokens.
+  const M16LaunchOptions pdl{true};
+  for (const std::uint32_t m : {1u, 2u, 4u, 6u, 8u}) {
+    for (const std::uint32_t n : {2304u, 2368u, 2432u, 2688u, 2800u, 2816u}) {
+      CAPTURE(m);
+      CAPTURE(n);
+      const M16Plan p = plan_m16_gemm(m, n, 3584, 132, pdl);
+      CHECK(p.entry == "w8a16_gemm_m16_skinny_deep");
+      CHECK(p.warps == 16u);
+      CHECK(p.warp_blocks == 2u);
+      CHECK(p.max_ctas_per_sm == 0u);
+    }
+    CHECK(plan_m16_gemm(m, 2288, 3584, 132, pdl).entry == "w8a16_gemm_m16_skinny");
+    CHECK(plan_m16_gemm(m, 2304, 3584, 132).entry == "w8a16_gemm_m16_skinny");
+  }
+  for (const std::uint32_t m : {9u, 12u, 16u}) {
+    CHECK(plan_m16_gemm(m, 2304, 3584, 132, pdl).entry == "w8a16_gemm_m16_skinny");
+  }
+}
+
 TEST_CASE("plan_m16_gemm: K of 512-896") {
   // Item 118: the rules of K = 1024. The deep entry's form where its CTAs all fit (32768 x
   // 512 on 2 warps, 16384 x 512 on 4, 24576 x 768 above 8 tokens on the three-per-SM
