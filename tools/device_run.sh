@@ -286,7 +286,7 @@ for s in "${steps[@]}"; do
         pdl3584) plancheck_set 1,2,4,6,8 \
           "skinny/8+pdl skinny/8.sp+pdl skinny_deep/16+pdl skinny_deep/16.sp+pdl
            skinny_deep/8+pdl skinny_deep/8.sp+pdl skinny_deep/7x2+pdl
-           skinny_deep/7x2.sp+pdl skinny_deep/14x2+pdl skinny_deep/8x2.sp+pdl" \
+           skinny_deep/7x2.sp+pdl skinny_deep/14x2+pdl skinny_deep/8x2.sp+pdl auto+pdl" \
           "2304x3584 2368x3584 2432x3584 2688x3584 2816x3584 2944x3584 3200x3584 3328x3584
            3456x3584 3840x3584 3968x3584 4224x3584 4352x3584 4608x3584" ;;
         below8) plancheck_set 1,2,4,6,8 \
