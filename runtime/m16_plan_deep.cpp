@@ -85,19 +85,23 @@ bool one_chunk_from_9_without_pdl(std::uint32_t k, std::uint64_t ctas, std::uint
   return k <= 6144 && 3 * ctas > 2 * slots && (k >= 5632 || (form.warps == 8 && k >= 5120));
 }
 
-// With PDL up to 8 tokens at K = 3584 under 16 MiB, on 16 warps: where the one-chunk
-// form's CTAs fit at once and fill six elevenths of the slots (144 row groups on 132 SMs),
-// below the two thirds the other rules ask (item 183, on an H100: three plancheck runs, m =
-// 1, 2, 4, 6, 8, against ten PDL forms of the skinny and deep entries; fitted on 2304 and
-// 2432 rows, held out on 2368 and 2688). There, on 144-168 groups, it took 0.79-0.81x the
-// time of the skinny entry on 8 warps, the plan's choice before, and was the fastest PDL
-// entry, the deep entry's 8-warp chunks spread 1.01-1.06x its time; under 144 groups it was
-// not measured.
-bool one_chunk_with_pdl_at_3584(std::uint32_t m, std::uint32_t k, std::uint64_t bytes,
-                                std::uint64_t ctas, std::uint64_t slots,
-                                const SkinnyDeepForm& form) {
-  return m <= 8 && k == 3584 && bytes < 16 * kMiB && form.warps == 16 && ctas <= slots &&
-         11 * ctas >= 6 * slots;
+// With PDL up to 8 tokens under 16 MiB at K of 2048-3584, on 16 warps: where the one-chunk
+// form's CTAs outnumber the SMs and fit at once (133-264 row groups on 132 SMs), and at K =
+// 3584 from five sixths of the SMs (110 groups, one CTA per SM: spread_if_suited), below the
+// two thirds of the slots the other rules ask. Item 183, on an H100: at K = 3584 (three
+// plancheck runs, m = 1, 2, 4, 6, 8, against ten PDL forms of the skinny and deep entries)
+// on 144-168 groups 0.79-0.81x the time of the skinny entry on 8 warps, the plan's choice
+// before, fitted on 2304 and 2432 rows, held out on 2368 and 2688; under 8 MiB (two runs, 16
+// layers of 1792-3584 x 2048-3584) on 136-224 groups 0.77-0.91x the skinny entry's time, and
+// at K = 3584 on 112 and 128 groups, spread, 0.81-0.92x; at K of 2560 and 3072 on 112 and
+// 128 groups the skinny entry spread led or tied (1.00-1.08x), so not there.
+bool one_chunk_with_pdl_below_4096(std::uint32_t m, std::uint32_t k, std::uint64_t bytes,
+                                   std::uint64_t ctas, std::uint64_t slots, std::uint32_t sms,
+                                   const SkinnyDeepForm& form) {
+  if (m > 8 || k < 2048 || k > 3584 || bytes >= 16 * kMiB || form.warps != 16 || ctas > slots) {
+    return false;
+  }
+  return ctas > sms || (k == 3584 && 6 * ctas >= 5 * std::uint64_t{sms});
 }
 }  // namespace
 
@@ -128,7 +132,7 @@ std::optional<SkinnyDeepForm> deep_form_if_suited(std::uint32_t m, std::uint32_t
   if (!deep_depth_measured(m, k, bytes, pdl)) return std::nullopt;
   const std::uint64_t slots = std::uint64_t{sms} * form.ctas_per_sm;
   const std::uint64_t ctas = div_ceil(n, 16);
-  if (pdl && one_chunk_with_pdl_at_3584(m, k, bytes, ctas, slots, form)) return form;
+  if (pdl && one_chunk_with_pdl_below_4096(m, k, bytes, ctas, slots, sms, form)) return form;
   // From 64 MiB only up to 8 tokens (above, the 32-row form or stream-K), where its CTAs
   // fit at once and fill two thirds of the slots (with PDL 80 %), on CTAs of 8 warps with
   // at most 12 blocks each (K up to 12288) or of 16 with at most 14 (K up to 28672), and

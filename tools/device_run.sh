@@ -236,7 +236,9 @@ for s in "${steps[@]}"; do
                 # and 7168 held out, 12 layers at m = 1, 2, 4, 6, 8; PLANCHECK_SET=pdl3584:
                 # the PDL forms on 14 layers of 2304-4608 x 3584; PLANCHECK_SET=below8:
                 # the deep entry's one chunk against the skinny entry on 16 layers under
-                # 8 MiB with K of 2048-3584, 112-224 row groups; PLANCHECK_M and
+                # 8 MiB with K of 2048-3584, 112-224 row groups; PLANCHECK_SET=below8b:
+                # item 183's rule held out, 15 layers of 120-240 row groups with K of
+                # 2048-3584, with PDL; PLANCHECK_M and
                 # PLANCHECK_SHAPES, NxK separated by spaces, replace a named set's token
                 # counts and layers),
                 # averaged by bench_table.py --plan
@@ -294,6 +296,11 @@ for s in "${steps[@]}"; do
            skinny_deep/16.sp+pdl auto+pdl" \
           "1792x3584 2048x3584 2176x3584 2240x3584 1792x3072 2048x3072 2432x3072 2688x3072
            2048x2560 2432x2560 2688x2560 3072x2560 2432x2048 2688x2048 3072x2048 3584x2048" ;;
+        below8b) plancheck_set 1,2,4,6,8 \
+          "skinny/8+pdl skinny/8.sp+pdl skinny/8.cl+pdl skinny_deep/16+pdl
+           skinny_deep/16.sp+pdl auto+pdl" \
+          "1920x3584 2112x3584 2144x3584 2176x3328 2560x3328 2304x2816 2560x2816 2304x2304
+           3328x2304 2176x2048 3840x2048 1920x3072 2176x3072 1920x2560 2176x2560" ;;
       esac
       step plancheck bash -c "
         for run in \$(seq ${PLANCHECK_RUNS:-2}); do

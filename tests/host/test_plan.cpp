@@ -289,7 +289,8 @@ TEST_CASE("plan_m16_gemm with PDL: split-K for the seed's entries, stream-K on i
   // Up to 8 tokens clusters of 4 chunks and more where they fill at most 90 % of the 528
   // slots (item 161): 1664 x 4096 (104 x 4 = 416 CTAs), 1200 x 6144 (75 x 6 = 450), 912 x
   // 7168 (57 x 7 = 399), 928 x 8192 (58 x 8 = 464), 1728 x 3584 (108 x 4 = 432); not 2048
-  // x 3584 (128 x 4 = 512), nor above 8 tokens on fewer than 7 chunks.
+  // x 3584 (128 x 4 = 512; the deep entry's one chunk there, item 183), nor above 8 tokens on
+  // fewer than 7 chunks.
   for (const std::uint32_t m : {1u, 4u, 8u}) {
     CAPTURE(m);
     for (const auto& shape : {std::pair{1664u, 4096u}, {1200u, 6144u}, {912u, 7168u},
@@ -300,7 +301,7 @@ TEST_CASE("plan_m16_gemm with PDL: split-K for the seed's entries, stream-K on i
       CHECK(plan_m16_gemm(m, n, k, 132, pdl).chunk_cluster);
     }
     CHECK_FALSE(plan_m16_gemm(m, 2048, 3584, 132, pdl).chunk_cluster);
-    CHECK(plan_m16_gemm(m, 2048, 3584, 132, pdl).entry == "w8a16_gemm_m16_skinny");
+    CHECK(plan_m16_gemm(m, 2048, 3584, 132, pdl).entry == "w8a16_gemm_m16_skinny_deep");
   }
   CHECK_FALSE(plan_m16_gemm(9, 1200, 6144, 132, pdl).chunk_cluster);
   CHECK_FALSE(plan_m16_gemm(9, 800, 6144, 132, pdl).chunk_cluster);  // 300 CTAs of 396

@@ -153,26 +153,44 @@ TEST_CASE("plan_m16_gemm: the deep entry on 8-16 MiB with K under 4096") {
   }
 }
 
-TEST_CASE("plan_m16_gemm: with PDL at K = 3584, the deep entry from six elevenths of its slots") {
-  // Item 183: up to 8 tokens the one-chunk form on 16 warps, unspread, from 144 row groups
-  // (2304 x 3584, 7.9 MiB) to the two thirds the shallow rule asks (2816: 176), where the
-  // skinny entry ran before; not on 143 groups (2288), nor without PDL, nor above 8 tokens.
+TEST_CASE("plan_m16_gemm: with PDL at K of 2048-3584, the deep entry on more row groups than SMs") {
+  // Item 183: up to 8 tokens under 16 MiB the one-chunk form on 16 warps, unspread, where
+  // its CTAs outnumber the SMs (133 row groups on 132 SMs) and fit (264), where the skinny
+  // entry ran before; at K = 3584 from five sixths of the SMs too (110 groups), one CTA
+  // per SM. Not on 132 groups at K = 3072, 128 at K = 2560, 109 at K = 3584, at K = 1920,
+  // without PDL, nor above 8 tokens.
   const M16LaunchOptions pdl{true};
+  struct Case {
+    std::uint32_t n, k, share;
+  };
   for (const std::uint32_t m : {1u, 2u, 4u, 6u, 8u}) {
-    for (const std::uint32_t n : {2304u, 2368u, 2432u, 2688u, 2800u, 2816u}) {
+    for (const Case c : {Case{2304, 3584, 0}, {2368, 3584, 0}, {2688, 3584, 0}, {2800, 3584, 0},
+                         {2144, 3584, 0}, {1792, 3584, 1}, {1760, 3584, 1}, {2128, 3072, 0},
+                         {2432, 3072, 0}, {2432, 2560, 0}, {3072, 2560, 0}, {2176, 2048, 0},
+                         {3584, 2048, 0}, {4096, 2048, 0}}) {
       CAPTURE(m);
-      CAPTURE(n);
-      const M16Plan p = plan_m16_gemm(m, n, 3584, 132, pdl);
+      CAPTURE(c.n);
+      CAPTURE(c.k);
+      const M16Plan p = plan_m16_gemm(m, c.n, c.k, 132, pdl);
       CHECK(p.entry == "w8a16_gemm_m16_skinny_deep");
       CHECK(p.warps == 16u);
-      CHECK(p.warp_blocks == 2u);
-      CHECK(p.max_ctas_per_sm == 0u);
+      CHECK(p.max_ctas_per_sm == c.share);
     }
-    CHECK(plan_m16_gemm(m, 2288, 3584, 132, pdl).entry == "w8a16_gemm_m16_skinny");
+    for (const auto& shape : {std::pair{1744u, 3584u}, {2112u, 3072u}, {2048u, 2560u},
+                              {2432u, 1920u}}) {
+      const auto n = shape.first;
+      const auto k = shape.second;
+      CAPTURE(m);
+      CAPTURE(n);
+      CAPTURE(k);
+      CHECK(plan_m16_gemm(m, n, k, 132, pdl).entry == "w8a16_gemm_m16_skinny");
+    }
     CHECK(plan_m16_gemm(m, 2304, 3584, 132).entry == "w8a16_gemm_m16_skinny");
+    CHECK(plan_m16_gemm(m, 2432, 2560, 132).entry == "w8a16_gemm_m16_skinny");
   }
   for (const std::uint32_t m : {9u, 12u, 16u}) {
     CHECK(plan_m16_gemm(m, 2304, 3584, 132, pdl).entry == "w8a16_gemm_m16_skinny");
+    CHECK(plan_m16_gemm(m, 2432, 2560, 132, pdl).entry == "w8a16_gemm_m16_skinny");
   }
 }
 
