@@ -92,8 +92,8 @@ bool one_chunk_from_9_without_pdl(std::uint32_t k, std::uint64_t ctas, std::uint
 // plancheck runs, m = 1, 2, 4, 6, 8, against ten PDL forms of the skinny and deep entries)
 // on 144-168 groups 0.79-0.81x the time of the skinny entry on 8 warps, the plan's choice
 // before, fitted on 2304 and 2432 rows, held out on 2368 and 2688; under 8 MiB (two runs, 16
-// layers of 1792-3584 x 2048-3584) on 136-224 groups 0.77-0.91x the skinny entry's time, and
-// at K = 3584 on 112 and 128 groups, spread, 0.81-0.92x; at K of 2560 and 3072 on 112 and
+// layers of 1792-3584 x 2048-3584) on 136-224 groups 0.77-0.94x the skinny entry's time, and
+// at K = 3584 on 112 and 128 groups, spread, 0.81-0.95x; at K of 2560 and 3072 on 112 and
 // 128 groups the skinny entry spread led or tied (1.00-1.08x), so not there.
 bool one_chunk_with_pdl_below_4096(std::uint32_t m, std::uint32_t k, std::uint64_t bytes,
                                    std::uint64_t ctas, std::uint64_t slots, std::uint32_t sms,
