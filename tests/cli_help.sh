@@ -248,6 +248,17 @@ if command -v python3 >/dev/null; then
   else
     echo "ok: tools/bench_table.py --compare of a record with itself"
   fi
+  # The plan of this build set against the record 4e19eba's choices: every case of the
+  # default set found, on both sides.
+  "$metrale" plan --m 1,8,16 >"$shims/plan.txt" 2>&1
+  out=$(python3 tools/bench_table.py --replan "$shims/plan.txt" bench/results/h200-4e19eba.json \
+    2>&1) && rc=0 || rc=$?
+  if [[ $rc -ne 0 || $out != "without PDL: "*" of 39 cases"* ||
+        $out != *$'\n'"with PDL: "*" of 39 cases"* || $out == *"not timed"* ]]; then
+    fail "tools/bench_table.py --replan of metrale plan against a record" "$rc" "$out"
+  else
+    echo "ok: tools/bench_table.py --replan of metrale plan against a record"
+  fi
   # Valid JSON that is not a record: one line, no traceback.
   echo '{}' >"$shims/empty.json"
   out=$(python3 tools/bench_table.py "$shims/empty.json" 2>&1) && rc=0 || rc=$?
@@ -256,7 +267,7 @@ if command -v python3 >/dev/null; then
   else
     echo "ok: tools/bench_table.py on JSON that is not a record"
   fi
-  for mode in --plan --compare; do
+  for mode in --plan --replan --compare; do
     out=$(python3 tools/bench_table.py "$mode" 2>&1) && rc=0 || rc=$?
     if [[ $rc -ne 2 || $out != "Renders a"* ]]; then
       fail "tools/bench_table.py $mode without records prints the usage" "$rc" "$out"

@@ -18,6 +18,15 @@ Checks the plan alone on records of the same shapes and entries (e.g. several ru
 the mean over the records, and for each case the plan's choice and its PDL choice are set
 against the fastest entry of their kind, with the cases beyond 2 % listed.
 
+    tools/bench_table.py --replan PLAN.txt RECORD.json [RECORD.json ...]
+
+Sets another plan's choices (PLAN.txt: what `metrale plan` prints for the records' shapes
+and token counts, e.g. from a build with a rule changed) against the records' own, each
+entry's time the mean over the records: per side (without and with PDL) the cases whose
+choice changed, the new choice's time over the old one's (range, median), how many of all
+cases the new choice puts within 2 % of the fastest entry of its kind, and the changed
+cases one per line. A choice the records did not time is named, not counted.
+
     tools/bench_table.py --compare OLD.json NEW.json
 
 Sets two records side by side, case by case (shape x m in both): the time in NEW over
@@ -26,6 +35,7 @@ the read kernel at the layer's size, then per column the range and the geometric
 and the two read ceilings. A ratio under 1 is faster in NEW.
 """
 import json
+import re
 import signal
 import statistics
 import sys
@@ -230,6 +240,65 @@ def compare(old_path, new_path):
             print(f"{name}: no case in both records")
 
 
+def read_plan(path):
+    """`metrale plan` output: {(n, k, m): (choice, choice with PDL)}."""
+    try:
+        with open(path) as f:
+            lines = f.read().splitlines()
+    except OSError as e:
+        sys.exit(f"bench_table.py: cannot read {path}: {e.strerror or e}")
+    plan = {}
+    for line in lines:
+        m = re.search(r"(\d+) x (\d+)\s+m =\s*(\d+): (\S+) .*\| (\S+) ", line)
+        if m:
+            plan[(int(m[1]), int(m[2]), int(m[3]))] = (m[4], m[5])
+    if not plan:
+        sys.exit(f"bench_table.py: {path} holds no line of `metrale plan` output")
+    return plan
+
+
+def replan(plan_path, record_paths):
+    """Another plan's choices against the records' own (mean_record's times)."""
+    plan = read_plan(plan_path)
+    record = mean_record(record_paths)
+    for side, key in ((0, "choice"), (1, "choice_pdl")):
+        ratios, within, cases, unmeasured, lines = [], 0, 0, [], []
+        for r in record["results"]:
+            choices = plan.get((r["n"], r["k"], r["m"]))
+            if choices is None or not r.get(key):
+                continue
+            new_name = choices[side]  # `metrale plan` names PDL forms with their "+pdl"
+            old, new = entry(r, r[key]), entry(r, new_name)
+            best = fastest([e for e in r["entries"] if not side or e["entry"].endswith("+pdl")],
+                           bool(side))
+            if best is None:
+                continue  # no entry of this side timed (plancheck sets of +pdl entries)
+            if old is None or new is None:
+                unmeasured.append(f"{layer_name(r)} m = {r['m']}: "
+                                  f"{new_name if new is None else r[key]}")
+                continue
+            cases += 1
+            within += new["us"] <= 1.02 * best["us"]
+            if new_name != r[key]:
+                ratios.append(new["us"] / old["us"])
+                lines.append(f"  {layer_name(r)} m = {r['m']}: {r[key]} {old['us']:.2f} us -> "
+                             f"{new_name} {new['us']:.2f} ({ratios[-1]:.3f}x; fastest "
+                             f"{best['us']:.2f})")
+        if not cases and not unmeasured:
+            continue
+        label = "with PDL" if side else "without PDL"
+        if ratios:
+            print(f"{label}: {len(ratios)} of {cases} cases changed, the new choice "
+                  f"{min(ratios):.3f}-{max(ratios):.3f}x the old one's time, median "
+                  f"{statistics.median(ratios):.3f}x; within 2 % of the fastest in {within} "
+                  f"of {cases}")
+        else:
+            print(f"{label}: 0 of {cases} cases changed; within 2 % of the fastest in "
+                  f"{within} of {cases}")
+        for line in lines + [f"  not timed: {u}" for u in unmeasured]:
+            print(line)
+
+
 def layer_name(r):
     """The model and layer of a default-set case, else (a --shape case) its N x K."""
     return f"{r['model']} {r['layer']}" if r.get("model") else f"{r['n']} x {r['k']}"
@@ -255,11 +324,11 @@ def mean_record(paths):
 
 if __name__ == "__main__":
     args = sys.argv[1:]
-    # Only --plan and --compare (first), -h and --help are options; anything else that
+    # Only --plan, --replan and --compare (first), -h and --help are options; anything else that
     # starts with '-' is a mistyped one, not a record to open.
     unknown = [a for i, a in enumerate(args)
                if a.startswith("-") and a not in ("-h", "--help")
-               and (a, i) not in (("--plan", 0), ("--compare", 0))]
+               and (a, i) not in (("--plan", 0), ("--replan", 0), ("--compare", 0))]
     if unknown:
         print(f"bench_table.py: unknown option {unknown[0]} (see --help)", file=sys.stderr)
         sys.exit(2)
@@ -268,6 +337,8 @@ if __name__ == "__main__":
         print(f"{len(args) - 1} record(s), {len(record['results'])} cases; commit "
               f"{record['commit']}.")
         plan_summary(record, tolerance=0.02)
+    elif args[:1] == ["--replan"] and len(args) > 2:
+        replan(args[1], args[2:])
     elif args[:1] == ["--compare"] and len(args) == 3:
         compare(args[1], args[2])
     elif len(args) == 1 and not args[0].startswith("-"):
