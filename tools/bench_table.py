@@ -53,6 +53,11 @@ def fastest(entries, with_pdl):
     return min(ok, key=lambda e: e["us"]) if ok else None
 
 
+def fastest_of_kind(entries, with_pdl):
+    """The fastest entry launched without PDL, or (with_pdl) the fastest "+pdl" entry."""
+    return fastest([e for e in entries if e["entry"].endswith("+pdl") == with_pdl], with_pdl)
+
+
 def entry(result, name):
     """The entry called `name` if it ran correctly, else None."""
     return next((e for e in result["entries"] if e["entry"] == name and e["status"] == "ok"), None)
@@ -172,11 +177,11 @@ def plan_summary(record, tolerance=None):
     """The plan's choice against the fastest entry without PDL, and its PDL choice (records
     from 88bb9cd on) against the fastest "+pdl" entry; with a tolerance, how many cases lie
     within it and only the misses beyond it."""
-    pdl_only = lambda entries: [e for e in entries if e["entry"].endswith("+pdl")]
-    for label, key, kind, pool in (
-            ("The plan's choice", "choice", "entry without PDL", lambda r: fastest(r["entries"], False)),
-            ("Its choice with PDL", "choice_pdl", "+pdl entry", lambda r: fastest(pdl_only(r["entries"]), True))):
-        rows = [(r, entry(r, r.get(key)), pool(r)) for r in record["results"]]
+    for label, key, kind, with_pdl in (
+            ("The plan's choice", "choice", "entry without PDL", False),
+            ("Its choice with PDL", "choice_pdl", "+pdl entry", True)):
+        rows = [(r, entry(r, r.get(key)), fastest_of_kind(r["entries"], with_pdl))
+                for r in record["results"]]
         # (the choice's time over the fastest's, case, choice, fastest)
         rows = [(c["us"] / b["us"], r, c, b) for r, c, b in rows if c and b]
         if not rows:
@@ -269,8 +274,7 @@ def replan(plan_path, record_paths):
                 continue
             new_name = choices[side]  # `metrale plan` names PDL forms with their "+pdl"
             old, new = entry(r, r[key]), entry(r, new_name)
-            best = fastest([e for e in r["entries"] if not side or e["entry"].endswith("+pdl")],
-                           bool(side))
+            best = fastest_of_kind(r["entries"], bool(side))
             if best is None:
                 continue  # no entry of this side timed (plancheck sets of +pdl entries)
             if old is None or new is None:
