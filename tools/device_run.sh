@@ -238,7 +238,9 @@ for s in "${steps[@]}"; do
                 # the deep entry's one chunk against the skinny entry on 16 layers under
                 # 8 MiB with K of 2048-3584, 112-224 row groups; PLANCHECK_SET=below8b:
                 # item 183's rule held out, 15 layers of 120-240 row groups with K of
-                # 2048-3584, with PDL; PLANCHECK_M and
+                # 2048-3584, with PDL; PLANCHECK_SET=below8c: item 183's bounds, 8 layers
+                # of 136-240 row groups at K of 1536-1920 and 5 of 112-128 groups at K of
+                # 2048-3328, with PDL; PLANCHECK_M and
                 # PLANCHECK_SHAPES, NxK separated by spaces, replace a named set's token
                 # counts and layers),
                 # averaged by bench_table.py --plan
@@ -301,6 +303,11 @@ for s in "${steps[@]}"; do
            skinny_deep/16.sp+pdl auto+pdl" \
           "1920x3584 2112x3584 2144x3584 2176x3328 2560x3328 2304x2816 2560x2816 2304x2304
            3328x2304 2176x2048 3840x2048 1920x3072 2176x3072 1920x2560 2176x2560" ;;
+        below8c) plancheck_set 1,2,4,6,8 \
+          "skinny/8+pdl skinny/8.sp+pdl skinny/8.cl+pdl skinny_deep/16+pdl
+           skinny_deep/16.sp+pdl skinny_deep/8+pdl skinny_deep/8.sp+pdl auto+pdl" \
+          "2176x1536 2816x1536 3584x1536 2432x1664 2176x1792 3072x1792 2560x1920 3840x1920
+           1792x2048 2048x2304 1920x2816 2048x3328 1856x2560" ;;
       esac
       step plancheck bash -c "
         for run in \$(seq ${PLANCHECK_RUNS:-2}); do
