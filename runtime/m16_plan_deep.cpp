@@ -85,23 +85,29 @@ bool one_chunk_from_9_without_pdl(std::uint32_t k, std::uint64_t ctas, std::uint
   return k <= 6144 && 3 * ctas > 2 * slots && (k >= 5632 || (form.warps == 8 && k >= 5120));
 }
 
-// With PDL up to 8 tokens under 16 MiB at K of 2048-3584, on 16 warps: where the one-chunk
-// form's CTAs outnumber the SMs and fit at once (133-264 row groups on 132 SMs), and at K =
-// 3584 from five sixths of the SMs (110 groups, one CTA per SM: spread_if_suited), below the
-// two thirds of the slots the other rules ask. Item 183, on an H100: at K = 3584 (three
-// plancheck runs, m = 1, 2, 4, 6, 8, against ten PDL forms of the skinny and deep entries)
-// on 144-168 groups 0.79-0.81x the time of the skinny entry on 8 warps, the plan's choice
-// before, fitted on 2304 and 2432 rows, held out on 2368 and 2688; under 8 MiB (two runs, 16
-// layers of 1792-3584 x 2048-3584) on 136-224 groups 0.77-0.94x the skinny entry's time, and
-// at K = 3584 on 112 and 128 groups, spread, 0.81-0.95x; at K of 2560 and 3072 on 112 and
-// 128 groups the skinny entry spread led or tied (1.00-1.08x), so not there.
+// With PDL up to 8 tokens under 16 MiB at K of 1536-3584, on 16 warps: where the one-chunk
+// form's CTAs outnumber the SMs and fit at once (133-264 row groups on 132 SMs), and at K of
+// 3328 and 3584 from five sixths of the SMs (110 groups, one CTA per SM: spread_if_suited),
+// below the two thirds of the slots the other rules ask. Item 183, on an H100: at K = 3584
+// (three plancheck runs, m = 1, 2, 4, 6, 8, against ten PDL forms of the skinny and deep
+// entries) on 144-168 groups 0.79-0.81x the time of the skinny entry on 8 warps, the plan's
+// choice before, fitted on 2304 and 2432 rows, held out on 2368 and 2688; under 8 MiB (two
+// runs, 16 layers of 1792-3584 x 2048-3584) on 136-224 groups 0.77-0.94x the skinny entry's
+// time, and at K = 3584 on 112 and 128 groups, spread, 0.81-0.95x; at K of 2560 and 3072 on
+// 112 and 128 groups the skinny entry spread led or tied (1.00-1.08x), so not there; held
+// out on 15 layers of 120-240 groups (set below8b), within 2 % of the fastest PDL entry in
+// 71 of 75 cases. Its bounds (item 184, set below8c, two runs on the H100): at K of
+// 1536-1920 on 136-240 groups the one-chunk form within 1.4 % of the fastest PDL entry in
+// every case, 0.82-0.97x the time of the skinny entry, the plan's choice before; at K = 3328
+// on 128 groups spread 0.83-0.88x; at K of 2048, 2304, 2560 and 2816 on 112-128 groups the
+// skinny entry spread led (the one-chunk form spread 1.04-1.09x).
 bool one_chunk_with_pdl_below_4096(std::uint32_t m, std::uint32_t k, std::uint64_t bytes,
                                    std::uint64_t ctas, std::uint64_t slots, std::uint32_t sms,
                                    const SkinnyDeepForm& form) {
-  if (m > 8 || k < 2048 || k > 3584 || bytes >= 16 * kMiB || form.warps != 16 || ctas > slots) {
+  if (m > 8 || k < 1536 || k > 3584 || bytes >= 16 * kMiB || form.warps != 16 || ctas > slots) {
     return false;
   }
-  return ctas > sms || (k == 3584 && 6 * ctas >= 5 * std::uint64_t{sms});
+  return ctas > sms || (k >= 3328 && 6 * ctas >= 5 * std::uint64_t{sms});
 }
 }  // namespace
 

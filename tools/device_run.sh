@@ -240,7 +240,9 @@ for s in "${steps[@]}"; do
                 # item 183's rule held out, 15 layers of 120-240 row groups with K of
                 # 2048-3584, with PDL; PLANCHECK_SET=below8c: item 183's bounds, 8 layers
                 # of 136-240 row groups at K of 1536-1920 and 5 of 112-128 groups at K of
-                # 2048-3328, with PDL; PLANCHECK_M and
+                # 2048-3328, with PDL; PLANCHECK_SET=below8d: item 184 held out, 8 layers of
+                # 140-256 groups at K of 1536-1920, 3 of 116-132 at K of 3328 and 3456, and
+                # two past its bounds (K = 1408 and 3200), with PDL; PLANCHECK_M and
                 # PLANCHECK_SHAPES, NxK separated by spaces, replace a named set's token
                 # counts and layers),
                 # averaged by bench_table.py --plan
@@ -308,6 +310,11 @@ for s in "${steps[@]}"; do
            skinny_deep/16.sp+pdl skinny_deep/8+pdl skinny_deep/8.sp+pdl auto+pdl" \
           "2176x1536 2816x1536 3584x1536 2432x1664 2176x1792 3072x1792 2560x1920 3840x1920
            1792x2048 2048x2304 1920x2816 2048x3328 1856x2560" ;;
+        below8d) plancheck_set 1,2,4,6,8 \
+          "skinny/8+pdl skinny/8.sp+pdl skinny/8.cl+pdl skinny_deep/16+pdl
+           skinny_deep/16.sp+pdl skinny_deep/8+pdl skinny_deep/8.sp+pdl auto+pdl" \
+          "2304x1536 3968x1536 2688x1664 3584x1664 3328x1792 4096x1792 2240x1920 2944x1920
+           1856x3328 2112x3328 1920x3456 2048x3200 2560x1408" ;;
       esac
       step plancheck bash -c "
         for run in \$(seq ${PLANCHECK_RUNS:-2}); do

@@ -111,7 +111,8 @@ TEST_CASE("plan_m16_gemm: the deep entry on 8-16 MiB with K under 4096") {
   // rules of 16-64 MiB: 7168 x 2048 (448 CTAs) on 8 warps up to 8 tokens and on 4 above,
   // spread with PDL; 4608 x 3584 (288) on 8 warps, spread with PDL, and above 8 tokens on
   // the three-per-SM form's 8; 8192 x 1024 on 4 warps above 8 tokens, the skinny entry up
-  // to 8. Not under 8 MiB (2048 x 2048, 4096 x 1536).
+  // to 8. Not under 8 MiB (2048 x 2048, 4096 x 1536; with PDL up to 8 tokens 4096 x 1536
+  // takes item 184's one chunk).
   const M16LaunchOptions pdl{true};
   for (std::uint32_t m = 1; m <= 16; ++m) {
     CAPTURE(m);
@@ -146,19 +147,19 @@ TEST_CASE("plan_m16_gemm: the deep entry on 8-16 MiB with K under 4096") {
           CHECK(p.max_ctas_per_sm == (with_pdl ? share : 0u));
         }
       }
-      for (const auto& [n, k] : {std::pair{2048u, 2048u}, {4096u, 1536u}}) {
-        CHECK(plan_m16_gemm(m, n, k, 132, launch).entry == "w8a16_gemm_m16_skinny");
-      }
+      CHECK(plan_m16_gemm(m, 2048, 2048, 132, launch).entry == "w8a16_gemm_m16_skinny");
+      CHECK(plan_m16_gemm(m, 4096, 1536, 132, launch).entry ==
+            (with_pdl && m <= 8 ? "w8a16_gemm_m16_skinny_deep" : "w8a16_gemm_m16_skinny"));
     }
   }
 }
 
-TEST_CASE("plan_m16_gemm: with PDL at K of 2048-3584, the deep entry on more row groups than SMs") {
-  // Item 183: up to 8 tokens under 16 MiB the one-chunk form on 16 warps, unspread, where
-  // its CTAs outnumber the SMs (133 row groups on 132 SMs) and fit (264), where the skinny
-  // entry ran before; at K = 3584 from five sixths of the SMs too (110 groups), one CTA
-  // per SM. Not on 132 groups at K = 3072, 128 at K = 2560, 109 at K = 3584, at K = 1920,
-  // without PDL, nor above 8 tokens.
+TEST_CASE("plan_m16_gemm: with PDL at K of 1536-3584, the deep entry on more row groups than SMs") {
+  // Items 183 and 184: up to 8 tokens under 16 MiB the one-chunk form on 16 warps,
+  // unspread, where its CTAs outnumber the SMs (133 row groups on 132 SMs) and fit (264),
+  // where the skinny entry ran before; at K of 3328 and 3584 from five sixths of the SMs
+  // too (110 groups), one CTA per SM. Not on 132 groups at K = 3072, 128 at K = 2560, 109
+  // at K = 3584 and 3328, 128 at K = 3200, at K = 1408, without PDL, nor above 8 tokens.
   const M16LaunchOptions pdl{true};
   struct Case {
     std::uint32_t n, k, share;
@@ -167,7 +168,8 @@ TEST_CASE("plan_m16_gemm: with PDL at K of 2048-3584, the deep entry on more row
     for (const Case c : {Case{2304, 3584, 0}, {2368, 3584, 0}, {2688, 3584, 0}, {2800, 3584, 0},
                          {2144, 3584, 0}, {1792, 3584, 1}, {1760, 3584, 1}, {2128, 3072, 0},
                          {2432, 3072, 0}, {2432, 2560, 0}, {3072, 2560, 0}, {2176, 2048, 0},
-                         {3584, 2048, 0}, {4096, 2048, 0}}) {
+                         {3584, 2048, 0}, {4096, 2048, 0}, {2432, 1920, 0}, {2176, 1536, 0},
+                         {4224, 1536, 0}, {2048, 3328, 1}, {1760, 3328, 1}}) {
       CAPTURE(m);
       CAPTURE(c.n);
       CAPTURE(c.k);
@@ -177,7 +179,7 @@ TEST_CASE("plan_m16_gemm: with PDL at K of 2048-3584, the deep entry on more row
       CHECK(p.max_ctas_per_sm == c.share);
     }
     for (const auto& shape : {std::pair{1744u, 3584u}, {2112u, 3072u}, {2048u, 2560u},
-                              {2432u, 1920u}}) {
+                              {1744u, 3328u}, {2048u, 3200u}, {2432u, 1408u}}) {
       const auto n = shape.first;
       const auto k = shape.second;
       CAPTURE(m);
@@ -187,6 +189,7 @@ TEST_CASE("plan_m16_gemm: with PDL at K of 2048-3584, the deep entry on more row
     }
     CHECK(plan_m16_gemm(m, 2304, 3584, 132).entry == "w8a16_gemm_m16_skinny");
     CHECK(plan_m16_gemm(m, 2432, 2560, 132).entry == "w8a16_gemm_m16_skinny");
+    CHECK(plan_m16_gemm(m, 2176, 1536, 132).entry == "w8a16_gemm_m16_skinny");
   }
   for (const std::uint32_t m : {9u, 12u, 16u}) {
     CHECK(plan_m16_gemm(m, 2304, 3584, 132, pdl).entry == "w8a16_gemm_m16_skinny");
