@@ -226,6 +226,13 @@ for args in "tests/run.sh --no-such-option" "tests/prerequisites.sh --no-such-op
     echo "ok: $args is refused with exit 2, before any step"
   fi
 done
+out=$(env PATH="$shims:$PATH" OUT="$shims/out" PLANCHECK_SET=below8c,no-such-set \
+  bash tools/device_run.sh build plancheck 2>&1) && rc=0 || rc=$?
+if [[ $rc -ne 2 || $out != *"PLANCHECK_SET 'no-such-set' (see --help)"* || -e $shims/out ]]; then
+  fail "an unknown PLANCHECK_SET is refused with exit 2, before any step" "$rc" "$out"
+else
+  echo "ok: an unknown PLANCHECK_SET is refused with exit 2, before any step"
+fi
 # tests/help_only.sh is sourced by the scripts: run on its own it would do nothing and
 # exit 0, so it refuses to.
 out=$(bash tests/help_only.sh --help 2>&1) && rc=0 || rc=$?

@@ -22,7 +22,7 @@
 #     determinism case and the cluster handoff's comparison)
 #   PACK_OUT=1 packs every file of $OUT but summary.txt into $OUT/out.tgz at the end.
 #   Other knobs, each step's own: PROBE_ARGS, PLANCHECK_ARGS, PLANCHECK_RUNS, PLANCHECK_SET,
-#   PLANCHECK_M, PLANCHECK_SHAPES,
+#   PLANCHECK_M, PLANCHECK_SHAPES (the plancheck step and its sets: below),
 #   TIMELINE_ARGS, RINGDIAG_ARGS, RINGDIAG_DEFINES,
 #   KTIME_ARGS, KTIME_COUNT, KTIME_KERNELS, COMPILE_JOBS, COMPILE_VARIANTS, AB_TIMEOUT (s a
 #   bench run of ab, abtree and timeline may take, 300); BUILD (build-device), OUT.
@@ -32,6 +32,8 @@
 set -uo pipefail
 if [[ ${1:-} == -h || ${1:-} == --help ]]; then
   sed -n '2,/^set -uo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
+  echo
+  sed -n '/^# The plancheck step:/,/^plancheck_set()/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
   exit 0
 fi
 known_steps=(build tests ci info sass startup sanitize bench profile ringdiag ktime ab abtree
@@ -57,7 +59,6 @@ cd "$(dirname "$0")/.."
 # instead of skipping them (tests/gpu/main.cpp, .ci/run).
 export METRALE_REQUIRE_GPU=1
 OUT=${OUT:-$PWD/device-out}
-mkdir -p "$OUT"
 BUILD=${BUILD:-build-device}
 summary=()
 failed=0
@@ -88,6 +89,119 @@ ab_bench() {  # ab_bench METRALE_BINARY BENCH_OPTION...: the bench's rows, no ba
   ((rc == 0)) || echo "ab: the bench exited $rc"
 }
 export -f build_tree ab_bench  # the steps that run under bash -c call them too
+
+# The plancheck step: the plan against the fastest entry, PLANCHECK_RUNS (2) bench runs
+# without baselines per set, averaged by bench_table.py --plan. PLANCHECK_ARGS replaces a
+# set's options; PLANCHECK_M and PLANCHECK_SHAPES (NxK separated by spaces) replace a named
+# set's token counts and layers. PLANCHECK_SET names one set or several (comma- or
+# space-separated; several run as steps plancheck-SET, records $OUT/plancheck-SET-RUN.json):
+#   default   the nine 16-56 MiB layers of docs/performance.md item 156 at m = 2..16
+#   models    the 16 layers of other models of item 159 at m = 1, 4, 8, 12, 16
+#   small     12 layers of 1-16 MiB of items 160-161 at m = 1, 4, 8, against the skinny and
+#             deep entries' forms
+#   narrow    item 162's 10 narrow layers of 16-48 MiB at m = 1, 4, 8
+#   above8    item 164's leads, 10 narrow layers at K = 8192-9216 and with a short last
+#             chunk, at m = 10, 13, 16
+#   chunks    item 181's bounds on layers it was neither fitted nor checked on, and 6 layers
+#             at K = 3584 for its lead there, at m = 1, 2, 4, 6, 8
+#   chunks2   item 182's bounds at K = 3584 and 7168 held out, 12 layers at m = 1, 2, 4, 6, 8
+#   pdl3584   the PDL forms on 14 layers of 2304-4608 x 3584
+#   below8    the deep entry's one chunk against the skinny entry on 16 layers under 8 MiB
+#             with K of 2048-3584, 112-224 row groups
+#   below8b   item 183's rule held out, 15 layers of 120-240 row groups with K of
+#             2048-3584, with PDL
+#   below8c   item 183's bounds, 8 layers of 136-240 row groups at K of 1536-1920 and 5 of
+#             112-128 groups at K of 2048-3328, with PDL
+#   below8d   item 184 held out, 8 layers of 140-256 groups at K of 1536-1920, 3 of 116-132
+#             at K of 3328 and 3456, and two past its bounds (K = 1408 and 3200), with PDL
+plancheck_set() {  # plancheck_set M ENTRIES SHAPES: a named set's bench options
+  local entry shape
+  PLANCHECK_DEFAULT="--m ${PLANCHECK_M:-$1}"
+  if [[ -n $2 ]]; then
+    PLANCHECK_DEFAULT+=" --entry "
+    for entry in $2; do PLANCHECK_DEFAULT+="w8a16_gemm_m16_$entry,"; done
+    PLANCHECK_DEFAULT=${PLANCHECK_DEFAULT%,}
+  fi
+  for shape in ${PLANCHECK_SHAPES:-$3}; do PLANCHECK_DEFAULT+=" --shape $shape"; done
+}
+plancheck_options() {  # plancheck_options SET: PLANCHECK_DEFAULT for SET, else status 1
+  case $1 in
+    default) plancheck_set 2,4,6,8,10,12,14,16 "" \
+      "6144x4096 4096x4096 4096x14336 10240x5120 24576x1536 8192x4096 5120x8192 14336x4096
+       12288x2048" ;;
+    models) plancheck_set 1,4,8,12,16 "" \
+      "10240x8192 8192x8192 8192x28672 7168x5120 5120x5120 34816x5120 5120x17408
+       8192x3584 3584x4096 28672x3584 3584x14336 4096x7168 7168x2048 32768x512
+       24576x4096 4096x12288" ;;
+    small) plancheck_set 1,4,8 \
+      "skinny/8 skinny/8+pdl skinny/8.sp+pdl skinny/8.cl+pdl skinny_deep/16
+       skinny_deep/16+pdl skinny_deep/16.sp+pdl skinny_deep/8x2 skinny_deep/8x2.sp+pdl" \
+      "1600x4096 1728x4096 2304x4096 3328x4096 3584x4096 1120x6144 1344x6144
+       2720x6144 3264x5120 1760x5120 1216x8192 1088x7168" ;;
+    narrow) plancheck_set 1,4,8 \
+      "skinny/8 skinny_deep/8x2 skinny_deep/4x4 skinny_deep/4x8 skinny_deep/16
+       streamk.c1+pdl splitk/8+pdl splitk/4+pdl skinny/8+pdl skinny_deep/8x2+pdl
+       skinny_deep/8x2.sp+pdl skinny_deep/4x4+pdl skinny_deep/16+pdl" \
+      "1088x20480 1344x14336 1600x12288 1920x12288 1440x16384 1152x24576
+       1024x28672 896x20480 1664x10240 2000x10240" ;;
+    above8) plancheck_set 10,13,16 \
+      "skinny/8 skinny/8+pdl skinny/8.sp+pdl skinny_deep/16 skinny_deep/16+pdl
+       skinny_deep/4x4 skinny_deep/4x4+pdl skinny_deep/4x4.sp+pdl skinny_deep/4x8
+       skinny_deep/4x8+pdl skinny_deep/4x8.sp+pdl streamk.c1 streamk.c1+pdl" \
+      "1344x8192 1472x8192 1600x9216 1728x8192 1312x9216 1760x9216 1376x15360
+       1312x15360 1440x15360 1248x11264" ;;
+    chunks) plancheck_set 1,2,4,6,8 \
+      "skinny/8 skinny_deep/7x2 skinny_deep/14x2 skinny_deep/8x2 skinny_deep/16" \
+      "1376x7168 1408x7168 1440x7168 1520x7168 1616x7168 1632x7168 1648x7168 1760x7168
+       1824x7168 2016x7168 1600x5376 1616x5376 1632x5376 1648x5376 1696x5376 2400x5376
+       2624x5376 2752x5376 2848x5376 2304x3584 2816x3584 3328x3584 3840x3584 4352x3584
+       4608x3584" ;;
+    chunks2) plancheck_set 1,2,4,6,8 \
+      "skinny/8 skinny_deep/7x2 skinny_deep/14x2 skinny_deep/16 skinny_deep/8" \
+      "2368x3584 2432x3584 2688x3584 2944x3584 3200x3584 3456x3584 3968x3584 4224x3584
+       1312x7168 1328x7168 1360x7168 1392x7168" ;;
+    pdl3584) plancheck_set 1,2,4,6,8 \
+      "skinny/8+pdl skinny/8.sp+pdl skinny_deep/16+pdl skinny_deep/16.sp+pdl
+       skinny_deep/8+pdl skinny_deep/8.sp+pdl skinny_deep/7x2+pdl
+       skinny_deep/7x2.sp+pdl skinny_deep/14x2+pdl skinny_deep/8x2.sp+pdl auto+pdl" \
+      "2304x3584 2368x3584 2432x3584 2688x3584 2816x3584 2944x3584 3200x3584 3328x3584
+       3456x3584 3840x3584 3968x3584 4224x3584 4352x3584 4608x3584" ;;
+    below8) plancheck_set 1,2,4,6,8 \
+      "skinny/8 skinny_deep/16 auto skinny/8+pdl skinny/8.sp+pdl skinny_deep/16+pdl
+       skinny_deep/16.sp+pdl auto+pdl" \
+      "1792x3584 2048x3584 2176x3584 2240x3584 1792x3072 2048x3072 2432x3072 2688x3072
+       2048x2560 2432x2560 2688x2560 3072x2560 2432x2048 2688x2048 3072x2048 3584x2048" ;;
+    below8b) plancheck_set 1,2,4,6,8 \
+      "skinny/8+pdl skinny/8.sp+pdl skinny/8.cl+pdl skinny_deep/16+pdl
+       skinny_deep/16.sp+pdl auto+pdl" \
+      "1920x3584 2112x3584 2144x3584 2176x3328 2560x3328 2304x2816 2560x2816 2304x2304
+       3328x2304 2176x2048 3840x2048 1920x3072 2176x3072 1920x2560 2176x2560" ;;
+    below8c) plancheck_set 1,2,4,6,8 \
+      "skinny/8+pdl skinny/8.sp+pdl skinny/8.cl+pdl skinny_deep/16+pdl
+       skinny_deep/16.sp+pdl skinny_deep/8+pdl skinny_deep/8.sp+pdl auto+pdl" \
+      "2176x1536 2816x1536 3584x1536 2432x1664 2176x1792 3072x1792 2560x1920 3840x1920
+       1792x2048 2048x2304 1920x2816 2048x3328 1856x2560" ;;
+    below8d) plancheck_set 1,2,4,6,8 \
+      "skinny/8+pdl skinny/8.sp+pdl skinny/8.cl+pdl skinny_deep/16+pdl
+       skinny_deep/16.sp+pdl skinny_deep/8+pdl skinny_deep/8.sp+pdl auto+pdl" \
+      "2304x1536 3968x1536 2688x1664 3584x1664 3328x1792 4096x1792 2240x1920 2944x1920
+       1856x3328 2112x3328 1920x3456 2048x3200 2560x1408" ;;
+    *) return 1 ;;
+  esac
+}
+# A set's name is checked before any step runs, as the steps' are.
+if [[ " ${steps[*]} " == *" plancheck "* ]]; then
+  plancheck_sets_text=${PLANCHECK_SET:-}
+  read -ra plancheck_sets <<<"${plancheck_sets_text//,/ }"
+  ((${#plancheck_sets[@]})) || plancheck_sets=(default)
+  for set in "${plancheck_sets[@]}"; do
+    if ! plancheck_options "$set"; then
+      echo "tools/device_run.sh: unknown PLANCHECK_SET '$set' (see --help)" >&2
+      exit 2
+    fi
+  done
+fi
+mkdir -p "$OUT"
 
 for s in "${steps[@]}"; do
   case $s in
@@ -222,106 +336,19 @@ for s in "${steps[@]}"; do
           i=\$((i + 1)); echo \"--- probe \$i: \$set\"
           $BUILD/tools/metrale bench --no-host-cost --json $OUT/probe-\$i.json \$set
         done" ;;
-    plancheck)  # the plan against the fastest entry, PLANCHECK_RUNS (2) bench runs without
-                # baselines on PLANCHECK_ARGS (default: the nine 16-56 MiB layers of
-                # docs/performance.md item 156 at m = 2..16; PLANCHECK_SET=models: the 16
-                # layers of other models of item 159 at m = 1, 4, 8, 12, 16;
-                # PLANCHECK_SET=small: 12 layers of 1-16 MiB of items 160-161 at m = 1, 4, 8,
-                # against the skinny and deep entries' forms; PLANCHECK_SET=narrow: item 162's
-                # 10 narrow layers of 16-48 MiB at m = 1, 4, 8; PLANCHECK_SET=above8: item
-                # 164's leads, 10 narrow layers at K = 8192-9216 and with a short last chunk,
-                # at m = 10, 13, 16; PLANCHECK_SET=chunks: item 181's bounds on layers it was
-                # neither fitted nor checked on, and 6 layers at K = 3584 for its lead there,
-                # at m = 1, 2, 4, 6, 8; PLANCHECK_SET=chunks2: item 182's bounds at K = 3584
-                # and 7168 held out, 12 layers at m = 1, 2, 4, 6, 8; PLANCHECK_SET=pdl3584:
-                # the PDL forms on 14 layers of 2304-4608 x 3584; PLANCHECK_SET=below8:
-                # the deep entry's one chunk against the skinny entry on 16 layers under
-                # 8 MiB with K of 2048-3584, 112-224 row groups; PLANCHECK_SET=below8b:
-                # item 183's rule held out, 15 layers of 120-240 row groups with K of
-                # 2048-3584, with PDL; PLANCHECK_SET=below8c: item 183's bounds, 8 layers
-                # of 136-240 row groups at K of 1536-1920 and 5 of 112-128 groups at K of
-                # 2048-3328, with PDL; PLANCHECK_SET=below8d: item 184 held out, 8 layers of
-                # 140-256 groups at K of 1536-1920, 3 of 116-132 at K of 3328 and 3456, and
-                # two past its bounds (K = 1408 and 3200), with PDL; PLANCHECK_M and
-                # PLANCHECK_SHAPES, NxK separated by spaces, replace a named set's token
-                # counts and layers),
-                # averaged by bench_table.py --plan
-      export PLANCHECK_DEFAULT="--shape 6144x4096 --shape 4096x4096 --shape 4096x14336 --shape 10240x5120 --shape 24576x1536 --shape 8192x4096 --shape 5120x8192 --shape 14336x4096 --shape 12288x2048 --m 2,4,6,8,10,12,14,16"
-      plancheck_set() {  # plancheck_set M ENTRIES SHAPES: a named set's bench options
-        local entry shape
-        PLANCHECK_DEFAULT="--m ${PLANCHECK_M:-$1}"
-        if [[ -n $2 ]]; then
-          PLANCHECK_DEFAULT+=" --entry "
-          for entry in $2; do PLANCHECK_DEFAULT+="w8a16_gemm_m16_$entry,"; done
-          PLANCHECK_DEFAULT=${PLANCHECK_DEFAULT%,}
-        fi
-        for shape in ${PLANCHECK_SHAPES:-$3}; do PLANCHECK_DEFAULT+=" --shape $shape"; done
-      }
-      case ${PLANCHECK_SET:-} in
-        models) plancheck_set 1,4,8,12,16 "" \
-          "10240x8192 8192x8192 8192x28672 7168x5120 5120x5120 34816x5120 5120x17408
-           8192x3584 3584x4096 28672x3584 3584x14336 4096x7168 7168x2048 32768x512
-           24576x4096 4096x12288" ;;
-        small) plancheck_set 1,4,8 \
-          "skinny/8 skinny/8+pdl skinny/8.sp+pdl skinny/8.cl+pdl skinny_deep/16
-           skinny_deep/16+pdl skinny_deep/16.sp+pdl skinny_deep/8x2 skinny_deep/8x2.sp+pdl" \
-          "1600x4096 1728x4096 2304x4096 3328x4096 3584x4096 1120x6144 1344x6144
-           2720x6144 3264x5120 1760x5120 1216x8192 1088x7168" ;;
-        narrow) plancheck_set 1,4,8 \
-          "skinny/8 skinny_deep/8x2 skinny_deep/4x4 skinny_deep/4x8 skinny_deep/16
-           streamk.c1+pdl splitk/8+pdl splitk/4+pdl skinny/8+pdl skinny_deep/8x2+pdl
-           skinny_deep/8x2.sp+pdl skinny_deep/4x4+pdl skinny_deep/16+pdl" \
-          "1088x20480 1344x14336 1600x12288 1920x12288 1440x16384 1152x24576
-           1024x28672 896x20480 1664x10240 2000x10240" ;;
-        above8) plancheck_set 10,13,16 \
-          "skinny/8 skinny/8+pdl skinny/8.sp+pdl skinny_deep/16 skinny_deep/16+pdl
-           skinny_deep/4x4 skinny_deep/4x4+pdl skinny_deep/4x4.sp+pdl skinny_deep/4x8
-           skinny_deep/4x8+pdl skinny_deep/4x8.sp+pdl streamk.c1 streamk.c1+pdl" \
-          "1344x8192 1472x8192 1600x9216 1728x8192 1312x9216 1760x9216 1376x15360
-           1312x15360 1440x15360 1248x11264" ;;
-        chunks) plancheck_set 1,2,4,6,8 \
-          "skinny/8 skinny_deep/7x2 skinny_deep/14x2 skinny_deep/8x2 skinny_deep/16" \
-          "1376x7168 1408x7168 1440x7168 1520x7168 1616x7168 1632x7168 1648x7168 1760x7168
-           1824x7168 2016x7168 1600x5376 1616x5376 1632x5376 1648x5376 1696x5376 2400x5376
-           2624x5376 2752x5376 2848x5376 2304x3584 2816x3584 3328x3584 3840x3584 4352x3584
-           4608x3584" ;;
-        chunks2) plancheck_set 1,2,4,6,8 \
-          "skinny/8 skinny_deep/7x2 skinny_deep/14x2 skinny_deep/16 skinny_deep/8" \
-          "2368x3584 2432x3584 2688x3584 2944x3584 3200x3584 3456x3584 3968x3584 4224x3584
-           1312x7168 1328x7168 1360x7168 1392x7168" ;;
-        pdl3584) plancheck_set 1,2,4,6,8 \
-          "skinny/8+pdl skinny/8.sp+pdl skinny_deep/16+pdl skinny_deep/16.sp+pdl
-           skinny_deep/8+pdl skinny_deep/8.sp+pdl skinny_deep/7x2+pdl
-           skinny_deep/7x2.sp+pdl skinny_deep/14x2+pdl skinny_deep/8x2.sp+pdl auto+pdl" \
-          "2304x3584 2368x3584 2432x3584 2688x3584 2816x3584 2944x3584 3200x3584 3328x3584
-           3456x3584 3840x3584 3968x3584 4224x3584 4352x3584 4608x3584" ;;
-        below8) plancheck_set 1,2,4,6,8 \
-          "skinny/8 skinny_deep/16 auto skinny/8+pdl skinny/8.sp+pdl skinny_deep/16+pdl
-           skinny_deep/16.sp+pdl auto+pdl" \
-          "1792x3584 2048x3584 2176x3584 2240x3584 1792x3072 2048x3072 2432x3072 2688x3072
-           2048x2560 2432x2560 2688x2560 3072x2560 2432x2048 2688x2048 3072x2048 3584x2048" ;;
-        below8b) plancheck_set 1,2,4,6,8 \
-          "skinny/8+pdl skinny/8.sp+pdl skinny/8.cl+pdl skinny_deep/16+pdl
-           skinny_deep/16.sp+pdl auto+pdl" \
-          "1920x3584 2112x3584 2144x3584 2176x3328 2560x3328 2304x2816 2560x2816 2304x2304
-           3328x2304 2176x2048 3840x2048 1920x3072 2176x3072 1920x2560 2176x2560" ;;
-        below8c) plancheck_set 1,2,4,6,8 \
-          "skinny/8+pdl skinny/8.sp+pdl skinny/8.cl+pdl skinny_deep/16+pdl
-           skinny_deep/16.sp+pdl skinny_deep/8+pdl skinny_deep/8.sp+pdl auto+pdl" \
-          "2176x1536 2816x1536 3584x1536 2432x1664 2176x1792 3072x1792 2560x1920 3840x1920
-           1792x2048 2048x2304 1920x2816 2048x3328 1856x2560" ;;
-        below8d) plancheck_set 1,2,4,6,8 \
-          "skinny/8+pdl skinny/8.sp+pdl skinny/8.cl+pdl skinny_deep/16+pdl
-           skinny_deep/16.sp+pdl skinny_deep/8+pdl skinny_deep/8.sp+pdl auto+pdl" \
-          "2304x1536 3968x1536 2688x1664 3584x1664 3328x1792 4096x1792 2240x1920 2944x1920
-           1856x3328 2112x3328 1920x3456 2048x3200 2560x1408" ;;
-      esac
-      step plancheck bash -c "
-        for run in \$(seq ${PLANCHECK_RUNS:-2}); do
-          echo \"--- plancheck \$run\"
-          ab_bench $BUILD/tools/metrale \${PLANCHECK_ARGS:-\$PLANCHECK_DEFAULT} --json $OUT/plancheck-\$run.json
-        done
-        python3 tools/bench_table.py --plan $OUT/plancheck-*.json" ;;
+    plancheck)  # the plan against the fastest entry on each set of PLANCHECK_SET (above)
+      for set in "${plancheck_sets[@]}"; do
+        plancheck_options "$set"
+        export PLANCHECK_DEFAULT
+        name=plancheck
+        ((${#plancheck_sets[@]} > 1)) && name=plancheck-$set
+        step "$name" bash -c "
+          for run in \$(seq ${PLANCHECK_RUNS:-2}); do
+            echo \"--- $name \$run\"
+            ab_bench $BUILD/tools/metrale \${PLANCHECK_ARGS:-\$PLANCHECK_DEFAULT} --json $OUT/$name-\$run.json
+          done
+          python3 tools/bench_table.py --plan $OUT/$name-[0-9]*.json"
+      done ;;
     timeline)  # stream-K's per-CTA timeline (bench --timeline) on TIMELINE_ARGS, ';' between
                # argument sets, each its own bench run ($OUT/timeline-N.txt, summarised by
                # tools/timeline_summary.py); add --define METRALE_DIAG_RING_ONLY=1 --time-wrong
