@@ -256,8 +256,17 @@ if command -v python3 >/dev/null; then
     echo "ok: tools/bench_table.py --compare of a record with itself"
   fi
   # The plan of this build set against the record 4e19eba's choices: every case of the
-  # default set found, on both sides.
-  "$metrale" plan --m 1,8,16 >"$shims/plan.txt" 2>&1
+  # default set found, on both sides; metrale plan's options from the record.
+  out=$(python3 tools/bench_table.py --plan-args bench/results/h200-4e19eba.json 2>&1) &&
+    rc=0 || rc=$?
+  if [[ $rc -ne 0 || $out != "--shape 6144x4096 --shape 4096x4096 "*" --m 1,8,16" ||
+        $(grep -o -- "--shape" <<<"$out" | wc -l) -ne 13 ]]; then
+    fail "tools/bench_table.py --plan-args of a record" "$rc" "$out"
+  else
+    echo "ok: tools/bench_table.py --plan-args of a record"
+  fi
+  # shellcheck disable=SC2086  # the options, split on purpose
+  "$metrale" plan $out >"$shims/plan.txt" 2>&1
   out=$(python3 tools/bench_table.py --replan "$shims/plan.txt" bench/results/h200-4e19eba.json \
     2>&1) && rc=0 || rc=$?
   if [[ $rc -ne 0 || $out != "without PDL: "*" of 39 cases"* ||
@@ -274,7 +283,7 @@ if command -v python3 >/dev/null; then
   else
     echo "ok: tools/bench_table.py on JSON that is not a record"
   fi
-  for mode in --plan --replan --compare; do
+  for mode in --plan --plan-args --replan --compare; do
     out=$(python3 tools/bench_table.py "$mode" 2>&1) && rc=0 || rc=$?
     if [[ $rc -ne 2 || $out != "Renders a"* ]]; then
       fail "tools/bench_table.py $mode without records prints the usage" "$rc" "$out"

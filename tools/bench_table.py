@@ -27,6 +27,12 @@ choice changed, the new choice's time over the old one's (range, median), how ma
 cases the new choice puts within 2 % of the fastest entry of its kind, and the changed
 cases one per line. A choice the records did not time is named, not counted.
 
+    tools/bench_table.py --plan-args RECORD.json [RECORD.json ...]
+
+Prints the `metrale plan` options for the records' cases (each shape once, in the records'
+order, then the token counts), the PLAN.txt of --replan in one line:
+`metrale plan $(tools/bench_table.py --plan-args R.json) > PLAN.txt`.
+
     tools/bench_table.py --compare OLD.json NEW.json
 
 Sets two records side by side, case by case (shape x m in both): the time in NEW over
@@ -303,6 +309,17 @@ def replan(plan_path, record_paths):
             print(line)
 
 
+def plan_args(record_paths):
+    """The `metrale plan` options that cover every case of the records."""
+    shapes, tokens = {}, set()
+    for path in record_paths:
+        for r in load(path)["results"]:
+            shapes[(r["n"], r["k"])] = None
+            tokens.add(r["m"])
+    print(" ".join([f"--shape {n}x{k}" for n, k in shapes] +
+                   ["--m", ",".join(str(m) for m in sorted(tokens))]))
+
+
 def layer_name(r):
     """The model and layer of a default-set case, else (a --shape case) its N x K."""
     return f"{r['model']} {r['layer']}" if r.get("model") else f"{r['n']} x {r['k']}"
@@ -328,11 +345,12 @@ def mean_record(paths):
 
 if __name__ == "__main__":
     args = sys.argv[1:]
-    # Only --plan, --replan and --compare (first), -h and --help are options; anything else that
-    # starts with '-' is a mistyped one, not a record to open.
+    # Only --plan, --plan-args, --replan and --compare (first), -h and --help are options;
+    # anything else that starts with '-' is a mistyped one, not a record to open.
+    modes = ("--plan", "--plan-args", "--replan", "--compare")
     unknown = [a for i, a in enumerate(args)
                if a.startswith("-") and a not in ("-h", "--help")
-               and (a, i) not in (("--plan", 0), ("--replan", 0), ("--compare", 0))]
+               and not (i == 0 and a in modes)]
     if unknown:
         print(f"bench_table.py: unknown option {unknown[0]} (see --help)", file=sys.stderr)
         sys.exit(2)
@@ -341,6 +359,8 @@ if __name__ == "__main__":
         print(f"{len(args) - 1} record(s), {len(record['results'])} cases; commit "
               f"{record['commit']}.")
         plan_summary(record, tolerance=0.02)
+    elif args[:1] == ["--plan-args"] and len(args) > 1:
+        plan_args(args[1:])
     elif args[:1] == ["--replan"] and len(args) > 2:
         replan(args[1], args[2:])
     elif args[:1] == ["--compare"] and len(args) == 3:
