@@ -116,15 +116,15 @@ export -f build_tree ab_bench  # the steps that run under bash -c call them too
 #             at K of 3328 and 3456, and two past its bounds (K = 1408 and 3200), with PDL
 plancheck_set() {  # plancheck_set M ENTRIES SHAPES: a named set's bench options
   local entry shape
-  PLANCHECK_DEFAULT="--m ${PLANCHECK_M:-$1}"
+  PLANCHECK_SET_OPTIONS="--m ${PLANCHECK_M:-$1}"
   if [[ -n $2 ]]; then
-    PLANCHECK_DEFAULT+=" --entry "
-    for entry in $2; do PLANCHECK_DEFAULT+="w8a16_gemm_m16_$entry,"; done
-    PLANCHECK_DEFAULT=${PLANCHECK_DEFAULT%,}
+    PLANCHECK_SET_OPTIONS+=" --entry "
+    for entry in $2; do PLANCHECK_SET_OPTIONS+="w8a16_gemm_m16_$entry,"; done
+    PLANCHECK_SET_OPTIONS=${PLANCHECK_SET_OPTIONS%,}
   fi
-  for shape in ${PLANCHECK_SHAPES:-$3}; do PLANCHECK_DEFAULT+=" --shape $shape"; done
+  for shape in ${PLANCHECK_SHAPES:-$3}; do PLANCHECK_SET_OPTIONS+=" --shape $shape"; done
 }
-plancheck_options() {  # plancheck_options SET: PLANCHECK_DEFAULT for SET, else status 1
+plancheck_options() {  # plancheck_options SET: PLANCHECK_SET_OPTIONS for SET, else status 1
   case $1 in
     default) plancheck_set 2,4,6,8,10,12,14,16 "" \
       "6144x4096 4096x4096 4096x14336 10240x5120 24576x1536 8192x4096 5120x8192 14336x4096
@@ -339,13 +339,13 @@ for s in "${steps[@]}"; do
     plancheck)  # the plan against the fastest entry on each set of PLANCHECK_SET (above)
       for set in "${plancheck_sets[@]}"; do
         plancheck_options "$set"
-        export PLANCHECK_DEFAULT
+        export PLANCHECK_SET_OPTIONS
         name=plancheck
         ((${#plancheck_sets[@]} > 1)) && name=plancheck-$set
         step "$name" bash -c "
           for run in \$(seq ${PLANCHECK_RUNS:-2}); do
             echo \"--- $name \$run\"
-            ab_bench $BUILD/tools/metrale \${PLANCHECK_ARGS:-\$PLANCHECK_DEFAULT} --json $OUT/$name-\$run.json
+            ab_bench $BUILD/tools/metrale \${PLANCHECK_ARGS:-\$PLANCHECK_SET_OPTIONS} --json $OUT/$name-\$run.json
           done
           python3 tools/bench_table.py --plan $OUT/$name-[0-9]*.json"
       done ;;
