@@ -85,9 +85,9 @@ bool one_chunk_from_9_without_pdl(std::uint32_t k, std::uint64_t ctas, std::uint
   return k <= 6144 && 3 * ctas > 2 * slots && (k >= 5632 || (form.warps == 8 && k >= 5120));
 }
 
-// With PDL up to 8 tokens under 16 MiB at K of 1536-3584, on 16 warps: where the one-chunk
+// With PDL up to 8 tokens under 16 MiB at K of 1408-3584, on 16 warps: where the one-chunk
 // form's CTAs outnumber the SMs and fit at once (133-264 row groups on 132 SMs), and at K of
-// 3328 and 3584 from five sixths of the SMs (110 groups, one CTA per SM: spread_if_suited),
+// 3200-3584 from five sixths of the SMs (110 groups, one CTA per SM: spread_if_suited),
 // below the two thirds of the slots the other rules ask. Item 183, on an H100: at K = 3584
 // (three plancheck runs, m = 1, 2, 4, 6, 8, against ten PDL forms of the skinny and deep
 // entries) on 144-168 groups 0.79-0.81x the time of the skinny entry on 8 warps, the plan's
@@ -100,14 +100,19 @@ bool one_chunk_from_9_without_pdl(std::uint32_t k, std::uint64_t ctas, std::uint
 // 1536-1920 on 136-240 groups the one-chunk form within 1.4 % of the fastest PDL entry in
 // every case, 0.82-0.97x the time of the skinny entry, the plan's choice before; at K = 3328
 // on 128 groups spread 0.83-0.88x; at K of 2048, 2304, 2560 and 2816 on 112-128 groups the
-// skinny entry spread led (the one-chunk form spread 1.04-1.09x).
+// skinny entry spread led (the one-chunk form spread 1.04-1.09x). Item 184 held out (set
+// below8d, two runs): on 11 layers inside its bounds within 2 % of the fastest PDL entry in
+// 48 of 55 cases (the skinny entry before: 1.064-1.288x the new choices' time, in none);
+// just past them (item 185), on 2048 x 3200 and 2560 x 1408 the one-chunk form led the
+// skinny entry by 1.11-1.18x, so K from 1408 and the five sixths from 3200. The rule has its
+// own bounds of K, so it comes before deep_depth_measured (which starts at 1536).
 bool one_chunk_with_pdl_below_4096(std::uint32_t m, std::uint32_t k, std::uint64_t bytes,
                                    std::uint64_t ctas, std::uint64_t slots, std::uint32_t sms,
                                    const SkinnyDeepForm& form) {
-  if (m > 8 || k < 1536 || k > 3584 || bytes >= 16 * kMiB || form.warps != 16 || ctas > slots) {
+  if (m > 8 || k < 1408 || k > 3584 || bytes >= 16 * kMiB || form.warps != 16 || ctas > slots) {
     return false;
   }
-  return ctas > sms || (k >= 3328 && 6 * ctas >= 5 * std::uint64_t{sms});
+  return ctas > sms || (k >= 3200 && 6 * ctas >= 5 * std::uint64_t{sms});
 }
 }  // namespace
 
@@ -135,10 +140,10 @@ std::optional<SkinnyDeepForm> deep_form_if_suited(std::uint32_t m, std::uint32_t
                                                   std::uint32_t k, std::uint32_t sms, bool pdl,
                                                   const SkinnyDeepForm& form) {
   const std::uint64_t bytes = std::uint64_t{n} * k;
-  if (!deep_depth_measured(m, k, bytes, pdl)) return std::nullopt;
   const std::uint64_t slots = std::uint64_t{sms} * form.ctas_per_sm;
   const std::uint64_t ctas = div_ceil(n, 16);
   if (pdl && one_chunk_with_pdl_below_4096(m, k, bytes, ctas, slots, sms, form)) return form;
+  if (!deep_depth_measured(m, k, bytes, pdl)) return std::nullopt;
   // From 64 MiB only up to 8 tokens (above, the 32-row form or stream-K), where its CTAs
   // fit at once and fill two thirds of the slots (with PDL 80 %), on CTAs of 8 warps with
   // at most 12 blocks each (K up to 12288) or of 16 with at most 14 (K up to 28672), and
