@@ -114,6 +114,8 @@ export -f build_tree ab_bench  # the steps that run under bash -c call them too
 #             112-128 groups at K of 2048-3328, with PDL
 #   below8d   item 184 held out, 8 layers of 140-256 groups at K of 1536-1920, 3 of 116-132
 #             at K of 3328 and 3456, and two past its bounds (K = 1408 and 3200), with PDL
+#   below8e   item 185 held out, 4 layers of 136-256 groups at K = 1408, 3 of 112-148 at
+#             K = 3200, and two past its bounds (K = 1280 and 3072), with PDL
 plancheck_set() {  # plancheck_set M ENTRIES SHAPES: a named set's bench options
   local entry shape
   PLANCHECK_SET_OPTIONS="--m ${PLANCHECK_M:-$1}"
@@ -186,6 +188,11 @@ plancheck_options() {  # plancheck_options SET: PLANCHECK_SET_OPTIONS for SET, e
        skinny_deep/16.sp+pdl skinny_deep/8+pdl skinny_deep/8.sp+pdl auto+pdl" \
       "2304x1536 3968x1536 2688x1664 3584x1664 3328x1792 4096x1792 2240x1920 2944x1920
        1856x3328 2112x3328 1920x3456 2048x3200 2560x1408" ;;
+    below8e) plancheck_set 1,2,4,6,8 \
+      "skinny/8+pdl skinny/8.sp+pdl skinny/8.cl+pdl skinny_deep/16+pdl
+       skinny_deep/16.sp+pdl skinny_deep/8+pdl skinny_deep/8.sp+pdl auto+pdl" \
+      "2176x1408 3072x1408 3840x1408 4096x1408 1792x3200 2112x3200 2368x3200 2560x1280
+       1920x3072" ;;
     *) return 1 ;;
   esac
 }
