@@ -126,6 +126,9 @@ plancheck_set() {  # plancheck_set M ENTRIES SHAPES: a named set's bench options
   fi
   for shape in ${PLANCHECK_SHAPES:-$3}; do PLANCHECK_SET_OPTIONS+=" --shape $shape"; done
 }
+# The PDL forms that sets below8c, below8d and below8e time.
+below8_pdl_forms="skinny/8+pdl skinny/8.sp+pdl skinny/8.cl+pdl skinny_deep/16+pdl
+  skinny_deep/16.sp+pdl skinny_deep/8+pdl skinny_deep/8.sp+pdl auto+pdl"
 plancheck_options() {  # plancheck_options SET: PLANCHECK_SET_OPTIONS for SET, else status 1
   case $1 in
     default) plancheck_set 2,4,6,8,10,12,14,16 "" \
@@ -179,18 +182,15 @@ plancheck_options() {  # plancheck_options SET: PLANCHECK_SET_OPTIONS for SET, e
       "1920x3584 2112x3584 2144x3584 2176x3328 2560x3328 2304x2816 2560x2816 2304x2304
        3328x2304 2176x2048 3840x2048 1920x3072 2176x3072 1920x2560 2176x2560" ;;
     below8c) plancheck_set 1,2,4,6,8 \
-      "skinny/8+pdl skinny/8.sp+pdl skinny/8.cl+pdl skinny_deep/16+pdl
-       skinny_deep/16.sp+pdl skinny_deep/8+pdl skinny_deep/8.sp+pdl auto+pdl" \
+      "$below8_pdl_forms" \
       "2176x1536 2816x1536 3584x1536 2432x1664 2176x1792 3072x1792 2560x1920 3840x1920
        1792x2048 2048x2304 1920x2816 2048x3328 1856x2560" ;;
     below8d) plancheck_set 1,2,4,6,8 \
-      "skinny/8+pdl skinny/8.sp+pdl skinny/8.cl+pdl skinny_deep/16+pdl
-       skinny_deep/16.sp+pdl skinny_deep/8+pdl skinny_deep/8.sp+pdl auto+pdl" \
+      "$below8_pdl_forms" \
       "2304x1536 3968x1536 2688x1664 3584x1664 3328x1792 4096x1792 2240x1920 2944x1920
        1856x3328 2112x3328 1920x3456 2048x3200 2560x1408" ;;
     below8e) plancheck_set 1,2,4,6,8 \
-      "skinny/8+pdl skinny/8.sp+pdl skinny/8.cl+pdl skinny_deep/16+pdl
-       skinny_deep/16.sp+pdl skinny_deep/8+pdl skinny_deep/8.sp+pdl auto+pdl" \
+      "$below8_pdl_forms" \
       "2176x1408 3072x1408 3840x1408 4096x1408 1792x3200 2112x3200 2368x3200 2560x1280
        1920x3072" ;;
     *) return 1 ;;
