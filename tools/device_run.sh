@@ -116,6 +116,10 @@ export -f build_tree ab_bench  # the steps that run under bash -c call them too
 #             at K of 3328 and 3456, and two past its bounds (K = 1408 and 3200), with PDL
 #   below8e   item 185 held out, 4 layers of 136-256 groups at K = 1408, 3 of 112-148 at
 #             K = 3200, and two past its bounds (K = 1280 and 3072), with PDL
+#   below8f   the one-chunk form below K = 1408 (7 layers of 136-240 row groups at K of
+#             1024-1280) and on 132 groups at K = 4096, with PDL
+#   below8g   the same held out: 7 other layers of 144-256 groups at K of 1024-1280 and
+#             132 groups at K = 5120, with PDL
 plancheck_set() {  # plancheck_set M ENTRIES SHAPES: a named set's bench options
   local entry shape
   PLANCHECK_SET_OPTIONS="--m ${PLANCHECK_M:-$1}"
@@ -126,7 +130,7 @@ plancheck_set() {  # plancheck_set M ENTRIES SHAPES: a named set's bench options
   fi
   for shape in ${PLANCHECK_SHAPES:-$3}; do PLANCHECK_SET_OPTIONS+=" --shape $shape"; done
 }
-# The PDL forms that sets below8c, below8d and below8e time.
+# The PDL forms that sets below8c to below8g time.
 below8_pdl_forms="skinny/8+pdl skinny/8.sp+pdl skinny/8.cl+pdl skinny_deep/16+pdl
   skinny_deep/16.sp+pdl skinny_deep/8+pdl skinny_deep/8.sp+pdl auto+pdl"
 plancheck_options() {  # plancheck_options SET: PLANCHECK_SET_OPTIONS for SET, else status 1
@@ -193,6 +197,12 @@ plancheck_options() {  # plancheck_options SET: PLANCHECK_SET_OPTIONS for SET, e
       "$below8_pdl_forms" \
       "2176x1408 3072x1408 3840x1408 4096x1408 1792x3200 2112x3200 2368x3200 2560x1280
        1920x3072" ;;
+    below8f) plancheck_set 1,2,4,6,8 \
+      "$below8_pdl_forms" \
+      "2176x1280 3840x1280 2560x1152 3584x1152 2560x1024 3584x1024 2112x4096" ;;
+    below8g) plancheck_set 1,2,4,6,8 \
+      "$below8_pdl_forms" \
+      "3072x1280 4096x1280 2304x1152 3072x1152 2304x1024 3072x1024 2112x5120" ;;
     *) return 1 ;;
   esac
 }
