@@ -85,7 +85,7 @@ bool one_chunk_from_9_without_pdl(std::uint32_t k, std::uint64_t ctas, std::uint
   return k <= 6144 && 3 * ctas > 2 * slots && (k >= 5632 || (form.warps == 8 && k >= 5120));
 }
 
-// With PDL up to 8 tokens under 16 MiB at K of 1408-3584, on 16 warps: where the one-chunk
+// With PDL up to 8 tokens under 16 MiB at K of 1152-3584, on 16 warps: where the one-chunk
 // form's CTAs outnumber the SMs and fit at once (133-264 row groups on 132 SMs), and at K of
 // 3200-3584 from five sixths of the SMs (110 groups, one CTA per SM: spread_if_suited),
 // below the two thirds of the slots the other rules ask. Item 183, on an H100: at K = 3584
@@ -104,12 +104,18 @@ bool one_chunk_from_9_without_pdl(std::uint32_t k, std::uint64_t ctas, std::uint
 // below8d, two runs): on 11 layers inside its bounds within 2 % of the fastest PDL entry in
 // 48 of 55 cases (the skinny entry before: 1.064-1.288x the new choices' time, in none);
 // just past them (item 185), on 2048 x 3200 and 2560 x 1408 the one-chunk form led the
-// skinny entry by 1.11-1.18x, so K from 1408 and the five sixths from 3200. The rule has its
-// own bounds of K, so it comes before deep_depth_measured (which starts at 1536).
+// skinny entry by 1.11-1.18x, so K from 1408 and the five sixths from 3200. Below (item 187,
+// set below8f on an H100, two runs): at K of 1152 and 1280 (9 and 10 blocks) on 136-240
+// groups the one-chunk form, spread or not, the fastest PDL entry in every case, the plan's
+// choice before (the skinny entry on 8 warps) 1.09-1.24x its time, and on an H200 2560 x
+// 1280 1.13-1.17x (item 186); at K = 1024 (8 blocks: half the 16 warps idle) the skinny
+// entry spread led it by 3-11 %. So K from 1152; held out on 4 other layers (set below8g).
+// The rule has its own bounds of K, so it comes before deep_depth_measured (which starts at
+// 1536).
 bool one_chunk_with_pdl_below_4096(std::uint32_t m, std::uint32_t k, std::uint64_t bytes,
                                    std::uint64_t ctas, std::uint64_t slots, std::uint32_t sms,
                                    const SkinnyDeepForm& form) {
-  if (m > 8 || k < 1408 || k > 3584 || bytes >= 16 * kMiB || form.warps != 16 || ctas > slots) {
+  if (m > 8 || k < 1152 || k > 3584 || bytes >= 16 * kMiB || form.warps != 16 || ctas > slots) {
     return false;
   }
   return ctas > sms || (k >= 3200 && 6 * ctas >= 5 * std::uint64_t{sms});

@@ -30,7 +30,7 @@ namespace metrale {
 //    SMs at K of 4608-8191 (not 5120): the deep skinny entry in chunks of K on 4, 7, 8 or 14
 //    warps (the caller's workspace);
 //  - layers of 16-64 MiB, and smaller or larger ones whose CTAs fill the device (with PDL
-//    up to 8 tokens, small layers at K of 1408-3584 on more row groups than SMs): the deep
+//    up to 8 tokens, small layers at K of 1152-3584 on more row groups than SMs): the deep
 //    skinny entry on one chunk of K (_deep, _deep3 or _deep32 as
 //    w8a16_gemm_m16_skinny_deep_form says), no workspace; then with PDL, small layers up to
 //    8 tokens: its chunks of 8 warps of 2 blocks;

@@ -154,12 +154,12 @@ TEST_CASE("plan_m16_gemm: the deep entry on 8-16 MiB with K under 4096") {
   }
 }
 
-TEST_CASE("plan_m16_gemm: with PDL at K of 1408-3584, the deep entry on more row groups than SMs") {
-  // Items 183-185: up to 8 tokens under 16 MiB the one-chunk form on 16 warps,
+TEST_CASE("plan_m16_gemm: with PDL at K of 1152-3584, the deep entry on more row groups than SMs") {
+  // Items 183-185 and 187: up to 8 tokens under 16 MiB the one-chunk form on 16 warps,
   // unspread, where its CTAs outnumber the SMs (133 row groups on 132 SMs) and fit (264),
   // where the skinny entry ran before; at K of 3200-3584 from five sixths of the SMs
   // too (110 groups), one CTA per SM. Not on 132 groups at K = 3072, 128 at K = 2560, 109
-  // at K of 3200-3584, at K = 1280, without PDL, nor above 8 tokens.
+  // at K of 3200-3584, 132 at K = 1152, at K = 1024, without PDL, nor above 8 tokens.
   const M16LaunchOptions pdl{true};
   struct Case {
     std::uint32_t n, k, share;
@@ -170,7 +170,8 @@ TEST_CASE("plan_m16_gemm: with PDL at K of 1408-3584, the deep entry on more row
                          {2432, 3072, 0}, {2432, 2560, 0}, {3072, 2560, 0}, {2176, 2048, 0},
                          {3584, 2048, 0}, {4096, 2048, 0}, {2432, 1920, 0}, {2176, 1536, 0},
                          {4224, 1536, 0}, {2048, 3328, 1}, {1760, 3328, 1}, {2048, 3200, 1},
-                         {1760, 3200, 1}, {2560, 1408, 0}, {2432, 1408, 0}}) {
+                         {1760, 3200, 1}, {2560, 1408, 0}, {2432, 1408, 0}, {2432, 1280, 0},
+                         {2176, 1280, 0}, {4096, 1280, 0}, {2176, 1152, 0}, {3584, 1152, 0}}) {
       CAPTURE(m);
       CAPTURE(c.n);
       CAPTURE(c.k);
@@ -181,7 +182,7 @@ TEST_CASE("plan_m16_gemm: with PDL at K of 1408-3584, the deep entry on more row
     }
     for (const auto& shape : {std::pair{1744u, 3584u}, {2112u, 3072u}, {2048u, 2560u},
                               {1744u, 3328u}, {1744u, 3200u}, {2048u, 3072u},
-                              {2432u, 1280u}}) {
+                              {2112u, 1152u}, {2560u, 1024u}, {3584u, 1024u}}) {
       const auto n = shape.first;
       const auto k = shape.second;
       CAPTURE(m);
@@ -193,11 +194,13 @@ TEST_CASE("plan_m16_gemm: with PDL at K of 1408-3584, the deep entry on more row
     CHECK(plan_m16_gemm(m, 2432, 2560, 132).entry == "w8a16_gemm_m16_skinny");
     CHECK(plan_m16_gemm(m, 2176, 1536, 132).entry == "w8a16_gemm_m16_skinny");
     CHECK(plan_m16_gemm(m, 2560, 1408, 132).entry == "w8a16_gemm_m16_skinny");
+    CHECK(plan_m16_gemm(m, 2560, 1152, 132).entry == "w8a16_gemm_m16_skinny");
   }
   for (const std::uint32_t m : {9u, 12u, 16u}) {
     CHECK(plan_m16_gemm(m, 2304, 3584, 132, pdl).entry == "w8a16_gemm_m16_skinny");
     CHECK(plan_m16_gemm(m, 2432, 2560, 132, pdl).entry == "w8a16_gemm_m16_skinny");
     CHECK(plan_m16_gemm(m, 2560, 1408, 132, pdl).entry == "w8a16_gemm_m16_skinny");
+    CHECK(plan_m16_gemm(m, 2560, 1152, 132, pdl).entry == "w8a16_gemm_m16_skinny");
   }
 }
 
