@@ -116,9 +116,9 @@ export -f build_tree ab_bench  # the steps that run under bash -c call them too
 #             at K of 3328 and 3456, and two past its bounds (K = 1408 and 3200), with PDL
 #   below8e   item 185 held out, 4 layers of 136-256 groups at K = 1408, 3 of 112-148 at
 #             K = 3200, and two past its bounds (K = 1280 and 3072), with PDL
-#   below8f   the one-chunk form below K = 1408 (7 layers of 136-240 row groups at K of
+#   below8f   the one-chunk form below K = 1408 (6 layers of 136-240 row groups at K of
 #             1024-1280) and on 132 groups at K = 4096, with PDL
-#   below8g   the same held out: 7 other layers of 144-256 groups at K of 1024-1280 and
+#   below8g   the same held out: 6 other layers of 144-256 groups at K of 1024-1280 and
 #             132 groups at K = 5120, with PDL
 plancheck_set() {  # plancheck_set M ENTRIES SHAPES: a named set's bench options
   local entry shape
