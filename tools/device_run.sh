@@ -120,6 +120,9 @@ export -f build_tree ab_bench  # the steps that run under bash -c call them too
 #             1024-1280) and on 132 groups at K = 4096, with PDL
 #   below8g   the same held out: 6 other layers of 144-256 groups at K of 1024-1280 and
 #             132 groups at K = 5120, with PDL
+#   large     8 layers of 64-448 MiB outside the default set at m = 1, 4, 8: stream-K's
+#             forms against the deep entry's one chunk on 4, 8 and 16 warps and its
+#             three-per-SM form, with and without PDL
 plancheck_set() {  # plancheck_set M ENTRIES SHAPES: a named set's bench options
   local entry shape
   PLANCHECK_SET_OPTIONS="--m ${PLANCHECK_M:-$1}"
@@ -203,6 +206,12 @@ plancheck_options() {  # plancheck_options SET: PLANCHECK_SET_OPTIONS for SET, e
     below8g) plancheck_set 1,2,4,6,8 \
       "$below8_pdl_forms" \
       "3072x1280 4096x1280 2304x1152 3072x1152 2304x1024 3072x1024 2112x5120" ;;
+    large) plancheck_set 1,4,8 \
+      "streamk streamk.c1 streamk.s3 skinny_deep/4 skinny_deep/8 skinny_deep/16
+       skinny_deep3/8 streamk+pdl streamk.c1+pdl streamk.s3+pdl skinny_deep/8+pdl
+       skinny_deep/16+pdl skinny_deep3/8+pdl" \
+      "10240x8192 8192x8192 8192x28672 57344x8192 16384x16384 73728x4608 4608x36864
+       14336x5120" ;;
     *) return 1 ;;
   esac
 }
