@@ -63,6 +63,7 @@ using metrale::KernelHandle;
 using metrale::KernelService;
 using metrale::capi::launch_entry;
 using metrale::capi::require;
+using metrale::plan_device;
 using metrale::plan_sm_count;
 using metrale::capi::run;
 using metrale::capi::stream_handle;
@@ -76,9 +77,9 @@ namespace {
 metrale::M16Plan device_plan(std::string_view fn, metrale::KernelService& svc, uint32_t m,
                              uint32_t n, uint32_t k, bool chunked = false) {
   metrale::guards::check_shape(fn, m, n, k);
-  const std::uint32_t sms = plan_sm_count(svc);
-  return chunked ? metrale::plan_m16_gemm(m, n, k, sms)
-                 : metrale::plan_m16_gemm_one_chunk_deep(m, n, k, sms);
+  const metrale::M16PlanDevice device = plan_device(svc);
+  return chunked ? metrale::plan_m16_gemm(m, n, k, device)
+                 : metrale::plan_m16_gemm_one_chunk_deep(m, n, k, device);
 }
 
 // Whether `plan` runs the deep entry in chunks of K (metrale_w8a16_gemm_m16_skinny_deep_chunked).
@@ -95,14 +96,20 @@ struct DeepLaunch {
 };
 
 // The deep entry as plan_m16_gemm (without PDL) runs it: for a `chunked` caller the plan's
-// chunks of K where the plan takes them, else one chunk in the form the plan gives the deep
-// entry (the 32-row form above 8 tokens where it suits the shape).
+// chunks of K where the plan takes them; else one chunk as the plan runs the deep entry
+// where it picks it, and in the form the plan gives the deep entry where it does not (the
+// 32-row form above 8 tokens where it suits the shape).
 DeepLaunch deep_launch(metrale::KernelService& svc, uint32_t m, uint32_t n, uint32_t k,
                        bool chunked) {
+  const metrale::M16PlanDevice device = plan_device(svc);
   const std::uint32_t sms = plan_sm_count(svc);
   if (chunked) {
-    const metrale::M16Plan plan = metrale::plan_m16_gemm(m, n, k, sms);
+    const metrale::M16Plan plan = metrale::plan_m16_gemm(m, n, k, device);
     if (deep_in_chunks(plan, k)) return {plan.entry, plan.warps, plan.warp_blocks};
+  }
+  const metrale::M16Plan one_chunk = metrale::plan_m16_gemm_one_chunk_deep(m, n, k, device);
+  if (one_chunk.entry.starts_with("w8a16_gemm_m16_skinny_deep")) {
+    return {one_chunk.entry, one_chunk.warps, one_chunk.warp_blocks};
   }
   const metrale::SkinnyDeepForm form =
       metrale::w8a16_gemm_m16_skinny_deep32_form(m, n, k, sms, false)

@@ -7,7 +7,7 @@
 
 using metrale::DevicePtr;
 using metrale::capi::require;
-using metrale::plan_sm_count;
+using metrale::plan_device;
 using metrale::capi::run;
 
 extern "C" {
@@ -20,7 +20,7 @@ metrale_status metrale_w8a16_gemm_m16_auto_workspace_bytes(metrale_service* serv
     constexpr std::string_view fn = "metrale_w8a16_gemm_m16_auto_workspace_bytes";
     metrale::KernelService& svc = metrale::capi::service(service, fn);
     require(bytes_out, fn, "bytes_out");
-    *bytes_out = metrale::w8a16_gemm_m16_auto_workspace_bytes(m, n, k, plan_sm_count(svc),
+    *bytes_out = metrale::w8a16_gemm_m16_auto_workspace_bytes(m, n, k, plan_device(svc),
                                                               programmatic_dependent != 0);
   });
 }
@@ -35,7 +35,7 @@ metrale_status metrale_w8a16_gemm_m16_auto(metrale_service* service, uint64_t in
     constexpr std::string_view fn = "metrale_w8a16_gemm_m16_auto";
     metrale::KernelService& svc = metrale::capi::service(service, fn);
     const bool pdl = programmatic_dependent != 0;
-    const std::uint32_t sms = plan_sm_count(svc);
+    const metrale::M16PlanDevice device = plan_device(svc);
     const metrale::StreamKWorkspace ws{DevicePtr(workspace), workspace_bytes};
     // The arguments first, under the C++ function's name as every launcher's (the launch
     // below checks them again and launches nothing on a bad one): a refused call compiles
@@ -43,7 +43,7 @@ metrale_status metrale_w8a16_gemm_m16_auto(metrale_service* service, uint64_t in
     metrale::guards::check_call("w8a16_gemm_m16_auto", DevicePtr(input), DevicePtr(weight),
                                 DevicePtr(block_scale), DevicePtr(output), m, n, k,
                                 a_row_stride, c_row_stride);
-    const metrale::M16Plan plan = metrale::plan_m16_gemm(m, n, k, sms, {pdl});
+    const metrale::M16Plan plan = metrale::plan_m16_gemm(m, n, k, device, {pdl});
     const std::uint64_t need = metrale::m16_plan_grid(plan, n, k).workspace_bytes;
     metrale::guards::check_plan_workspace(fn, plan.entry, need, ws.ptr, ws.bytes,
                                           "metrale_w8a16_gemm_m16_auto_workspace_bytes");

@@ -1,6 +1,7 @@
 #include "metrale/cuda_backend.hpp"
 
 #include <array>
+#include <cstdint>
 #include <vector>
 
 #include "driver_api.hpp"
@@ -167,6 +168,13 @@ int device_attribute(CUdevice dev, CUdevice_attribute a) {
   return v;
 }
 
+// GB/s from the peak memory clock (kHz) and the bus width (bits), two transfers a clock.
+std::uint32_t dram_gbps(int clock_khz, int bus_bits) {
+  if (clock_khz <= 0 || bus_bits <= 0) return 0;
+  return static_cast<std::uint32_t>(std::uint64_t{static_cast<std::uint32_t>(clock_khz)} * 2 *
+                                    static_cast<std::uint32_t>(bus_bits) / 8 / 1'000'000);
+}
+
 }  // namespace
 
 std::string cuda_device_target(int ordinal) {
@@ -191,11 +199,13 @@ CudaBackend::CudaBackend(int ordinal) {
   info_.l2_bytes = static_cast<std::size_t>(attr(CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE));
   info_.shared_optin_bytes = attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
   METRALE_CU(cuDeviceTotalMem, &info_.total_memory, dev);
+  info_.dram_gbps = dram_gbps(attr(CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE),
+                              attr(CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH));
   CUcontext ctx = nullptr;
   METRALE_CU(cuDevicePrimaryCtxRetain, &ctx, dev);
   context_ = ctx;
-  logger()->debug("CUDA device {}: {} ({}), {} SMs", ordinal, info_.name, info_.target(),
-                  info_.sm_count);
+  logger()->debug("CUDA device {}: {} ({}), {} SMs, {} GB/s of DRAM bandwidth", ordinal,
+                  info_.name, info_.target(), info_.sm_count, info_.dram_gbps);
 }
 
 CudaBackend::~CudaBackend() {

@@ -31,6 +31,7 @@ using m16_plan::chunked_deep_if_suited;
 using m16_plan::chunked_deep_narrow_with_pdl_if_suited;
 using m16_plan::chunked_deep_without_pdl_if_suited;
 using m16_plan::deep_form_if_suited;
+using m16_plan::deep_form_on_narrow_dram;
 using m16_plan::kLargeLayerBytes;
 using m16_plan::kMiB;
 using m16_plan::shallow_layer_warps;
@@ -296,7 +297,7 @@ M16Plan spread_if_suited(M16Plan plan, std::uint32_t m, std::uint32_t n, std::ui
 }
 
 M16Plan plan_entry(std::uint32_t m, std::uint32_t n, std::uint32_t k, std::uint32_t sms,
-                   M16LaunchOptions launch, bool deep_chunks) {
+                   std::uint32_t dram_gbps, M16LaunchOptions launch, bool deep_chunks) {
   if (const std::optional<SkinnyDeepForm> deep32 =
           w8a16_gemm_m16_skinny_deep32_form(m, n, k, sms, launch.programmatic_dependent)) {
     return {deep32->kernel, 1, 0, 0, deep32->warps,
@@ -328,6 +329,11 @@ M16Plan plan_entry(std::uint32_t m, std::uint32_t n, std::uint32_t k, std::uint3
   }
   if (const std::optional<SkinnyDeepForm> deep =
           deep_form_if_suited(m, n, k, sms, launch.programmatic_dependent, form)) {
+    return {deep->kernel, 1, 0, 0, deep->warps,
+            w8a16_gemm_m16_skinny_deep_one_chunk_blocks(k, deep->warps)};
+  }
+  if (const std::optional<SkinnyDeepForm> deep = deep_form_on_narrow_dram(
+          m, n, k, sms, dram_gbps, launch.programmatic_dependent, form)) {
     return {deep->kernel, 1, 0, 0, deep->warps,
             w8a16_gemm_m16_skinny_deep_one_chunk_blocks(k, deep->warps)};
   }
@@ -378,17 +384,17 @@ M16Plan plan_entry(std::uint32_t m, std::uint32_t n, std::uint32_t k, std::uint3
 
 }  // namespace
 
-M16Plan plan_m16_gemm(std::uint32_t m, std::uint32_t n, std::uint32_t k,
-                      std::uint32_t sm_count, M16LaunchOptions launch) {
-  const std::uint32_t sms = sm_count == 0 ? 132 : sm_count;
-  return spread_if_suited(plan_entry(m, n, k, sms, launch, true), m, n, k, sms,
-                          launch.programmatic_dependent);
+M16Plan plan_m16_gemm(std::uint32_t m, std::uint32_t n, std::uint32_t k, M16PlanDevice device,
+                      M16LaunchOptions launch) {
+  const std::uint32_t sms = device.sm_count == 0 ? 132 : device.sm_count;
+  return spread_if_suited(plan_entry(m, n, k, sms, device.dram_gbps, launch, true), m, n, k,
+                          sms, launch.programmatic_dependent);
 }
 
 M16Plan plan_m16_gemm_one_chunk_deep(std::uint32_t m, std::uint32_t n, std::uint32_t k,
-                                     std::uint32_t sm_count) {
-  const std::uint32_t sms = sm_count == 0 ? 132 : sm_count;
-  return plan_entry(m, n, k, sms, {}, false);
+                                     M16PlanDevice device) {
+  const std::uint32_t sms = device.sm_count == 0 ? 132 : device.sm_count;
+  return plan_entry(m, n, k, sms, device.dram_gbps, {}, false);
 }
 
 }  // namespace metrale

@@ -276,4 +276,42 @@ std::optional<SkinnyDeepForm> deep_form_if_suited(std::uint32_t m, std::uint32_t
   return form;
 }
 
+// Item 188 (an H100 80GB HBM3, 132 SMs, 3352 GB/s by its memory clock and bus: 25 GB/s
+// per SM; the default set twice at 1c47b8c, then the `plancheck` set `large` twice, 8
+// layers of 64-448 MiB at m = 1, 4 and 8): where the plan ran stream-K there, the deep
+// entry's one-chunk form took 0.960-0.997x its time wherever it had 4 warps or more and its
+// CTAs fit at once (Qwen3-32B down, DeepSeek-V3 o and down, 8192 x 28672 and 4608 x 36864
+// on 8 warps, 10240 x 8192 and 16384 x 16384 on 4); where none fits (1152 row groups and
+// more) its CTAs of 8 warps in waves took 0.968-0.994x (Llama-3-8B, Qwen3-32B and
+// DeepSeek-V3 gate_up, 57344 x 8192, 73728 x 4608), where the 4-warp fallback took
+// 0.985-1.100x. Held out (the set `large2`, 10 layers of 70-256 MiB at m = 1, 2 and 6, this
+// rule's plan timed): 0.95-0.97x on 5120 x 16384 and 16384 x 8192, in waves 0.97-0.99x on
+// 24576 x 4096, 43008 x 5120 and 32768 x 8192, but 1.06-1.07x on 18432 x 7168, whose 1152
+// CTAs fill 2.18 waves of 3: in waves now only where they fill 80 % of the waves' slots
+// (3.39 of 4 on Llama-3-8B gate_up). Held out again (`large3`, 8 layers filling 2.06-4.24
+// waves, m = 1, 4 and 8): the plan within 2 % of the fastest entry in 24 of 24 cases; on
+// the four that fill under 80 % the waves took 0.99-1.06x stream-K's time, on the four above
+// 0.97-1.01x. On an H200 (4.8 TB/s by its data sheet: 36 GB/s per SM) the same forms took
+// 1.002-1.077x stream-K's time in the record h200-6ae6ca5 (the default set's six layers),
+// so the rule asks for the bandwidth; the bound between the two cards' 25 and 36 GB/s per
+// SM is not measured. With PDL the fastest deep form took 0.972-1.095x the time of the
+// plan's stream-K (median 0.999, 33 cases), no rule; above 8 tokens the 32-row form or
+// stream-K.
+std::optional<SkinnyDeepForm> deep_form_on_narrow_dram(std::uint32_t m, std::uint32_t n,
+                                                       std::uint32_t k, std::uint32_t sms,
+                                                       std::uint32_t dram_gbps, bool pdl,
+                                                       const SkinnyDeepForm& form) {
+  const std::uint64_t bytes = std::uint64_t{n} * k;
+  const bool narrow = dram_gbps != 0 && dram_gbps < std::uint64_t{kNarrowDramGbpsPerSm} * sms;
+  if (!narrow || pdl || m > 8 || k < 4096 || bytes < kLargeLayerBytes) return std::nullopt;
+  const std::uint64_t ctas = div_ceil(n, 16);
+  if (form.warps >= 4 && ctas <= std::uint64_t{sms} * form.ctas_per_sm) return form;
+  const SkinnyDeepForm waves{"w8a16_gemm_m16_skinny_deep", 8,
+                             w8a16_gemm_m16_skinny_deep_ctas_per_sm(m, 8)};
+  const std::uint64_t slots = std::uint64_t{sms} * waves.ctas_per_sm;
+  const std::uint64_t wave_count = (ctas + slots - 1) / slots;
+  if (5 * ctas < 4 * wave_count * slots) return std::nullopt;
+  return waves;
+}
+
 }  // namespace metrale::m16_plan

@@ -30,4 +30,14 @@ std::optional<SkinnyDeepForm> deep_form_if_suited(std::uint32_t m, std::uint32_t
                                                   std::uint32_t k, std::uint32_t sms, bool pdl,
                                                   const SkinnyDeepForm& form);
 
+// Without PDL up to 8 tokens on layers of 64 MiB and more with K of 4096 and more, on a
+// device of under kNarrowDramGbpsPerSm of DRAM bandwidth per SM (dram_gbps 0: not known,
+// none): `form` where it has 4 warps or more and its CTAs fit at once, else CTAs of 8 warps
+// in waves where those fill 80 % of the waves' slots; none elsewhere.
+inline constexpr std::uint32_t kNarrowDramGbpsPerSm = 31;
+std::optional<SkinnyDeepForm> deep_form_on_narrow_dram(std::uint32_t m, std::uint32_t n,
+                                                       std::uint32_t k, std::uint32_t sms,
+                                                       std::uint32_t dram_gbps, bool pdl,
+                                                       const SkinnyDeepForm& form);
+
 }  // namespace metrale::m16_plan

@@ -18,11 +18,11 @@ KernelLookup kernel_lookup(KernelService& service) {
 }
 
 std::uint64_t w8a16_gemm_m16_auto_workspace_bytes(std::uint32_t m, std::uint32_t n,
-                                                  std::uint32_t k, std::uint32_t sm_count,
+                                                  std::uint32_t k, M16PlanDevice device,
                                                   bool programmatic_dependent) {
   constexpr std::string_view fn = "w8a16_gemm_m16_auto_workspace_bytes";
   guards::check_shape(fn, m, n, k);
-  const M16Plan plan = plan_m16_gemm(m, n, k, sm_count, M16LaunchOptions{programmatic_dependent});
+  const M16Plan plan = plan_m16_gemm(m, n, k, device, M16LaunchOptions{programmatic_dependent});
   return m16_plan_grid(plan, n, k).workspace_bytes;
 }
 
@@ -31,18 +31,23 @@ std::uint32_t plan_sm_count(KernelService& service) {
                                 : static_cast<std::uint32_t>(service.backend().info().sm_count);
 }
 
+M16PlanDevice plan_device(KernelService& service) {
+  if (service.compile_only()) return M16PlanDevice{132};
+  return M16PlanDevice{plan_sm_count(service), service.backend().info().dram_gbps};
+}
+
 void w8a16_gemm_m16_auto(KernelService& service, DevicePtr input, DevicePtr weight,
                          DevicePtr block_scale, DevicePtr output, std::uint32_t m,
                          std::uint32_t n, std::uint32_t k, std::uint32_t a_row_stride,
                          std::uint32_t c_row_stride, StreamKWorkspace workspace,
                          StreamHandle stream, bool programmatic_dependent) {
-  w8a16_gemm_m16_auto(service.gpu(), kernel_lookup(service), plan_sm_count(service), input,
+  w8a16_gemm_m16_auto(service.gpu(), kernel_lookup(service), plan_device(service), input,
                       weight, block_scale, output, m, n, k, a_row_stride, c_row_stride,
                       workspace, stream, programmatic_dependent);
 }
 
 void w8a16_gemm_m16_auto(const GpuBackend& gpu, const KernelLookup& kernels,
-                         std::uint32_t sm_count, DevicePtr input, DevicePtr weight,
+                         M16PlanDevice device, DevicePtr input, DevicePtr weight,
                          DevicePtr block_scale, DevicePtr output, std::uint32_t m,
                          std::uint32_t n, std::uint32_t k, std::uint32_t a_row_stride,
                          std::uint32_t c_row_stride, StreamKWorkspace workspace,
@@ -51,7 +56,7 @@ void w8a16_gemm_m16_auto(const GpuBackend& gpu, const KernelLookup& kernels,
   // planned.
   guards::check_call("w8a16_gemm_m16_auto", input, weight, block_scale, output, m, n, k,
                      a_row_stride, c_row_stride);
-  const M16Plan plan = plan_m16_gemm(m, n, k, sm_count, M16LaunchOptions{programmatic_dependent});
+  const M16Plan plan = plan_m16_gemm(m, n, k, device, M16LaunchOptions{programmatic_dependent});
   w8a16_gemm_m16_planned(gpu, kernels, plan, input, weight, block_scale, output, m, n, k,
                          a_row_stride, c_row_stride, workspace, stream, programmatic_dependent);
 }

@@ -30,7 +30,8 @@ cases one per line. A choice the records did not time is named, not counted.
     tools/bench_table.py --plan-args RECORD.json [RECORD.json ...]
 
 Prints the `metrale plan` options for the records' cases (each shape once, in the records'
-order, then the token counts), the PLAN.txt of --replan in one line:
+order, then the token counts, the device's SMs and, where recorded, its DRAM bandwidth),
+the PLAN.txt of --replan in one line:
 `metrale plan $(tools/bench_table.py --plan-args R.json) > PLAN.txt`.
 
     tools/bench_table.py --compare OLD.json NEW.json
@@ -310,14 +311,27 @@ def replan(plan_path, record_paths):
 
 
 def plan_args(record_paths):
-    """The `metrale plan` options that cover every case of the records."""
-    shapes, tokens = {}, set()
+    """The `metrale plan` options that cover every case of the records, and the device's
+    SMs and DRAM bandwidth where the records give them (records before the bandwidth was
+    recorded give none: `metrale plan` then plans for a device of unknown bandwidth)."""
+    shapes, tokens, devices = {}, set(), set()
     for path in record_paths:
-        for r in load(path)["results"]:
+        record = load(path)
+        device = record.get("device", {})
+        devices.add((device.get("sm_count"), device.get("dram_gbps")))
+        for r in record["results"]:
             shapes[(r["n"], r["k"])] = None
             tokens.add(r["m"])
-    print(" ".join([f"--shape {n}x{k}" for n, k in shapes] +
-                   ["--m", ",".join(str(m) for m in sorted(tokens))]))
+    if len(devices) > 1:
+        sys.exit("bench_table.py: the records come from devices of other SMs or bandwidth")
+    sm_count, dram_gbps = devices.pop() if devices else (None, None)
+    options = [f"--shape {n}x{k}" for n, k in shapes]
+    options += ["--m", ",".join(str(m) for m in sorted(tokens))]
+    if sm_count:
+        options += ["--sms", str(sm_count)]
+    if dram_gbps:
+        options += ["--dram-gbps", str(dram_gbps)]
+    print(" ".join(options))
 
 
 def layer_name(r):

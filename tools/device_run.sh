@@ -123,6 +123,10 @@ export -f build_tree ab_bench  # the steps that run under bash -c call them too
 #   large     8 layers of 64-448 MiB outside the default set at m = 1, 4, 8: stream-K's
 #             forms against the deep entry's one chunk on 4, 8 and 16 warps and its
 #             three-per-SM form, with and without PDL
+#   large2    10 other layers of 70-256 MiB at m = 1, 2, 6: stream-K's forms against the
+#             deep entry's one chunk on 4, 8 and 16 warps and the automatic call, without PDL
+#   large3    8 layers of 104-175 MiB at m = 1, 4, 8 whose deep CTAs of 8 warps fill
+#             2.06-4.24 waves: stream-K's forms, the deep entry on 8 warps, the automatic call
 plancheck_set() {  # plancheck_set M ENTRIES SHAPES: a named set's bench options
   local entry shape
   PLANCHECK_SET_OPTIONS="--m ${PLANCHECK_M:-$1}"
@@ -212,6 +216,14 @@ plancheck_options() {  # plancheck_options SET: PLANCHECK_SET_OPTIONS for SET, e
        skinny_deep/16+pdl skinny_deep3/8+pdl" \
       "10240x8192 8192x8192 8192x28672 57344x8192 16384x16384 73728x4608 4608x36864
        14336x5120" ;;
+    large2) plancheck_set 1,2,6 \
+      "streamk streamk.c1 streamk.s3 skinny_deep/4 skinny_deep/8 skinny_deep/16 auto" \
+      "12288x6144 6144x12288 7168x10240 5120x16384 3584x20480 16384x8192 24576x4096
+       43008x5120 32768x8192 18432x7168" ;;
+    large3) plancheck_set 1,4,8 \
+      "streamk streamk.c1 streamk.s3 skinny_deep/8 auto" \
+      "17408x7168 19456x7168 20480x7168 22528x6144 26624x4096 30720x4096 35840x5120
+       17920x8192" ;;
     *) return 1 ;;
   esac
 }

@@ -220,13 +220,13 @@ bool run_auto(KernelService& service, Filler& fill) {
   constexpr std::uint32_t kK = 7168, kMaxRows = 16;
   metrale::CudaBackend& gpu = service.backend();
   const metrale::KernelHandle reference = service.kernel("w8a16_gemv_batch16");
-  const std::uint32_t sms = metrale::plan_sm_count(service);
+  const metrale::M16PlanDevice device = metrale::plan_device(service);
   Weight q_a(gpu, fill, 1536, kK, 31), kv_a(gpu, fill, 576, kK, 33);
   std::uint64_t ws_bytes = 16;
   for (const Weight* w : {&q_a, &kv_a}) {
     for (std::uint32_t rows = 1; rows <= kMaxRows; ++rows) {
       ws_bytes =
-          std::max(ws_bytes, metrale::w8a16_gemm_m16_auto_workspace_bytes(rows, w->n, kK, sms));
+          std::max(ws_bytes, metrale::w8a16_gemm_m16_auto_workspace_bytes(rows, w->n, kK, device));
     }
   }
   DeviceBuffer workspace(gpu, ws_bytes);

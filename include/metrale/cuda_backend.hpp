@@ -20,6 +20,9 @@ struct DeviceInfo {
   std::size_t l2_bytes = 0;
   int shared_optin_bytes = 0;  // shared memory one block may opt in to
   std::size_t total_memory = 0;
+  // Peak DRAM bandwidth in GB/s, from the memory clock and bus width the driver reports
+  // (double data rate); 0 where it reports neither.
+  std::uint32_t dram_gbps = 0;
   std::string target() const { return "sm_" + std::to_string(cc_major * 10 + cc_minor); }
 };
 

@@ -11,11 +11,21 @@
 
 namespace metrale {
 
-// Which entry and split to run for m tokens on n x k on a device with `sm_count` SMs (0:
-// 132), for callers that ask for the automatic choice (e.g. attention projections; the
-// dense FFN keeps METRALE_FFN_M16_TC_NTILE). A pure function of its arguments: no GPU, no
-// compile, the same plan on every call; `metrale plan` prints it for any shape, and
-// m16_plan_grid (m16_plan_grid.hpp) gives its launch's CTAs and workspace bytes.
+// The device a plan is made for: its SMs (0: 132) and its peak DRAM bandwidth in GB/s (0:
+// not known). An SM count alone converts to one whose bandwidth is not known, planned as
+// the rules were fitted on an H200; plan_device (w8a16_gemm_m16_auto.hpp) reads both from a
+// service's device.
+struct M16PlanDevice {
+  M16PlanDevice(std::uint32_t sms = 0, std::uint32_t gbps = 0) : sm_count(sms), dram_gbps(gbps) {}
+  std::uint32_t sm_count;
+  std::uint32_t dram_gbps;
+};
+
+// Which entry and split to run for m tokens on n x k on `device`, for callers that ask for
+// the automatic choice (e.g. attention projections; the dense FFN keeps
+// METRALE_FFN_M16_TC_NTILE). A pure function of its arguments: no GPU, no compile, the
+// same plan on every call; `metrale plan` prints it for any shape, and m16_plan_grid
+// (m16_plan_grid.hpp) gives its launch's CTAs and workspace bytes.
 //
 // The rules, in the order plan_entry (runtime/m16_plan.cpp) tries them, the first that
 // suits the shape deciding; each rule's definition there, in runtime/m16_plan_deep.cpp or
@@ -36,6 +46,10 @@ namespace metrale {
 //    8 tokens: its chunks of 8 warps of 2 blocks;
 //  - small layers (under 16 MiB, some to 64 MiB): the skinny entry on 8 warps (4 at K =
 //    512), the caller's workspace;
+//  - without PDL up to 8 tokens on a device of under 31 GB/s of DRAM bandwidth per SM (an
+//    H100, not an H200), layers of 64 MiB and more with K of 4096 and more: the deep skinny
+//    entry on one chunk of K, its CTAs of 8 warps in waves where no form of 4 warps or
+//    more fits at once (where those waves are 80 % full);
 //  - layers of 64 MiB and more: stream-K on one or two CTAs per SM (the caller's
 //    workspace), and on one from 20-32 MiB at a few tokens and more;
 //  - else the streaming entry where its 128-row tiles split fill the SMs 1.5 to 2 times, the
@@ -69,14 +83,14 @@ struct M16Plan {
   std::uint32_t max_ctas_per_sm = 0;
 };
 
-M16Plan plan_m16_gemm(std::uint32_t m, std::uint32_t n, std::uint32_t k,
-                      std::uint32_t sm_count, M16LaunchOptions launch = {});
+M16Plan plan_m16_gemm(std::uint32_t m, std::uint32_t n, std::uint32_t k, M16PlanDevice device,
+                      M16LaunchOptions launch = {});
 
 // The plan without PDL for a caller whose deep skinny launcher takes no workspace (the C
 // ABI's metrale_w8a16_gemm_m16_skinny_deep): as plan_m16_gemm, but the deep entry runs on
 // one chunk of K only, where plan_m16_gemm would run it in chunks.
 M16Plan plan_m16_gemm_one_chunk_deep(std::uint32_t m, std::uint32_t n, std::uint32_t k,
-                                     std::uint32_t sm_count);
+                                     M16PlanDevice device);
 
 // The ring stages plan_m16_gemm gives stream-K on `ctas` CTAs of a device with `sm_count`
 // SMs: 3 from two CTAs per SM, else 0 (the launcher's default, 4).

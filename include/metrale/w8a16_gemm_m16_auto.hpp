@@ -30,23 +30,22 @@ using KernelLookup = std::function<KernelHandle(std::string_view entry)>;
 KernelLookup kernel_lookup(ModuleCache& cache);
 KernelLookup kernel_lookup(KernelService& service);
 
-// The workspace w8a16_gemm_m16_auto needs for m x n x k on `sm_count` SMs (0 where its
-// plan needs none): m16_plan_grid of plan_m16_gemm's plan.
+// The workspace w8a16_gemm_m16_auto needs for m x n x k on `device` (0 where its plan needs
+// none): m16_plan_grid of plan_m16_gemm's plan.
 std::uint64_t w8a16_gemm_m16_auto_workspace_bytes(std::uint32_t m, std::uint32_t n,
-                                                  std::uint32_t k, std::uint32_t sm_count,
+                                                  std::uint32_t k, M16PlanDevice device,
                                                   bool programmatic_dependent = false);
 
-// plan_m16_gemm(m, n, k, sm_count, {programmatic_dependent}), run by w8a16_gemm_m16_planned.
-// `sm_count`: the device's (the plan is made for it).
+// plan_m16_gemm(m, n, k, device, {programmatic_dependent}), run by w8a16_gemm_m16_planned.
+// `device`: the one launched on (the plan is made for it; plan_device).
 void w8a16_gemm_m16_auto(const GpuBackend& gpu, const KernelLookup& kernels,
-                         std::uint32_t sm_count, DevicePtr input, DevicePtr weight,
+                         M16PlanDevice device, DevicePtr input, DevicePtr weight,
                          DevicePtr block_scale, DevicePtr output, std::uint32_t m,
                          std::uint32_t n, std::uint32_t k, std::uint32_t a_row_stride,
                          std::uint32_t c_row_stride, StreamKWorkspace workspace,
                          StreamHandle stream, bool programmatic_dependent = false);
 
-// The same on a service: its device's SMs (132 on a compile-only service, which launches
-// nothing), its kernels and its launch backend.
+// The same on a service: its device (plan_device), its kernels and its launch backend.
 void w8a16_gemm_m16_auto(KernelService& service, DevicePtr input, DevicePtr weight,
                          DevicePtr block_scale, DevicePtr output, std::uint32_t m,
                          std::uint32_t n, std::uint32_t k, std::uint32_t a_row_stride,
@@ -55,6 +54,10 @@ void w8a16_gemm_m16_auto(KernelService& service, DevicePtr input, DevicePtr weig
 
 // The SMs a service plans for: its device's, or 132 (an H100 / H200) on a compile-only one.
 std::uint32_t plan_sm_count(KernelService& service);
+
+// The device a service plans for: its SMs and DRAM bandwidth (DeviceInfo::dram_gbps), or
+// 132 SMs of unknown bandwidth on a compile-only one.
+M16PlanDevice plan_device(KernelService& service);
 
 // Runs `plan`, plan_m16_gemm's for m, n and k, through the launcher its entry names, with
 // programmatic dependent launch where `programmatic_dependent` (as the plan was made: a PDL

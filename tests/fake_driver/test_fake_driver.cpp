@@ -69,6 +69,8 @@ TEST_CASE("the backend comes up and synchronizes through the entries cuda.h decl
   CudaBackend gpu(0);
   CHECK(gpu.info().name == "fake device");  // the fake was loaded
   CHECK(gpu.target() == "sm_90");
+  // 2619 MHz x 2 transfers x 640 bytes of bus: the bandwidth the plan reads.
+  CHECK(gpu.info().dram_gbps == 3352u);
   CHECK_NOTHROW(gpu.synchronize());
 }
 

@@ -34,15 +34,16 @@ TEST_CASE("gpu: w8a16_gemm_m16_auto runs every kind of plan within budget, bit-i
     for (const bool pdl : {false, true}) {
       for (const bool strided : {false, true}) {
         const std::uint32_t a = strided ? k + 64 : k, c = strided ? n + 8 : n;
-        const M16Plan plan = plan_m16_gemm(m, n, k, g.sm_count(), M16LaunchOptions{pdl});
-        const std::uint64_t need = w8a16_gemm_m16_auto_workspace_bytes(m, n, k, g.sm_count(), pdl);
+        const M16Plan plan = plan_m16_gemm(m, n, k, g.plan_device(), M16LaunchOptions{pdl});
+        const std::uint64_t need =
+            w8a16_gemm_m16_auto_workspace_bytes(m, n, k, g.plan_device(), pdl);
         REQUIRE(need <= g.streamk_buffer.size());
         const std::string what = fmt::format("auto {} x {} m={} pdl={} strided={}: {}", n, k, m,
                                              pdl, strided, plan.entry);
         CAPTURE(what);
         Problem p(m, n, k, a, c, ++seed);
         const auto run = [&] {
-          w8a16_gemm_m16_auto(g.backend, kernels, g.sm_count(), p.input.get(), p.weight.get(),
+          w8a16_gemm_m16_auto(g.backend, kernels, g.plan_device(), p.input.get(), p.weight.get(),
                               p.scale.get(), p.out.get(), m, n, k, a, c, g.streamk_workspace(),
                               0, pdl);
           g.backend.synchronize();

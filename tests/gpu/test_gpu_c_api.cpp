@@ -126,7 +126,7 @@ TEST_CASE("gpu: the C ABI's planned entries equal the C++ launchers, bit for bit
     constexpr std::uint32_t m = 4, n = 16384, k = 512, warps = 4;
     const Plan pl = plan(c, m, n, k);
     CHECK(pl.entry == "metrale_w8a16_gemm_m16_skinny");
-    CHECK(plan_m16_gemm(m, n, k, gpu().sm_count()).warps == warps);
+    CHECK(plan_m16_gemm(m, n, k, gpu().plan_device()).warps == warps);
     Problem p(m, n, k, k, n, 4244);
     compare(
         c, p,
@@ -179,6 +179,36 @@ TEST_CASE("gpu: the C ABI's planned entries equal the C++ launchers, bit for bit
         "C ABI deep skinny");
   }
 
+  // Llama-3-8B gate_up at one token: the C deep function runs the deep entry as the plan
+  // without PDL runs it where the plan picks it (on a device of narrow DRAM bandwidth per
+  // SM, CTAs of 8 warps in waves), else in the form the plan gives the deep entry.
+  {
+    constexpr std::uint32_t m = 1, n = 28672, k = 4096;
+    const M16Plan planned = plan_m16_gemm_one_chunk_deep(m, n, k, gpu().plan_device());
+    const bool deep = planned.entry == "w8a16_gemm_m16_skinny_deep";
+    const SkinnyDeepForm form = w8a16_gemm_m16_skinny_deep_form(m, n, gpu().sm_count());
+    const std::string_view kernel = deep ? planned.entry : form.kernel;
+    const std::uint32_t warps = deep ? planned.warps : form.warps;
+    MESSAGE("C ABI deep skinny m=1 n=28672: ", kernel, " on ", warps, " warps (",
+            deep ? "the plan's" : "the form's", ")");
+    Problem p(m, n, k, k, n, 4250);
+    compare(
+        c, p,
+        [&] {
+          REQUIRE(metrale_w8a16_gemm_m16_skinny_deep(
+                      c.svc, p.input.get().address, p.weight.get().address,
+                      p.scale.get().address, p.out.get().address, m, n, k, k, n,
+                      nullptr) == METRALE_OK);
+        },
+        [&] {
+          w8a16_gemm_m16_skinny_deep(gpu().backend, gpu().cache.kernel(kernel), p.input.get(),
+                                     p.weight.get(), p.scale.get(), p.out.get(), m, n, k, k, n,
+                                     {}, warps,
+                                     w8a16_gemm_m16_skinny_deep_one_chunk_blocks(k, warps), 0);
+        },
+        "C ABI deep skinny on 28672 rows");
+  }
+
   // Narrow, deep layers (2304 x 16384 at 4 tokens, 1280 x 8192 at 8; above 8 tokens 1088 x
   // 20480 at 12 on 4 warps of 8 blocks, 1344 x 14336 at 16 and 1440 x 9216 at 10 on 4 of
   // 4): the plan for callers with a workspace names the deep entry in chunks of K, the form
@@ -196,7 +226,7 @@ TEST_CASE("gpu: the C ABI's planned entries equal the C++ launchers, bit for bit
     REQUIRE(metrale_plan_m16_gemm_entry_chunked(c.svc, m, n, k, &entry, &pl.split, &pl.ctas) ==
             METRALE_OK);
     CHECK(std::string(entry) == "metrale_w8a16_gemm_m16_skinny_deep_chunked");
-    const M16Plan cpp = plan_m16_gemm(m, n, k, gpu().sm_count());
+    const M16Plan cpp = plan_m16_gemm(m, n, k, gpu().plan_device());
     REQUIRE(cpp.entry == "w8a16_gemm_m16_skinny_deep");
     const std::uint32_t chunks = w8a16_gemm_m16_skinny_chunks(k, cpp.warps, cpp.warp_blocks);
     CHECK(chunks > 1);
@@ -301,7 +331,7 @@ TEST_CASE("gpu: the C ABI's planned entries equal the C++ launchers, bit for bit
                                                   bytes, pdl, nullptr) == METRALE_OK);
             },
             [&] {
-              w8a16_gemm_m16_auto(gpu().backend, kernel_lookup(gpu().cache), gpu().sm_count(),
+              w8a16_gemm_m16_auto(gpu().backend, kernel_lookup(gpu().cache), gpu().plan_device(),
                                   p.input.get(), p.weight.get(), p.scale.get(), p.out.get(), m,
                                   n, k, a, cs, gpu().streamk_workspace(), 0, pdl != 0);
             },

@@ -75,9 +75,10 @@ int cmd_info(int argc, char** argv) {
     service = std::make_unique<KernelService>(ordinal);
     gpu = &service->backend();
     const DeviceInfo& d = gpu->info();
-    fmt::print("device {}: {}, compute capability {}.{} ({}), {} SMs, {:.1f} GiB, L2 {} MiB\n",
+    fmt::print("device {}: {}, compute capability {}.{} ({}), {} SMs, {:.1f} GiB, L2 {} MiB, "
+               "DRAM {} GB/s peak\n",
                d.ordinal, d.name, d.cc_major, d.cc_minor, d.target(), d.sm_count,
-               static_cast<double>(d.total_memory) / (1 << 30), d.l2_bytes >> 20);
+               static_cast<double>(d.total_memory) / (1 << 30), d.l2_bytes >> 20, d.dram_gbps);
   } else {
     fmt::print("device: none ({})\n", reason);
   }

@@ -131,8 +131,8 @@ template <bool kPdl = false>
 void automatic(const GpuBackend& gpu, KernelHandle, DevicePtr input, DevicePtr weight,
                DevicePtr block_scale, DevicePtr output, std::uint32_t m, std::uint32_t n,
                std::uint32_t k, const EntryResources& resources, StreamHandle s) {
-  w8a16_gemm_m16_auto(gpu, resources.kernels, resources.sm_count, input, weight, block_scale,
-                      output, m, n, k, k, n, resources.workspace, s, kPdl);
+  w8a16_gemm_m16_auto(gpu, resources.kernels, {resources.sm_count, resources.dram_gbps}, input,
+                      weight, block_scale, output, m, n, k, k, n, resources.workspace, s, kPdl);
 }
 
 // Tuning points, timed only when --entry names them: ".rR" fixes the streaming entry's

@@ -19,6 +19,7 @@ namespace metrale::bench {
 struct EntryResources {
   StreamKWorkspace workspace;  // zeroed once, large enough for any default shape
   std::uint32_t sm_count = 0;
+  std::uint32_t dram_gbps = 0;  // the device's (DeviceInfo), for w8a16_gemm_m16_auto's plan
   KernelLookup kernels;  // the runner's module cache, for w8a16_gemm_m16_auto
 };
 

@@ -138,15 +138,15 @@ LaunchCost measure_launch_cost(const CudaBackend& gpu, ModuleCache& cache, const
       per_call_ns(batches, batch, [&] { streamk_call(null_gpu); }, [] {});
   // The automatic call on the same problem: its plan, its kernel lookup, then the
   // launcher of the entry it picks.
-  const auto sms = static_cast<std::uint32_t>(gpu.info().sm_count);
+  const M16PlanDevice device{static_cast<std::uint32_t>(gpu.info().sm_count), gpu.info().dram_gbps};
   const std::uint64_t auto_ws_bytes =
-      std::max<std::uint64_t>(16, w8a16_gemm_m16_auto_workspace_bytes(1, kN, kK, sms));
+      std::max<std::uint64_t>(16, w8a16_gemm_m16_auto_workspace_bytes(1, kN, kK, device));
   DeviceBuffer auto_ws(gpu, auto_ws_bytes);
   gpu.fill_bytes(auto_ws.get(), 0, auto_ws_bytes);
   gpu.synchronize();
   const KernelLookup lookup = kernel_lookup(cache);
   const auto auto_call = [&](const GpuBackend& backend) {
-    w8a16_gemm_m16_auto(backend, lookup, sms, x.get(), w.get(), s.get(), out.get(), 1, kN, kK,
+    w8a16_gemm_m16_auto(backend, lookup, device, x.get(), w.get(), s.get(), out.get(), 1, kN, kK,
                         kK, kN, {auto_ws.get(), auto_ws_bytes}, stream.handle());
   };
   per_call_ns(1, batch, [&] { auto_call(gpu); }, drain);
@@ -173,7 +173,7 @@ LaunchCost measure_launch_cost(const CudaBackend& gpu, ModuleCache& cache, const
   c.streamk_median_ns = median(streamk_calls);
   c.streamk_library_median_ns = median(streamk_library);
   c.tensor_map_median_ns = median(encode);
-  c.auto_entry = std::string(plan_m16_gemm(1, kN, kK, sms).entry);
+  c.auto_entry = std::string(plan_m16_gemm(1, kN, kK, device).entry);
   c.auto_median_ns = median(auto_calls);
   c.auto_library_median_ns = median(auto_library);
   return c;

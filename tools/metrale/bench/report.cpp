@@ -120,8 +120,9 @@ void print_case(const CaseResult& c, double ceiling) {
 
 void print_report(const BenchRun& run) {
   const DeviceInfo& d = run.device;
-  fmt::print("device: {} ({}, {} SMs, L2 {} MiB), driver {}.{}, NVRTC {}\n", d.name, d.target(),
-             d.sm_count, d.l2_bytes >> 20, run.driver_version / 1000,
+  fmt::print("device: {} ({}, {} SMs, L2 {} MiB, DRAM {} GB/s peak), driver {}.{}, NVRTC {}\n",
+             d.name, d.target(), d.sm_count, d.l2_bytes >> 20, d.dram_gbps,
+             run.driver_version / 1000,
              (run.driver_version % 1000) / 10, run.nvrtc_version);
   fmt::print("run: {}, commit {}, {} replays per measurement, >= {} MiB of weights per graph\n",
              run.date, run.commit.empty() ? "unknown" : run.commit, run.replays,
@@ -250,9 +251,10 @@ void write_json(const BenchRun& run, const std::string& path) {
                  js(run.date), run.commit.empty() ? "null" : js(run.commit));
   fmt::format_to(out,
                  "  \"device\": {{\"name\": {}, \"target\": {}, \"sm_count\": {}, "
-                 "\"l2_bytes\": {}, \"total_memory\": {}, \"driver_version\": {}}},\n"
+                 "\"l2_bytes\": {}, \"total_memory\": {}, \"dram_gbps\": {}, "
+                 "\"driver_version\": {}}},\n"
                  "  \"nvrtc\": {},\n",
-                 js(d.name), js(d.target()), d.sm_count, d.l2_bytes, d.total_memory,
+                 js(d.name), js(d.target()), d.sm_count, d.l2_bytes, d.total_memory, d.dram_gbps,
                  run.driver_version, js(run.nvrtc_version));
   fmt::format_to(out,
                  "  \"method\": {{\"timing\": {}, \"replays\": {}, \"statistic\": \"median\", "

@@ -127,6 +127,7 @@ Runner::Runner(const CudaBackend& gpu, ModuleCache& cache, const Stream& stream,
   // The workspace of stream-K (up to 4 CTAs per SM) and of the skinny entry (64 MiB: its
   // 8-warp forms on every default shape), zeroed once (each launch leaves it zeroed).
   resources_.sm_count = static_cast<std::uint32_t>(gpu.info().sm_count);
+  resources_.dram_gbps = gpu.info().dram_gbps;
   const std::uint64_t workspace_bytes =
       std::max<std::uint64_t>(std::uint64_t{64} << 20, w8a16_gemm_m16_streamk_workspace_bytes(
                                                            1u << 20, 4 * resources_.sm_count));
@@ -287,6 +288,7 @@ std::vector<CaseResult> Runner::run_shape(const Shape& shape) {
   std::vector<References> refs;
   refs.reserve(options_.ms.size());
   const std::uint32_t sms = resources_.sm_count;
+  const M16PlanDevice device{sms, resources_.dram_gbps};
   for (std::size_t i = 0; i < options_.ms.size(); ++i) {
     const std::uint32_t m = options_.ms[i];
     CaseResult& c = results[i];
@@ -294,9 +296,9 @@ std::vector<CaseResult> Runner::run_shape(const Shape& shape) {
     c.m = m;
     c.copies = d.copies;
     c.weight_bytes = fp8_weight_bytes(shape);
-    c.choice = plan_entry_name(plan_m16_gemm(m, shape.n, shape.k, sms), shape.k, sms);
+    c.choice = plan_entry_name(plan_m16_gemm(m, shape.n, shape.k, device), shape.k, sms);
     c.choice_pdl =
-        plan_entry_name(plan_m16_gemm(m, shape.n, shape.k, sms, {true}), shape.k, sms) + "+pdl";
+        plan_entry_name(plan_m16_gemm(m, shape.n, shape.k, device, {true}), shape.k, sms) + "+pdl";
     choices[i] = {c.choice, c.choice_pdl};
     refs.push_back(references(d, m));
   }
