@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gpu/gpu_fixture.hpp"
@@ -69,6 +70,28 @@ void compare(const CService& c, Problem& p, const std::function<void()>& c_call,
   CHECK(r.budget.checked == std::uint64_t{p.m} * p.n);
   CHECK(r.budget.failures == 0);
   CHECK(r.written_outside == 0);
+}
+
+// The C deep function against the C++ launcher on `kernel`'s one chunk of K on `warps`
+// warps, on contiguous rows.
+void compare_deep(const CService& c, Problem& p, std::string_view kernel, std::uint32_t warps,
+                  const char* what) {
+  const std::uint32_t m = p.m, n = p.n, k = p.k;
+  compare(
+      c, p,
+      [&] {
+        REQUIRE(metrale_w8a16_gemm_m16_skinny_deep(c.svc, p.input.get().address,
+                                                   p.weight.get().address, p.scale.get().address,
+                                                   p.out.get().address, m, n, k, k, n,
+                                                   nullptr) == METRALE_OK);
+      },
+      [&] {
+        w8a16_gemm_m16_skinny_deep(gpu().backend, gpu().cache.kernel(kernel), p.input.get(),
+                                   p.weight.get(), p.scale.get(), p.out.get(), m, n, k, k, n, {},
+                                   warps, w8a16_gemm_m16_skinny_deep_one_chunk_blocks(k, warps),
+                                   0);
+      },
+      what);
 }
 
 // A zeroed workspace of `bytes` owned through the C service: `use(address)`, then the
@@ -160,23 +183,8 @@ TEST_CASE("gpu: the C ABI's planned entries equal the C++ launchers, bit for bit
         w8a16_gemm_m16_skinny_deep32_form(m, n, k, gpu().sm_count(), false)
             .value_or(w8a16_gemm_m16_skinny_deep_form(m, n, gpu().sm_count()));
     MESSAGE("C ABI deep skinny m=", m, " n=", n, ": ", form.kernel, " on ", form.warps, " warps");
-    const std::uint32_t warps = form.warps;
     Problem p(m, n, k, k, n, 4240 + m);
-    compare(
-        c, p,
-        [&] {
-          REQUIRE(metrale_w8a16_gemm_m16_skinny_deep(
-                      c.svc, p.input.get().address, p.weight.get().address,
-                      p.scale.get().address, p.out.get().address, m, n, k, k, n,
-                      nullptr) == METRALE_OK);
-        },
-        [&] {
-          w8a16_gemm_m16_skinny_deep(
-              gpu().backend, gpu().cache.kernel(form.kernel), p.input.get(),
-              p.weight.get(), p.scale.get(), p.out.get(), m, n, k, k, n, {}, warps,
-              w8a16_gemm_m16_skinny_deep_one_chunk_blocks(k, warps), 0);
-        },
-        "C ABI deep skinny");
+    compare_deep(c, p, form.kernel, form.warps, "C ABI deep skinny");
   }
 
   // Llama-3-8B gate_up at one token: the C deep function runs the deep entry as the plan
@@ -192,21 +200,7 @@ TEST_CASE("gpu: the C ABI's planned entries equal the C++ launchers, bit for bit
     MESSAGE("C ABI deep skinny m=1 n=28672: ", kernel, " on ", warps, " warps (",
             deep ? "the plan's" : "the form's", ")");
     Problem p(m, n, k, k, n, 4250);
-    compare(
-        c, p,
-        [&] {
-          REQUIRE(metrale_w8a16_gemm_m16_skinny_deep(
-                      c.svc, p.input.get().address, p.weight.get().address,
-                      p.scale.get().address, p.out.get().address, m, n, k, k, n,
-                      nullptr) == METRALE_OK);
-        },
-        [&] {
-          w8a16_gemm_m16_skinny_deep(gpu().backend, gpu().cache.kernel(kernel), p.input.get(),
-                                     p.weight.get(), p.scale.get(), p.out.get(), m, n, k, k, n,
-                                     {}, warps,
-                                     w8a16_gemm_m16_skinny_deep_one_chunk_blocks(k, warps), 0);
-        },
-        "C ABI deep skinny on 28672 rows");
+    compare_deep(c, p, kernel, warps, "C ABI deep skinny on 28672 rows");
   }
 
   // Narrow, deep layers (2304 x 16384 at 4 tokens, 1280 x 8192 at 8; above 8 tokens 1088 x
