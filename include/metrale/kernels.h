@@ -171,9 +171,10 @@ metrale_status metrale_w8a16_gemm_m16_skinny_workspace_bytes(uint32_t n, uint32_
 
 /* The deep skinny entry for layers of tens of MiB: one CTA per 16 weight rows covering all
  * of K (above 8 rows, where the C++ w8a16_gemm_m16_skinny_deep32_form suits the shape, one
- * per 32 rows), in the form and on the warps per CTA the C++ plan gives the shape on the
- * service's device (w8a16_gemm_m16_skinny_deep_form), each warp its share of K's 128-K
- * blocks one after another (strided rows as above; deterministic). No workspace. */
+ * per 32 rows), in the form and on the warps per CTA the C++ plan runs it on the service's
+ * device where the plan picks it, else in the form the plan gives the shape
+ * (w8a16_gemm_m16_skinny_deep_form), each warp its share of K's 128-K blocks one after
+ * another (strided rows as above; deterministic). No workspace. */
 metrale_status metrale_w8a16_gemm_m16_skinny_deep(metrale_service* service, uint64_t input,
                                                   uint64_t weight, uint64_t block_scale,
                                                   uint64_t output, uint32_t m, uint32_t n,
@@ -203,8 +204,9 @@ metrale_status metrale_w8a16_gemm_m16_skinny_deep_chunked_workspace_bytes(
 /* *split_out receives the split to pass to metrale_w8a16_gemm_m16_splitk, or 1 when an
  * unsplit entry suits the shape better: metrale_w8a16_gemm_m16, or above 8 rows
  * metrale_w8a16_gemm_m16_n64 once ceil(n/64) reaches 1.2 tiles per SM. It is the split
- * of the C++ plan_m16_gemm; metrale_plan_m16_gemm_entry also names the entry. A
- * compile-only service plans for 132 SMs (an H100 / H200). */
+ * of the C++ plan_m16_gemm; metrale_plan_m16_gemm_entry also names the entry. The plan is
+ * made for the service's device, its SMs and its peak DRAM bandwidth; a compile-only
+ * service plans for 132 SMs of unknown bandwidth (as an H200). */
 metrale_status metrale_plan_m16_gemm(metrale_service* service, uint32_t m, uint32_t n,
                                      uint32_t k, uint32_t* split_out) METRALE_NOEXCEPT;
 
@@ -231,7 +233,8 @@ metrale_status metrale_plan_m16_gemm_entry_chunked(metrale_service* service, uin
                                                    uint32_t* ctas_out) METRALE_NOEXCEPT;
 
 /* The automatic choice in one call: the entry the C++ plan_m16_gemm picks for m x n x k on
- * the service's device (132 SMs on a compile-only service), launched as its launcher
+ * the service's device (its SMs and DRAM bandwidth; 132 SMs of unknown bandwidth on a
+ * compile-only service), launched as its launcher
  * launches it, with programmatic dependent launch where `programmatic_dependent` is
  * non-zero (the caller's preceding kernel must be PDL-aware; the plan then is the one for
  * PDL launches). Strided rows as metrale_w8a16_gemm_m16_strided. `workspace`: device memory
