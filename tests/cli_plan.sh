@@ -20,13 +20,16 @@ shapes=()
 for n in 576 1024 1536 2048 4096 7168 12288 28672; do
   for k in 512 1024 1536 4096 7168 10240 16384 25600; do shapes+=(--shape "${n}x$k"); done
 done
-out=$("$metrale" plan "${shapes[@]}" --m 1,2,4,8,9,12,16) || {
+# The plan for a device of unknown DRAM bandwidth and for an H100's (3352 GB/s), in one
+# output.
+out=$("$metrale" plan "${shapes[@]}" --m 1,2,4,8,9,12,16) &&
+  out+=$'\n'$("$metrale" plan "${shapes[@]}" --m 1,2,4,8,9,12,16 --dram-gbps 3352) || {
   echo "FAILED: metrale plan exited $?"; exit 1; }
 planned=$(grep -o 'w8a16_gemm_m16[^ ]*' <<<"$out" | sort -u)
 lines=$(grep -c ' m = ' <<<"$out")
 # One plan per shape and m: output that changed its form would otherwise pass as empty.
-if ((lines != ${#shapes[@]} / 2 * 7)); then
-  echo "FAILED: $lines plans, not one for each of $((${#shapes[@]} / 2)) shapes x 7 m"
+if ((lines != ${#shapes[@]} * 7)); then
+  echo "FAILED: $lines plans, not one for each of $((${#shapes[@]} / 2)) shapes x 7 m x 2"
   failures=$((failures + 1))
 fi
 for name in $planned; do
@@ -48,7 +51,7 @@ fi
 # error: " with a message that names it and the pointer to --help; an abort or a crash
 # exits otherwise and says nothing of the kind.
 for bad in "--m 0|--m: 0" "--m 17|--m: 17" "--m 1,,2|--m: '1,,2'" "--sms 0|--sms: 0" \
-           "--sms 1x|--sms" "--shape 4096x100|--shape '4096x100'" \
+           "--sms 1x|--sms" "--dram-gbps 1x|--dram-gbps" "--shape 4096x100|--shape '4096x100'" \
            "4096x4096 --m 1|unexpected argument '4096x4096'"; do
   args=${bad%%|*} text=${bad#*|}
   # shellcheck disable=SC2086  # the option and its value, split on purpose
