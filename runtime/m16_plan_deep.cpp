@@ -291,10 +291,11 @@ std::optional<SkinnyDeepForm> deep_form_if_suited(std::uint32_t m, std::uint32_t
 // (3.39 of 4 on Llama-3-8B gate_up). Held out again (`large3`, 8 layers filling 2.06-4.24
 // waves, m = 1, 4 and 8): the plan within 2 % of the fastest entry in 24 of 24 cases; on
 // the four that fill under 80 % the waves took 0.99-1.06x stream-K's time, on the four above
-// 0.97-1.01x. On an H200 (4.8 TB/s by its data sheet: 36 GB/s per SM) the same forms took
-// 1.002-1.077x stream-K's time in the record h200-6ae6ca5 (the default set's six layers),
-// so the rule asks for the bandwidth; the bound between the two cards' 25 and 36 GB/s per
-// SM is not measured. With PDL the fastest deep form took 0.972-1.095x the time of the
+// 0.97-1.01x. On an H200 (memory clock 3201 MHz by nvidia-smi, 6144-bit bus by its data
+// sheet: 4917 GB/s, 37 GB/s per SM; a 5120-bit report would still give 4097) the same forms
+// took 1.002-1.077x stream-K's time in the record h200-6ae6ca5 (the default set's six
+// layers), so the rule asks for the bandwidth; the bound between the two cards' 25 and 37
+// GB/s per SM is not measured. With PDL the fastest deep form took 0.972-1.095x the time of the
 // plan's stream-K (median 0.999, 33 cases), no rule; above 8 tokens the 32-row form or
 // stream-K.
 std::optional<SkinnyDeepForm> deep_form_on_narrow_dram(std::uint32_t m, std::uint32_t n,
