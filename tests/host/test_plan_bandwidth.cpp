@@ -34,13 +34,14 @@ TEST_CASE("plan_m16_gemm on narrow DRAM bandwidth: the deep entry from 64 MiB up
   const M16PlanDevice h100{132, kH100Gbps};
   // {n, k, warps}: the layers of item 188 that the rule takes, on the form that fits every
   // CTA at once (4 or 8 warps) or on 8 warps in waves that are 80 % full.
-  for (const auto& [n, k, warps] :
+  for (const auto& layer :
        {std::array<std::uint32_t, 3>{28672, 4096, 8}, {51200, 5120, 8}, {5120, 25600, 8},
         {7168, 16384, 8}, {36864, 7168, 8}, {7168, 18432, 8}, {10240, 8192, 4},
         {8192, 28672, 8}, {57344, 8192, 8}, {16384, 16384, 4}, {73728, 4608, 8},
         {4608, 36864, 8}, {5120, 16384, 8}, {16384, 8192, 4}, {24576, 4096, 8},
         {43008, 5120, 8}, {32768, 8192, 8}, {20480, 7168, 8}, {22528, 6144, 8},
         {30720, 4096, 8}, {35840, 5120, 8}}) {
+    const std::uint32_t n = layer[0], k = layer[1], warps = layer[2];
     CAPTURE(n);
     CAPTURE(k);
     for (std::uint32_t m = 1; m <= 8; ++m) {
@@ -70,8 +71,9 @@ TEST_CASE("plan_m16_gemm on narrow DRAM bandwidth: stream-K where the deep waves
   // fill 2.06-3.15 waves of 528 slots, under 80 % on average, and stream-K stays (item 188:
   // the 8-warp form took 1.02-1.07x its time on four of them).
   const M16PlanDevice h100{132, kH100Gbps};
-  for (const auto& [n, k] : {std::array<std::uint32_t, 2>{17408, 7168}, {18432, 7168},
-                             {19456, 7168}, {17920, 8192}, {26624, 4096}}) {
+  for (const auto& layer : {std::array<std::uint32_t, 2>{17408, 7168}, {18432, 7168},
+                            {19456, 7168}, {17920, 8192}, {26624, 4096}}) {
+    const std::uint32_t n = layer[0], k = layer[1];
     CAPTURE(n);
     for (std::uint32_t m = 1; m <= 8; ++m) {
       CAPTURE(m);
