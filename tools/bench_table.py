@@ -122,6 +122,11 @@ def main(path):
     method = record.get("method", {})
     # Records before item 178 timed each m's list in its order, then the baselines.
     order = method.get("order", "per m: the list in its order, then the baselines")
+    device = record.get("device", {})
+    if device.get("name"):
+        bandwidth = (f", DRAM {device['dram_gbps']} GB/s peak" if device.get("dram_gbps")
+                     else "")
+        print(f"Device: {device['name']} ({device.get('sm_count', '?')} SMs{bandwidth}).")
     print(f"Read ceiling in this run: {record['ceiling']['gbps']:.0f} GB/s; commit "
           f"{record['commit']}, {record['date']}. Order: {order}; before the timed "
           f"replays {warm_up(method.get('warm_ms', 0))}"
