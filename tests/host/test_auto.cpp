@@ -99,3 +99,32 @@ TEST_CASE("w8a16_gemm_m16_planned: the seed's contiguous entries on strided rows
         }) == "m16_plan_grid: the plan names 'w8a16_gemm_m16_nope', which no launcher runs");
   CHECK(f.gpu.launches().size() == 4);
 }
+
+TEST_CASE("w8a16_gemm_m16_auto: the plan is made for the device it is given") {
+  // Llama-3-8B gate_up at one token without PDL: on an H100's DRAM bandwidth the deep entry's
+  // one chunk (1792 CTAs of 8 warps, no workspace), on 132 SMs of unknown bandwidth stream-K
+  // on one CTA per SM (docs/performance.md, item 188).
+  Fixture f;
+  const KernelHandle deep = f.cache.kernel("w8a16_gemm_m16_skinny_deep");
+  const KernelHandle streamk = f.cache.kernel("w8a16_gemm_m16_streamk");
+  constexpr std::uint32_t m = 1, n = 28672, k = 4096;
+  w8a16_gemm_m16_auto(f.gpu, f.kernels, M16PlanDevice{132, 3352}, kIn, kW, kS, kOut, m, n, k, k,
+                      n, {}, 0);
+  const std::uint64_t ws_bytes = w8a16_gemm_m16_auto_workspace_bytes(m, n, k, 132);
+  CHECK(ws_bytes > 0);
+  w8a16_gemm_m16_auto(f.gpu, f.kernels, 132, kIn, kW, kS, kOut, m, n, k, k, n,
+                      {kWs, ws_bytes}, 0);
+  const auto l = f.gpu.launches();
+  REQUIRE(l.size() == 2);
+  CHECK(l[0].function == deep.function);
+  CHECK(l[0].config.grid.x * l[0].config.grid.y == 1792);
+  CHECK(l[0].config.block.x == 8 * 32);
+  CHECK(l[1].function == streamk.function);
+  CHECK(l[1].config.grid.x == 132);
+  // Without a workspace the device's plan runs (it needs none); stream-K's is refused.
+  CHECK(w8a16_gemm_m16_auto_workspace_bytes(m, n, k, M16PlanDevice{132, 3352}) == 0);
+  CHECK(error_of([&] {
+          w8a16_gemm_m16_auto(f.gpu, f.kernels, 132, kIn, kW, kS, kOut, m, n, k, k, n, {}, 0);
+        }).find("workspace") != std::string::npos);
+  CHECK(f.gpu.launches().size() == 2);
+}
