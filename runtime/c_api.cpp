@@ -102,7 +102,7 @@ struct DeepLaunch {
 DeepLaunch deep_launch(metrale::KernelService& svc, uint32_t m, uint32_t n, uint32_t k,
                        bool chunked) {
   const metrale::M16PlanDevice device = plan_device(svc);
-  const std::uint32_t sms = plan_sm_count(svc);
+  const std::uint32_t sms = device.sm_count;
   if (chunked) {
     const metrale::M16Plan plan = metrale::plan_m16_gemm(m, n, k, device);
     if (deep_in_chunks(plan, k)) return {plan.entry, plan.warps, plan.warp_blocks};

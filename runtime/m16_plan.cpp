@@ -296,12 +296,17 @@ M16Plan spread_if_suited(M16Plan plan, std::uint32_t m, std::uint32_t n, std::ui
   return plan;
 }
 
+// The deep entry's one chunk of K in `form`: every warp's blocks in turn, no workspace.
+M16Plan one_chunk(const SkinnyDeepForm& form, std::uint32_t k) {
+  return {form.kernel, 1, 0, 0, form.warps,
+          w8a16_gemm_m16_skinny_deep_one_chunk_blocks(k, form.warps)};
+}
+
 M16Plan plan_entry(std::uint32_t m, std::uint32_t n, std::uint32_t k, std::uint32_t sms,
                    std::uint32_t dram_gbps, M16LaunchOptions launch, bool deep_chunks) {
   if (const std::optional<SkinnyDeepForm> deep32 =
           w8a16_gemm_m16_skinny_deep32_form(m, n, k, sms, launch.programmatic_dependent)) {
-    return {deep32->kernel, 1, 0, 0, deep32->warps,
-            w8a16_gemm_m16_skinny_deep_one_chunk_blocks(k, deep32->warps)};
+    return one_chunk(*deep32, k);
   }
   // The deep entry's one-chunk form, which the rules below size their grids by.
   const SkinnyDeepForm form = w8a16_gemm_m16_skinny_deep_form(m, n, sms);
@@ -329,13 +334,11 @@ M16Plan plan_entry(std::uint32_t m, std::uint32_t n, std::uint32_t k, std::uint3
   }
   if (const std::optional<SkinnyDeepForm> deep =
           deep_form_if_suited(m, n, k, sms, launch.programmatic_dependent, form)) {
-    return {deep->kernel, 1, 0, 0, deep->warps,
-            w8a16_gemm_m16_skinny_deep_one_chunk_blocks(k, deep->warps)};
+    return one_chunk(*deep, k);
   }
   if (const std::optional<SkinnyDeepForm> deep = deep_form_on_narrow_dram(
           m, n, k, sms, dram_gbps, launch.programmatic_dependent, form)) {
-    return {deep->kernel, 1, 0, 0, deep->warps,
-            w8a16_gemm_m16_skinny_deep_one_chunk_blocks(k, deep->warps)};
+    return one_chunk(*deep, k);
   }
   if (const std::optional<M16Plan> chunked =
           chunked_deep_if_suited(m, n, k, sms, launch.programmatic_dependent)) {

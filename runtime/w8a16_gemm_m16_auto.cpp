@@ -26,14 +26,14 @@ std::uint64_t w8a16_gemm_m16_auto_workspace_bytes(std::uint32_t m, std::uint32_t
   return m16_plan_grid(plan, n, k).workspace_bytes;
 }
 
-std::uint32_t plan_sm_count(KernelService& service) {
-  return service.compile_only() ? 132u
-                                : static_cast<std::uint32_t>(service.backend().info().sm_count);
-}
+std::uint32_t plan_sm_count(KernelService& service) { return plan_device(service).sm_count; }
 
 M16PlanDevice plan_device(KernelService& service) {
-  if (service.compile_only()) return M16PlanDevice{132};
-  return M16PlanDevice{plan_sm_count(service), service.backend().info().dram_gbps};
+  return service.compile_only() ? M16PlanDevice{132} : plan_device(service.backend().info());
+}
+
+M16PlanDevice plan_device(const DeviceInfo& info) {
+  return {static_cast<std::uint32_t>(info.sm_count), info.dram_gbps};
 }
 
 void w8a16_gemm_m16_auto(KernelService& service, DevicePtr input, DevicePtr weight,

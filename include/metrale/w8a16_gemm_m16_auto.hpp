@@ -59,6 +59,9 @@ std::uint32_t plan_sm_count(KernelService& service);
 // 132 SMs of unknown bandwidth on a compile-only one.
 M16PlanDevice plan_device(KernelService& service);
 
+// The plan's device for a device the driver describes: its SMs and DRAM bandwidth.
+M16PlanDevice plan_device(const DeviceInfo& info);
+
 // Runs `plan`, plan_m16_gemm's for m, n and k, through the launcher its entry names, with
 // programmatic dependent launch where `programmatic_dependent` (as the plan was made: a PDL
 // plan's spread and cluster are for launches with PDL). Handles come from `kernels`.

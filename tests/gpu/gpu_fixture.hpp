@@ -11,7 +11,7 @@
 
 #include "metrale/cuda_backend.hpp"
 #include "metrale/kernel_launch.hpp"
-#include "metrale/m16_plan.hpp"
+#include "metrale/w8a16_gemm_m16_auto.hpp"
 #include "metrale/module_cache.hpp"
 #include "metrale/oracle.hpp"
 #include "metrale/w8a16_gemm_m16_streamk.hpp"
@@ -28,7 +28,7 @@ struct GpuContext {
   }
   std::uint32_t sm_count() const { return static_cast<std::uint32_t>(backend.info().sm_count); }
   // What the library's own calls plan for on this device (plan_device on a service).
-  M16PlanDevice plan_device() const { return {sm_count(), backend.info().dram_gbps}; }
+  M16PlanDevice plan_device() const { return metrale::plan_device(backend.info()); }
 };
 
 // Created on first use; lives for the process.

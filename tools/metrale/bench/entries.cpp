@@ -40,7 +40,7 @@ void streamk(const GpuBackend& gpu, KernelHandle kernel, DevicePtr input, Device
              DevicePtr block_scale, DevicePtr output, std::uint32_t m, std::uint32_t n,
              std::uint32_t k, const EntryResources& resources, StreamHandle s) {
   w8a16_gemm_m16_streamk(gpu, kernel, input, weight, block_scale, output, m, n, k, k, n,
-                         resources.workspace, kCtasPerSm * resources.sm_count, s,
+                         resources.workspace, kCtasPerSm * resources.device.sm_count, s,
                          M16LaunchOptions{kPdl}, kStages);
 }
 
@@ -61,7 +61,8 @@ std::uint32_t even_share(const KernelHandle& kernel, std::uint32_t n, std::uint3
                          const EntryResources& resources) {
   const std::uint64_t ctas = w8a16_gemm_m16_skinny_grid_ctas(
       kernel.name != nullptr ? kernel.name : "", n, k, warps, warp_blocks);
-  return static_cast<std::uint32_t>((ctas + resources.sm_count - 1) / resources.sm_count);
+  const std::uint32_t sms = resources.device.sm_count;
+  return static_cast<std::uint32_t>((ctas + sms - 1) / sms);
 }
 
 // The skinny entry as above, at most ceil(CTAs / SMs) of its CTAs on an SM (".sp", as
@@ -131,8 +132,8 @@ template <bool kPdl = false>
 void automatic(const GpuBackend& gpu, KernelHandle, DevicePtr input, DevicePtr weight,
                DevicePtr block_scale, DevicePtr output, std::uint32_t m, std::uint32_t n,
                std::uint32_t k, const EntryResources& resources, StreamHandle s) {
-  w8a16_gemm_m16_auto(gpu, resources.kernels, {resources.sm_count, resources.dram_gbps}, input,
-                      weight, block_scale, output, m, n, k, k, n, resources.workspace, s, kPdl);
+  w8a16_gemm_m16_auto(gpu, resources.kernels, resources.device, input, weight, block_scale,
+                      output, m, n, k, k, n, resources.workspace, s, kPdl);
 }
 
 // Tuning points, timed only when --entry names them: ".rR" fixes the streaming entry's

@@ -18,8 +18,7 @@ namespace metrale::bench {
 // What the runner lends the entries that need more than their operands.
 struct EntryResources {
   StreamKWorkspace workspace;  // zeroed once, large enough for any default shape
-  std::uint32_t sm_count = 0;
-  std::uint32_t dram_gbps = 0;  // the device's (DeviceInfo), for w8a16_gemm_m16_auto's plan
+  M16PlanDevice device;  // the device's SMs (which size the grids) and DRAM bandwidth
   KernelLookup kernels;  // the runner's module cache, for w8a16_gemm_m16_auto
 };
 

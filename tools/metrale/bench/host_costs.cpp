@@ -138,7 +138,7 @@ LaunchCost measure_launch_cost(const CudaBackend& gpu, ModuleCache& cache, const
       per_call_ns(batches, batch, [&] { streamk_call(null_gpu); }, [] {});
   // The automatic call on the same problem: its plan, its kernel lookup, then the
   // launcher of the entry it picks.
-  const M16PlanDevice device{static_cast<std::uint32_t>(gpu.info().sm_count), gpu.info().dram_gbps};
+  const M16PlanDevice device = plan_device(gpu.info());
   const std::uint64_t auto_ws_bytes =
       std::max<std::uint64_t>(16, w8a16_gemm_m16_auto_workspace_bytes(1, kN, kK, device));
   DeviceBuffer auto_ws(gpu, auto_ws_bytes);

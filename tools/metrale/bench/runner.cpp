@@ -126,11 +126,10 @@ Runner::Runner(const CudaBackend& gpu, ModuleCache& cache, const Stream& stream,
   check_ = std::make_unique<BenchModule>(gpu, "output_check.cu");
   // The workspace of stream-K (up to 4 CTAs per SM) and of the skinny entry (64 MiB: its
   // 8-warp forms on every default shape), zeroed once (each launch leaves it zeroed).
-  resources_.sm_count = static_cast<std::uint32_t>(gpu.info().sm_count);
-  resources_.dram_gbps = gpu.info().dram_gbps;
+  resources_.device = plan_device(gpu.info());
   const std::uint64_t workspace_bytes =
       std::max<std::uint64_t>(std::uint64_t{64} << 20, w8a16_gemm_m16_streamk_workspace_bytes(
-                                                           1u << 20, 4 * resources_.sm_count));
+                                                           1u << 20, 4 * resources_.device.sm_count));
   workspace_ = DeviceBuffer(gpu, workspace_bytes);
   gpu.fill_bytes(workspace_.get(), 0, workspace_bytes);
   gpu.synchronize();
@@ -287,8 +286,8 @@ std::vector<CaseResult> Runner::run_shape(const Shape& shape) {
   std::vector<PlanChoices> choices(options_.ms.size());
   std::vector<References> refs;
   refs.reserve(options_.ms.size());
-  const std::uint32_t sms = resources_.sm_count;
-  const M16PlanDevice device{sms, resources_.dram_gbps};
+  const M16PlanDevice& device = resources_.device;
+  const std::uint32_t sms = device.sm_count;
   for (std::size_t i = 0; i < options_.ms.size(); ++i) {
     const std::uint32_t m = options_.ms[i];
     CaseResult& c = results[i];
@@ -504,7 +503,7 @@ EntryResult Runner::run_entry_once(const ShapeData& d, const BenchEntry& entry,
       r.check.merge(check_output(d, m, refs.last, r.detail, "the timed graph's last launch"));
     }
     if (timeline_) {
-      timeline_->take(gpu_, workspace_.get(), resources_.workspace.bytes, resources_.sm_count,
+      timeline_->take(gpu_, workspace_.get(), resources_.workspace.bytes, resources_.device.sm_count,
                       d.shape.label(), m, entry.name);
     }
     // The timed graph's launches all write one output block, so only the last one's
