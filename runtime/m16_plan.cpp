@@ -34,6 +34,7 @@ using m16_plan::deep_form_if_suited;
 using m16_plan::deep_form_on_narrow_dram;
 using m16_plan::kLargeLayerBytes;
 using m16_plan::kMiB;
+using m16_plan::narrow_dram;
 using m16_plan::shallow_layer_warps;
 using m16_plan::spreadable;
 
@@ -62,22 +63,29 @@ using m16_plan::spreadable;
 // units (item 160, m = 9..16, two runs, 9 layers of 64-100 MiB with 56-112 tiles): 0.92-0.98x
 // the time of two per SM at 9-14 tokens and 0.96-1.00x at 16 on 8 of them (30.6-48.5
 // units per SM); 11264 x 7168 (88 tiles) 1.00-1.01x.
+// On narrow DRAM bandwidth per SM (an H100, item 189) one per SM takes above 8 tokens,
+// with and without PDL, the bound it has up to 8 tokens without PDL: up to 64 units per SM
+// and fewer tiles than two per SM. On the H100 the 3-stage form on two per SM took
+// 1.021-1.039x its time there without PDL (24576 x 4096, 28672 x 3584 and Llama-3-8B
+// gate_up at 12 and 16 tokens) and 1.005-1.030x with it.
 M16Plan large_layer_streamk(std::uint32_t m, std::uint32_t n, std::uint32_t k,
-                            std::uint64_t sms, bool pdl) {
+                            std::uint64_t sms, bool narrow_dram, bool pdl) {
   const std::uint64_t tiles = div_ceil(n, 128);
   const std::uint64_t units = tiles * (k / 128);
   const bool few_tiles = units <= 56 * sms && 8 * tiles <= 3 * sms;
+  const bool few_units = units <= 64 * sms && tiles < 2 * sms;
   const bool one_per_sm =
-      pdl ? few_tiles || (m > 8 && units <= 49 * sms && tiles <= sms)
-          : units <= 64 * sms && (m <= 8 ? tiles < 2 * sms : tiles <= sms);
+      m > 8 && narrow_dram ? few_tiles || few_units
+      : pdl                ? few_tiles || (m > 8 && units <= 49 * sms && tiles <= sms)
+                           : units <= 64 * sms && (m <= 8 ? tiles < 2 * sms : tiles <= sms);
   if (one_per_sm) return {"w8a16_gemm_m16_streamk", 1, static_cast<std::uint32_t>(sms)};
   const auto ctas = static_cast<std::uint32_t>(2 * sms);
   return {"w8a16_gemm_m16_streamk", 1, ctas,
           streamk_plan_stages(ctas, static_cast<std::uint32_t>(sms))};
 }
 
-M16Plan plan_without_pdl(std::uint32_t m, std::uint32_t n, std::uint32_t k,
-                         std::uint64_t sms) {
+M16Plan plan_without_pdl(std::uint32_t m, std::uint32_t n, std::uint32_t k, std::uint64_t sms,
+                         bool narrow_dram) {
   // Too few CTAs leave loads in flight, hence bandwidth, unused. Measured on an H200
   // (docs/performance.md, bench/results/): 128, 160 and 192 tiles run best split in two,
   // 224 and more unsplit, so the threshold sits at 1.6 CTAs per SM.
@@ -91,7 +99,9 @@ M16Plan plan_without_pdl(std::uint32_t m, std::uint32_t n, std::uint32_t k,
   // (Llama-3-8B down 21.0 us against 21.9 for split-K); from 20 MiB at m >= 5 (Llama-3-8B
   // qkv m = 6 12.36 us against 12.82 for split-K, which stays ahead up to m = 4).
   const std::uint64_t weight_bytes = std::uint64_t{n} * k;
-  if (weight_bytes >= kLargeLayerBytes) return large_layer_streamk(m, n, k, sms, false);
+  if (weight_bytes >= kLargeLayerBytes) {
+    return large_layer_streamk(m, n, k, sms, narrow_dram, false);
+  }
   if ((weight_bytes >= 32 * kMiB && (m >= 2 || tiles < sms)) ||
       (weight_bytes >= 20 * kMiB && m >= 5)) {
     return {"w8a16_gemm_m16_streamk", 1, static_cast<std::uint32_t>(sms)};
@@ -296,6 +306,20 @@ M16Plan spread_if_suited(M16Plan plan, std::uint32_t m, std::uint32_t n, std::ui
   return plan;
 }
 
+// Without PDL on narrow DRAM bandwidth per SM (an H100, item 189), the 16-row form on 8
+// warps instead of the 32-row form on 16 (at most one CTA per SM: 3392-4224 rows, K from
+// 12288) where the 16-row form's CTAs fit at once: on the H100 the 32-row form took
+// 1.010-1.049x its time at 12 and 16 tokens (4096 x 12288, Llama-3-8B down, 3584 x 14336),
+// on an H200 0.955x (Llama-3-8B down at 16 tokens, record h200-6ae6ca5). With PDL the
+// H100 gave 0.989-1.037x, no rule.
+SkinnyDeepForm deep16_for_deep32_on_narrow_dram(const SkinnyDeepForm& deep32,
+                                                const SkinnyDeepForm& form, bool narrow,
+                                                bool pdl) {
+  const bool swap = narrow && !pdl && deep32.warps == 16 && form.kernel == "w8a16_gemm_m16_skinny_deep" &&
+                    form.warps == 8;
+  return swap ? form : deep32;
+}
+
 // The deep entry's one chunk of K in `form`: every warp's blocks in turn, no workspace.
 M16Plan one_chunk(const SkinnyDeepForm& form, std::uint32_t k) {
   return {form.kernel, 1, 0, 0, form.warps,
@@ -304,12 +328,15 @@ M16Plan one_chunk(const SkinnyDeepForm& form, std::uint32_t k) {
 
 M16Plan plan_entry(std::uint32_t m, std::uint32_t n, std::uint32_t k, std::uint32_t sms,
                    std::uint32_t dram_gbps, M16LaunchOptions launch, bool deep_chunks) {
-  if (const std::optional<SkinnyDeepForm> deep32 =
-          w8a16_gemm_m16_skinny_deep32_form(m, n, k, sms, launch.programmatic_dependent)) {
-    return one_chunk(*deep32, k);
-  }
+  const bool narrow = narrow_dram(dram_gbps, sms);
   // The deep entry's one-chunk form, which the rules below size their grids by.
   const SkinnyDeepForm form = w8a16_gemm_m16_skinny_deep_form(m, n, sms);
+  if (const std::optional<SkinnyDeepForm> deep32 =
+          w8a16_gemm_m16_skinny_deep32_form(m, n, k, sms, launch.programmatic_dependent)) {
+    return one_chunk(deep16_for_deep32_on_narrow_dram(*deep32, form, narrow,
+                                                      launch.programmatic_dependent),
+                     k);
+  }
   if (const std::optional<M16Plan> streamk =
           shallow_streamk_if_suited(m, n, k, sms, launch.programmatic_dependent, form)) {
     return *streamk;
@@ -349,7 +376,7 @@ M16Plan plan_entry(std::uint32_t m, std::uint32_t n, std::uint32_t k, std::uint3
     plan.chunk_cluster = launch.programmatic_dependent && chunk_cluster_suits(m, n, k, sms);
     return plan;
   }
-  const M16Plan plan = plan_without_pdl(m, n, k, sms);
+  const M16Plan plan = plan_without_pdl(m, n, k, sms, narrow);
   const std::uint64_t bytes = std::uint64_t{n} * k;
   const bool tiled = plan.entry == "w8a16_gemm_m16" || plan.entry == "w8a16_gemm_m16_n64" ||
                      plan.entry == "w8a16_gemm_m16_splitk";
@@ -378,7 +405,7 @@ M16Plan plan_entry(std::uint32_t m, std::uint32_t n, std::uint32_t k, std::uint3
   // (Llama-3-8B down 19.3 us at m = 1 on one CTA per SM against 20.3 on two; the
   // exception, DeepSeek-V3 q_b at m = 8, 13.1 against 12.8). From 64 MiB the grid is
   // large_layer_streamk's with PDL.
-  if (bytes >= kLargeLayerBytes) return large_layer_streamk(m, n, k, sms, true);
+  if (bytes >= kLargeLayerBytes) return large_layer_streamk(m, n, k, sms, narrow, true);
   if (plan.entry == "w8a16_gemm_m16" || plan.entry == "w8a16_gemm_m16_n64") {
     return {"w8a16_gemm_m16_splitk", 1};
   }

@@ -298,13 +298,18 @@ std::optional<SkinnyDeepForm> deep_form_if_suited(std::uint32_t m, std::uint32_t
 // GB/s per SM is not measured. With PDL the fastest deep form took 0.972-1.095x the time of the
 // plan's stream-K (median 0.999, 33 cases), no rule; above 8 tokens the 32-row form or
 // stream-K.
+bool narrow_dram(std::uint32_t dram_gbps, std::uint32_t sms) {
+  return dram_gbps != 0 && dram_gbps < std::uint64_t{kNarrowDramGbpsPerSm} * sms;
+}
+
 std::optional<SkinnyDeepForm> deep_form_on_narrow_dram(std::uint32_t m, std::uint32_t n,
                                                        std::uint32_t k, std::uint32_t sms,
                                                        std::uint32_t dram_gbps, bool pdl,
                                                        const SkinnyDeepForm& form) {
   const std::uint64_t bytes = std::uint64_t{n} * k;
-  const bool narrow = dram_gbps != 0 && dram_gbps < std::uint64_t{kNarrowDramGbpsPerSm} * sms;
-  if (!narrow || pdl || m > 8 || k < 4096 || bytes < kLargeLayerBytes) return std::nullopt;
+  if (!narrow_dram(dram_gbps, sms) || pdl || m > 8 || k < 4096 || bytes < kLargeLayerBytes) {
+    return std::nullopt;
+  }
   const std::uint64_t ctas = div_ceil(n, 16);
   if (form.warps >= 4 && ctas <= std::uint64_t{sms} * form.ctas_per_sm) return form;
   const SkinnyDeepForm waves{"w8a16_gemm_m16_skinny_deep", 8,

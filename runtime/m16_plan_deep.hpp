@@ -35,6 +35,10 @@ std::optional<SkinnyDeepForm> deep_form_if_suited(std::uint32_t m, std::uint32_t
 // none): `form` where it has 4 warps or more and its CTAs fit at once, else CTAs of 8 warps
 // in waves where those fill 80 % of the waves' slots; none elsewhere.
 inline constexpr std::uint32_t kNarrowDramGbpsPerSm = 31;
+
+// Whether a device of `sms` SMs and `dram_gbps` of peak DRAM bandwidth (0: not known) has
+// under kNarrowDramGbpsPerSm per SM (an H100 SXM: 25; an H200: 37).
+bool narrow_dram(std::uint32_t dram_gbps, std::uint32_t sms);
 std::optional<SkinnyDeepForm> deep_form_on_narrow_dram(std::uint32_t m, std::uint32_t n,
                                                        std::uint32_t k, std::uint32_t sms,
                                                        std::uint32_t dram_gbps, bool pdl,

@@ -127,6 +127,11 @@ export -f build_tree ab_bench  # the steps that run under bash -c call them too
 #             deep entry's one chunk on 4, 8 and 16 warps and the automatic call, without PDL
 #   large3    8 layers of 104-175 MiB at m = 1, 4, 8 whose deep CTAs of 8 warps fill
 #             2.06-4.24 waves: stream-K's forms, the deep entry on 8 warps, the automatic call
+#   dram8a    item 189's stream-K rule held out: 12 layers of 64-240 MiB at m = 9, 12, 16,
+#             stream-K's forms and the automatic call, with and without PDL
+#   dram8b    item 189's 32-row rule held out: 8 layers of 3456-4224 rows at K of
+#             12288-28672, m = 9, 12, 16, the 32-row and 16-row deep forms, stream-K on one
+#             CTA per SM and the automatic call, with and without PDL
 plancheck_set() {  # plancheck_set M ENTRIES SHAPES: a named set's bench options
   local entry shape
   PLANCHECK_SET_OPTIONS="--m ${PLANCHECK_M:-$1}"
@@ -224,6 +229,15 @@ plancheck_options() {  # plancheck_options SET: PLANCHECK_SET_OPTIONS for SET, e
       "streamk streamk.c1 streamk.s3 skinny_deep/8 auto" \
       "17408x7168 19456x7168 20480x7168 22528x6144 26624x4096 30720x4096 35840x5120
        17920x8192" ;;
+    dram8a) plancheck_set 9,12,16 \
+      "streamk streamk.c1 streamk.s3 auto streamk+pdl streamk.c1+pdl streamk.s3+pdl auto+pdl" \
+      "20480x4096 22016x4096 30720x4096 24576x5120 27648x5120 18432x7168 19200x3584
+       22016x3584 24576x7168 36864x4096 8192x16384 12288x10240" ;;
+    dram8b) plancheck_set 9,12,16 \
+      "skinny_deep32/16 skinny_deep/8 skinny_deep3/8 streamk.c1 auto skinny_deep32/16+pdl
+       skinny_deep/8+pdl auto+pdl" \
+      "3712x12288 3968x16384 4096x16384 4224x12288 4096x28672 3584x18944 3456x13312
+       3840x12800" ;;
     *) return 1 ;;
   esac
 }
