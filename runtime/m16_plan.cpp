@@ -63,21 +63,21 @@ using m16_plan::spreadable;
 // units (item 160, m = 9..16, two runs, 9 layers of 64-100 MiB with 56-112 tiles): 0.92-0.98x
 // the time of two per SM at 9-14 tokens and 0.96-1.00x at 16 on 8 of them (30.6-48.5
 // units per SM); 11264 x 7168 (88 tiles) 1.00-1.01x.
-// On narrow DRAM bandwidth per SM (an H100, item 189) one per SM takes above 8 tokens,
-// with and without PDL, the bound it has up to 8 tokens without PDL: up to 64 units per SM
-// and fewer tiles than two per SM. On the H100 the 3-stage form on two per SM took
-// 1.021-1.039x its time there without PDL (24576 x 4096, 28672 x 3584 and Llama-3-8B
-// gate_up at 12 and 16 tokens) and 1.005-1.030x with it.
+// On narrow DRAM bandwidth per SM (an H100, item 189) one per SM takes above 8 tokens
+// without PDL the bound it has up to 8 tokens: up to 64 units per SM and fewer tiles than
+// two per SM. On the H100 the 3-stage form on two per SM took 1.021-1.039x its time there
+// (24576 x 4096, 28672 x 3584 and Llama-3-8B gate_up at 12 and 16 tokens); held out (the
+// set dram8a, 9 layers of 64-120 MiB at 9, 12 and 16 tokens, two runs) one per SM took
+// 0.954-0.994x the 3-stage form's time (median 0.976). With PDL it took 0.976-1.026x
+// there (1.021-1.026x on 18432 x 7168): no rule.
 M16Plan large_layer_streamk(std::uint32_t m, std::uint32_t n, std::uint32_t k,
                             std::uint64_t sms, bool narrow_dram, bool pdl) {
   const std::uint64_t tiles = div_ceil(n, 128);
   const std::uint64_t units = tiles * (k / 128);
   const bool few_tiles = units <= 56 * sms && 8 * tiles <= 3 * sms;
-  const bool few_units = units <= 64 * sms && tiles < 2 * sms;
   const bool one_per_sm =
-      m > 8 && narrow_dram ? few_tiles || few_units
-      : pdl                ? few_tiles || (m > 8 && units <= 49 * sms && tiles <= sms)
-                           : units <= 64 * sms && (m <= 8 ? tiles < 2 * sms : tiles <= sms);
+      pdl ? few_tiles || (m > 8 && units <= 49 * sms && tiles <= sms)
+          : units <= 64 * sms && (m <= 8 || narrow_dram ? tiles < 2 * sms : tiles <= sms);
   if (one_per_sm) return {"w8a16_gemm_m16_streamk", 1, static_cast<std::uint32_t>(sms)};
   const auto ctas = static_cast<std::uint32_t>(2 * sms);
   return {"w8a16_gemm_m16_streamk", 1, ctas,
@@ -306,17 +306,20 @@ M16Plan spread_if_suited(M16Plan plan, std::uint32_t m, std::uint32_t n, std::ui
   return plan;
 }
 
-// Without PDL on narrow DRAM bandwidth per SM (an H100, item 189), the 16-row form on 8
-// warps instead of the 32-row form on 16 (at most one CTA per SM: 3392-4224 rows, K from
-// 12288) where the 16-row form's CTAs fit at once: on the H100 the 32-row form took
-// 1.010-1.049x its time at 12 and 16 tokens (4096 x 12288, Llama-3-8B down, 3584 x 14336),
-// on an H200 0.955x (Llama-3-8B down at 16 tokens, record h200-6ae6ca5). With PDL the
-// H100 gave 0.989-1.037x, no rule.
+// Without PDL on narrow DRAM bandwidth per SM (an H100, item 189), under 64 MiB, the
+// 16-row form on 8 warps instead of the 32-row form on 16 (at most one CTA per SM:
+// 3392-4224 rows, K from 12288) where the 16-row form's CTAs fit at once: on the H100 the
+// 32-row form took 1.010-1.049x its time at 12 and 16 tokens (4096 x 12288, Llama-3-8B
+// down, 3584 x 14336: 48-56 MiB); held out (the set dram8b, 9, 12 and 16 tokens, two
+// runs) the 16-row form took 0.946-0.985x the 32-row form's time on six layers of 44-64
+// MiB, 1.004-1.011x on 3584 x 18944 and 4096 x 28672 (65 and 112 MiB). On an H200 the
+// 32-row form took 0.955x the 16-row form's time (Llama-3-8B down at 16 tokens, record
+// h200-6ae6ca5). With PDL the H100 gave 0.968-1.043x, no rule.
 SkinnyDeepForm deep16_for_deep32_on_narrow_dram(const SkinnyDeepForm& deep32,
-                                                const SkinnyDeepForm& form, bool narrow,
-                                                bool pdl) {
-  const bool swap = narrow && !pdl && deep32.warps == 16 && form.kernel == "w8a16_gemm_m16_skinny_deep" &&
-                    form.warps == 8;
+                                                const SkinnyDeepForm& form, std::uint64_t bytes,
+                                                bool narrow, bool pdl) {
+  const bool swap = narrow && !pdl && bytes < kLargeLayerBytes && deep32.warps == 16 &&
+                    form.kernel == "w8a16_gemm_m16_skinny_deep" && form.warps == 8;
   return swap ? form : deep32;
 }
 
@@ -333,8 +336,8 @@ M16Plan plan_entry(std::uint32_t m, std::uint32_t n, std::uint32_t k, std::uint3
   const SkinnyDeepForm form = w8a16_gemm_m16_skinny_deep_form(m, n, sms);
   if (const std::optional<SkinnyDeepForm> deep32 =
           w8a16_gemm_m16_skinny_deep32_form(m, n, k, sms, launch.programmatic_dependent)) {
-    return one_chunk(deep16_for_deep32_on_narrow_dram(*deep32, form, narrow,
-                                                      launch.programmatic_dependent),
+    return one_chunk(deep16_for_deep32_on_narrow_dram(*deep32, form, std::uint64_t{n} * k,
+                                                      narrow, launch.programmatic_dependent),
                      k);
   }
   if (const std::optional<M16Plan> streamk =

@@ -1,10 +1,10 @@
 // plan_m16_gemm's rule for devices of narrow DRAM bandwidth per SM (an H100 80GB HBM3:
 // 3352 GB/s on 132 SMs, 25 GB/s per SM): without PDL up to 8 tokens, layers of 64 MiB and
 // more run the deep entry's one chunk of K instead of stream-K (docs/performance.md, item
-// 188); above 8 tokens stream-K takes one CTA per SM on fewer tiles than two per SM, and
-// the 16-row deep form on 8 warps stands in for the 32-row form on 16 without PDL (item
-// 189). These cases pin the rules to the layers they were measured on, to their edges, and
-// to the plan they leave alone: an H200's bandwidth, an unknown one, PDL where it has none.
+// 188); above 8 tokens without PDL stream-K takes one CTA per SM on fewer tiles than two
+// per SM, and under 64 MiB the 16-row deep form on 8 warps stands in for the 32-row form on
+// 16 (item 189). These cases pin the rules to the layers they were measured on, to their
+// edges, and to the plan they leave alone: an H200's bandwidth, an unknown one, PDL.
 #include <doctest/doctest.h>
 
 #include <array>
@@ -66,48 +66,44 @@ TEST_CASE("plan_m16_gemm on narrow DRAM bandwidth: the deep entry from 64 MiB up
 TEST_CASE("plan_m16_gemm on narrow DRAM bandwidth: stream-K on one CTA per SM above 8 tokens") {
   const M16PlanDevice h100{132, kH100Gbps};
   const M16PlanDevice h200{132, kH200Gbps};
-  for (const bool pdl : {false, true}) {
-    CAPTURE(pdl);
-    const M16LaunchOptions launch{pdl};
-    for (std::uint32_t m = 9; m <= 16; ++m) {
-      CAPTURE(m);
-      // 192-224 tiles of up to 64 units per SM (item 189's fit): one CTA per SM here, two
-      // with 3 stages on an H200 or an unknown device.
-      for (const auto& layer : {std::array<std::uint32_t, 2>{28672, 4096}, {24576, 4096},
-                                {28672, 3584}}) {
-        const std::uint32_t n = layer[0], k = layer[1];
-        CAPTURE(n);
-        const M16Plan p = plan_m16_gemm(m, n, k, h100, launch);
-        CHECK(p.entry == kStreamK);
-        CHECK(p.ctas == 132u);
-        CHECK(p.stages == 0u);
-        CHECK(plan_m16_gemm(m, n, k, 132, launch).ctas == 264u);
-        CHECK(same(plan_m16_gemm(m, n, k, h200, launch), plan_m16_gemm(m, n, k, 132, launch)));
-      }
-      // Two tiles per SM or more, or more than 64 units per SM: as before.
-      for (const auto& layer : {std::array<std::uint32_t, 2>{51200, 5120}, {36864, 7168},
-                                {34816, 5120}, {24576, 7168}}) {
-        const std::uint32_t n = layer[0], k = layer[1];
-        CAPTURE(n);
-        CHECK(same(plan_m16_gemm(m, n, k, h100, launch), plan_m16_gemm(m, n, k, 132, launch)));
-      }
+  const M16LaunchOptions pdl{true};
+  for (std::uint32_t m = 9; m <= 16; ++m) {
+    CAPTURE(m);
+    // Fewer tiles than two per SM, up to 64 units per SM (item 189's fit and the set
+    // dram8a): one CTA per SM here, two with 3 stages on an H200 or an unknown device.
+    for (const auto& layer :
+         {std::array<std::uint32_t, 2>{28672, 4096}, {24576, 4096}, {28672, 3584},
+          {20480, 4096}, {30720, 4096}, {24576, 5120}, {18432, 7168}, {19200, 3584}}) {
+      const std::uint32_t n = layer[0], k = layer[1];
+      CAPTURE(n);
+      const M16Plan p = plan_m16_gemm(m, n, k, h100);
+      CHECK(p.entry == kStreamK);
+      CHECK(p.ctas == 132u);
+      CHECK(p.stages == 0u);
+      CHECK(plan_m16_gemm(m, n, k, 132).ctas == 264u);
+      CHECK(same(plan_m16_gemm(m, n, k, h200), plan_m16_gemm(m, n, k, 132)));
+      // With PDL as before.
+      CHECK(same(plan_m16_gemm(m, n, k, h100, pdl), plan_m16_gemm(m, n, k, 132, pdl)));
     }
-  }
-  // With PDL also on few tiles of 49-64 units per SM (DeepSeek-V3 o and down): one per SM.
-  for (const auto& layer : {std::array<std::uint32_t, 2>{7168, 16384}, {7168, 18432}}) {
-    const std::uint32_t n = layer[0], k = layer[1];
-    CAPTURE(n);
-    CHECK(plan_m16_gemm(16, n, k, h100, M16LaunchOptions{true}).ctas == 132u);
-    CHECK(plan_m16_gemm(16, n, k, 132, M16LaunchOptions{true}).ctas == 264u);
+    // Two tiles per SM or more, or more than 64 units per SM: as before.
+    for (const auto& layer : {std::array<std::uint32_t, 2>{51200, 5120}, {36864, 7168},
+                              {34816, 5120}, {24576, 7168}, {36864, 4096}}) {
+      const std::uint32_t n = layer[0], k = layer[1];
+      CAPTURE(n);
+      CHECK(same(plan_m16_gemm(m, n, k, h100), plan_m16_gemm(m, n, k, 132)));
+      CHECK(same(plan_m16_gemm(m, n, k, h100, pdl), plan_m16_gemm(m, n, k, 132, pdl)));
+    }
   }
 }
 
 TEST_CASE("plan_m16_gemm on narrow DRAM bandwidth: the 16-row deep form for the 32-row one") {
   const M16PlanDevice h100{132, kH100Gbps};
-  // 3392-4224 rows from K = 12288 above 8 tokens: the 32-row form on 16 warps (one CTA per
-  // SM) elsewhere; here without PDL the 16-row form on 8 warps, every CTA at once.
+  // 3392-4224 rows from K = 12288 above 8 tokens, under 64 MiB: the 32-row form on 16
+  // warps (one CTA per SM) elsewhere; here without PDL the 16-row form on 8 warps, every
+  // CTA at once.
   for (const auto& layer : {std::array<std::uint32_t, 2>{4096, 14336}, {4096, 12288},
-                            {3584, 14336}, {4224, 12288}, {3456, 13312}}) {
+                            {3584, 14336}, {4224, 12288}, {3456, 13312},
+                            {3840, 12800}, {3968, 16384}}) {
     const std::uint32_t n = layer[0], k = layer[1];
     CAPTURE(n);
     CAPTURE(k);
@@ -129,7 +125,11 @@ TEST_CASE("plan_m16_gemm on narrow DRAM bandwidth: the 16-row deep form for the 
     }
     CHECK(same(plan_m16_gemm(8, n, k, h100), plan_m16_gemm(8, n, k, 132)));
   }
-  // The 32-row form on 8 warps stays (8192 x 8192, DeepSeek-V3 o).
+  // From 64 MiB the 32-row form on 16 warps stays (3584 x 18944, 4096 x 28672), as does
+  // the 32-row form on 8 warps (8192 x 8192, DeepSeek-V3 o).
+  CHECK(same(plan_m16_gemm(16, 3584, 18944, h100), plan_m16_gemm(16, 3584, 18944, 132)));
+  CHECK(same(plan_m16_gemm(12, 4096, 28672, h100), plan_m16_gemm(12, 4096, 28672, 132)));
+  CHECK(plan_m16_gemm(12, 4096, 28672, h100).entry == "w8a16_gemm_m16_skinny_deep32");
   CHECK(same(plan_m16_gemm(16, 8192, 8192, h100), plan_m16_gemm(16, 8192, 8192, 132)));
   CHECK(plan_m16_gemm(16, 7168, 16384, h100).entry == "w8a16_gemm_m16_skinny_deep32");
 }
