@@ -308,11 +308,12 @@ M16Plan spread_if_suited(M16Plan plan, std::uint32_t m, std::uint32_t n, std::ui
 
 // Without PDL on narrow DRAM bandwidth per SM (an H100, item 189), under 64 MiB, the
 // 16-row form on 8 warps instead of the 32-row form on 16 (at most one CTA per SM:
-// 3392-4224 rows, K from 12288) where the 16-row form's CTAs fit at once: on the H100 the
+// 3361-4224 rows, K from 12288) where the 16-row form's CTAs fit at once: on the H100 the
 // 32-row form took 1.010-1.049x its time at 12 and 16 tokens (4096 x 12288, Llama-3-8B
 // down, 3584 x 14336: 48-56 MiB); held out (the set dram8b, 9, 12 and 16 tokens, two
 // runs) the 16-row form took 0.946-0.985x the 32-row form's time on six layers of 44-64
-// MiB, 1.004-1.011x on 3584 x 18944 and 4096 x 28672 (65 and 112 MiB). On an H200 the
+// MiB (4096 x 16384, 64 MiB, among them, left to the 32-row form by the bound),
+// 1.004-1.011x on 3584 x 18944 and 4096 x 28672 (65 and 112 MiB). On an H200 the
 // 32-row form took 0.955x the 16-row form's time (Llama-3-8B down at 16 tokens, record
 // h200-6ae6ca5). With PDL the H100 gave 0.968-1.043x, no rule.
 SkinnyDeepForm deep16_for_deep32_on_narrow_dram(const SkinnyDeepForm& deep32,

@@ -31,7 +31,9 @@ struct M16PlanDevice {
 // suits the shape deciding; each rule's definition there, in runtime/m16_plan_deep.cpp or
 // in runtime/m16_plan_chunks.cpp carries its thresholds and the measurements behind them,
 // docs/performance.md the items they name:
-//  - above 8 tokens, the deep skinny entry's 32-row form (w8a16_gemm_m16_skinny_deep32_form);
+//  - above 8 tokens, the deep skinny entry's 32-row form (w8a16_gemm_m16_skinny_deep32_form),
+//    or without PDL under 64 MiB on a device of under 31 GB/s per SM, where that form has
+//    16 warps, its 16-row form on 8;
 //  - shallow K (512-1536) where the deep entry's form is narrow: stream-K on one or two
 //    CTAs per SM, or the skinny entry on one chunk of K;
 //  - narrow, deep layers under 64 MiB (K of 8192 and more, tens of row groups up to about
@@ -51,7 +53,8 @@ struct M16PlanDevice {
 //    entry on one chunk of K, its CTAs of 8 warps in waves where no form of 4 warps or
 //    more fits at once (where those waves are 80 % full);
 //  - layers of 64 MiB and more: stream-K on one or two CTAs per SM (the caller's
-//    workspace), and on one from 20-32 MiB at a few tokens and more;
+//    workspace; without PDL on under 31 GB/s per SM, one above 8 tokens on the bound of
+//    up to 8 tokens), and on one from 20-32 MiB at a few tokens and more;
 //  - else the streaming entry where its 128-row tiles split fill the SMs 1.5 to 2 times, the
 //    seed's 64- or 32-wide tiles where they fill the device, split-K with the smallest
 //    power-of-two split that does; where those tiles are shallow (K of 512-896 from 8 MiB),

@@ -98,7 +98,7 @@ TEST_CASE("plan_m16_gemm on narrow DRAM bandwidth: stream-K on one CTA per SM ab
 
 TEST_CASE("plan_m16_gemm on narrow DRAM bandwidth: the 16-row deep form for the 32-row one") {
   const M16PlanDevice h100{132, kH100Gbps};
-  // 3392-4224 rows from K = 12288 above 8 tokens, under 64 MiB: the 32-row form on 16
+  // 3361-4224 rows from K = 12288 above 8 tokens, under 64 MiB: the 32-row form on 16
   // warps (one CTA per SM) elsewhere; here without PDL the 16-row form on 8 warps, every
   // CTA at once.
   for (const auto& layer : {std::array<std::uint32_t, 2>{4096, 14336}, {4096, 12288},
