@@ -94,6 +94,26 @@ void compare_deep(const CService& c, Problem& p, std::string_view kernel, std::u
       what);
 }
 
+// The kernel and warps the C deep function runs for a contiguous problem: the plan's
+// one-chunk deep launch for the device where the plan picks the deep entry, else the form
+// the plan gives the deep entry (the 32-row form above 8 tokens where it suits the shape).
+struct DeepForm {
+  std::string kernel;
+  std::uint32_t warps = 0;
+  bool planned = false;
+};
+
+DeepForm c_deep_form(std::uint32_t m, std::uint32_t n, std::uint32_t k) {
+  const M16Plan planned = plan_m16_gemm_one_chunk_deep(m, n, k, gpu().plan_device());
+  if (planned.entry.starts_with("w8a16_gemm_m16_skinny_deep")) {
+    return {std::string(planned.entry), planned.warps, true};
+  }
+  const SkinnyDeepForm form =
+      w8a16_gemm_m16_skinny_deep32_form(m, n, k, gpu().sm_count(), false)
+          .value_or(w8a16_gemm_m16_skinny_deep_form(m, n, gpu().sm_count()));
+  return {std::string(form.kernel), form.warps, false};
+}
+
 // A zeroed workspace of `bytes` owned through the C service: `use(address)`, then the
 // check that the launches left it zero, then the free.
 void with_c_workspace(const CService& c, std::uint64_t bytes,
@@ -167,9 +187,10 @@ TEST_CASE("gpu: the C ABI's planned entries equal the C++ launchers, bit for bit
         "C ABI skinny at K = 512");
   }
 
-  // Llama-3-8B o and down at 5 and 12 tokens (down at 12: the 32-row form on an H200), qkv
-  // at 12 (the three-per-SM form), DeepSeek-V3 q_b at 3 (2 warps): the deep skinny entry in
-  // the form and on the warps the plan gives the device, one chunk of K, no workspace.
+  // Llama-3-8B o and down at 5 and 12 tokens (down at 12: the 32-row form on an H200, the
+  // 16-row form on 8 warps on an H100), qkv at 12 (the three-per-SM form), DeepSeek-V3 q_b
+  // at 3 (2 warps): the deep skinny entry in the form and on the warps the plan gives the
+  // device, one chunk of K, no workspace.
   for (const auto& mnk : {std::array<std::uint32_t, 3>{5, 4096, 4096}, {12, 4096, 14336},
                           {12, 6144, 4096}, {3, 24576, 1536}}) {
     const auto m = std::get<0>(mnk);
@@ -179,9 +200,7 @@ TEST_CASE("gpu: the C ABI's planned entries equal the C++ launchers, bit for bit
     CAPTURE(n);
     const Plan pl = plan(c, m, n, k);
     CHECK(pl.entry == "metrale_w8a16_gemm_m16_skinny_deep");
-    const SkinnyDeepForm form =
-        w8a16_gemm_m16_skinny_deep32_form(m, n, k, gpu().sm_count(), false)
-            .value_or(w8a16_gemm_m16_skinny_deep_form(m, n, gpu().sm_count()));
+    const DeepForm form = c_deep_form(m, n, k);
     MESSAGE("C ABI deep skinny m=", m, " n=", n, ": ", form.kernel, " on ", form.warps, " warps");
     Problem p(m, n, k, k, n, 4240 + m);
     compare_deep(c, p, form.kernel, form.warps, "C ABI deep skinny");
@@ -192,15 +211,11 @@ TEST_CASE("gpu: the C ABI's planned entries equal the C++ launchers, bit for bit
   // SM, CTAs of 8 warps in waves), else in the form the plan gives the deep entry.
   {
     constexpr std::uint32_t m = 1, n = 28672, k = 4096;
-    const M16Plan planned = plan_m16_gemm_one_chunk_deep(m, n, k, gpu().plan_device());
-    const bool deep = planned.entry == "w8a16_gemm_m16_skinny_deep";
-    const SkinnyDeepForm form = w8a16_gemm_m16_skinny_deep_form(m, n, gpu().sm_count());
-    const std::string_view kernel = deep ? planned.entry : form.kernel;
-    const std::uint32_t warps = deep ? planned.warps : form.warps;
-    MESSAGE("C ABI deep skinny m=1 n=28672: ", kernel, " on ", warps, " warps (",
-            deep ? "the plan's" : "the form's", ")");
+    const DeepForm form = c_deep_form(m, n, k);
+    MESSAGE("C ABI deep skinny m=1 n=28672: ", form.kernel, " on ", form.warps, " warps (",
+            form.planned ? "the plan's" : "the form's", ")");
     Problem p(m, n, k, k, n, 4250);
-    compare_deep(c, p, kernel, warps, "C ABI deep skinny on 28672 rows");
+    compare_deep(c, p, form.kernel, form.warps, "C ABI deep skinny on 28672 rows");
   }
 
   // Narrow, deep layers (2304 x 16384 at 4 tokens, 1280 x 8192 at 8; above 8 tokens 1088 x
