@@ -63,7 +63,7 @@ using m16_plan::spreadable;
 // units (item 160, m = 9..16, two runs, 9 layers of 64-100 MiB with 56-112 tiles): 0.92-0.98x
 // the time of two per SM at 9-14 tokens and 0.96-1.00x at 16 on 8 of them (30.6-48.5
 // units per SM); 11264 x 7168 (88 tiles) 1.00-1.01x.
-// On narrow DRAM bandwidth per SM (an H100, item 189) one per SM takes above 8 tokens
+// On narrow DRAM bandwidth per SM (`narrow`: an H100, item 189) one per SM takes above 8 tokens
 // without PDL the bound it has up to 8 tokens: up to 64 units per SM and fewer tiles than
 // two per SM. On the H100 the 3-stage form on two per SM took 1.021-1.039x its time there
 // (24576 x 4096, 28672 x 3584 and Llama-3-8B gate_up at 12 and 16 tokens); held out (the
@@ -71,13 +71,13 @@ using m16_plan::spreadable;
 // 0.954-0.994x the 3-stage form's time (median 0.976). With PDL it took 0.976-1.026x
 // there (1.021-1.026x on 18432 x 7168): no rule.
 M16Plan large_layer_streamk(std::uint32_t m, std::uint32_t n, std::uint32_t k,
-                            std::uint64_t sms, bool narrow_dram, bool pdl) {
+                            std::uint64_t sms, bool narrow, bool pdl) {
   const std::uint64_t tiles = div_ceil(n, 128);
   const std::uint64_t units = tiles * (k / 128);
   const bool few_tiles = units <= 56 * sms && 8 * tiles <= 3 * sms;
   const bool one_per_sm =
       pdl ? few_tiles || (m > 8 && units <= 49 * sms && tiles <= sms)
-          : units <= 64 * sms && (m <= 8 || narrow_dram ? tiles < 2 * sms : tiles <= sms);
+          : units <= 64 * sms && (m <= 8 || narrow ? tiles < 2 * sms : tiles <= sms);
   if (one_per_sm) return {"w8a16_gemm_m16_streamk", 1, static_cast<std::uint32_t>(sms)};
   const auto ctas = static_cast<std::uint32_t>(2 * sms);
   return {"w8a16_gemm_m16_streamk", 1, ctas,
@@ -85,7 +85,7 @@ M16Plan large_layer_streamk(std::uint32_t m, std::uint32_t n, std::uint32_t k,
 }
 
 M16Plan plan_without_pdl(std::uint32_t m, std::uint32_t n, std::uint32_t k, std::uint64_t sms,
-                         bool narrow_dram) {
+                         bool narrow) {
   // Too few CTAs leave loads in flight, hence bandwidth, unused. Measured on an H200
   // (docs/performance.md, bench/results/): 128, 160 and 192 tiles run best split in two,
   // 224 and more unsplit, so the threshold sits at 1.6 CTAs per SM.
@@ -100,7 +100,7 @@ M16Plan plan_without_pdl(std::uint32_t m, std::uint32_t n, std::uint32_t k, std:
   // qkv m = 6 12.36 us against 12.82 for split-K, which stays ahead up to m = 4).
   const std::uint64_t weight_bytes = std::uint64_t{n} * k;
   if (weight_bytes >= kLargeLayerBytes) {
-    return large_layer_streamk(m, n, k, sms, narrow_dram, false);
+    return large_layer_streamk(m, n, k, sms, narrow, false);
   }
   if ((weight_bytes >= 32 * kMiB && (m >= 2 || tiles < sms)) ||
       (weight_bytes >= 20 * kMiB && m >= 5)) {
