@@ -128,3 +128,37 @@ TEST_CASE("w8a16_gemm_m16_auto: the plan is made for the device it is given") {
         }).find("workspace") != std::string::npos);
   CHECK(f.gpu.launches().size() == 2);
 }
+
+TEST_CASE("w8a16_gemm_m16_auto: above 8 tokens the plan is made for the device too") {
+  // Without PDL on an H100's DRAM bandwidth (docs/performance.md, item 189): Llama-3-8B down
+  // at 12 tokens on the deep entry's 16-row form (256 CTAs of 8 warps), Llama-3-8B gate_up
+  // at 16 on stream-K's one CTA per SM; on 132 SMs of unknown bandwidth the 32-row form
+  // (128 CTAs of 16 warps) and stream-K on two CTAs per SM.
+  Fixture f;
+  const KernelHandle deep = f.cache.kernel("w8a16_gemm_m16_skinny_deep");
+  const KernelHandle deep32 = f.cache.kernel("w8a16_gemm_m16_skinny_deep32");
+  const KernelHandle streamk = f.cache.kernel("w8a16_gemm_m16_streamk");
+  const M16PlanDevice h100{132, 3352};
+  for (const M16PlanDevice device : {h100, M16PlanDevice{132}}) {
+    w8a16_gemm_m16_auto(f.gpu, f.kernels, device, kIn, kW, kS, kOut, 12, 4096, 14336, 14336,
+                        4096, {}, 0);
+    const std::uint64_t ws_bytes = w8a16_gemm_m16_auto_workspace_bytes(16, 28672, 4096, device);
+    CHECK(ws_bytes > 0);
+    w8a16_gemm_m16_auto(f.gpu, f.kernels, device, kIn, kW, kS, kOut, 16, 28672, 4096, 4096,
+                        28672, {kWs, ws_bytes}, 0);
+  }
+  // The 16-token builds: function_above8 of the token-split entries; the 32-row form has
+  // one build, which serves every m.
+  const auto l = f.gpu.launches();
+  REQUIRE(l.size() == 4);
+  CHECK(l[0].function == deep.function_above8);
+  CHECK(l[0].config.grid.x * l[0].config.grid.y == 256);
+  CHECK(l[0].config.block.x == 8 * 32);
+  CHECK(l[1].function == streamk.function_above8);
+  CHECK(l[1].config.grid.x == 132);
+  CHECK(l[2].function == deep32.function);
+  CHECK(l[2].config.grid.x * l[2].config.grid.y == 128);
+  CHECK(l[2].config.block.x == 16 * 32);
+  CHECK(l[3].function == streamk.function_above8);
+  CHECK(l[3].config.grid.x == 264);
+}
