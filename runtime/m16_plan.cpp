@@ -67,7 +67,7 @@ using m16_plan::spreadable;
 // without PDL the bound it has up to 8 tokens: up to 64 units per SM and fewer tiles than
 // two per SM. On the H100 the 3-stage form on two per SM took 1.021-1.039x its time there
 // (24576 x 4096, 28672 x 3584 and Llama-3-8B gate_up at 12 and 16 tokens); held out (the
-// set dram8a, 9 layers of 64-120 MiB at 9, 12 and 16 tokens, two runs) one per SM took
+// set dram8a, 9 layers of 66-128 MiB at 9, 12 and 16 tokens, two runs) one per SM took
 // 0.954-0.994x the 3-stage form's time (median 0.976). With PDL it took 0.976-1.026x
 // there (1.021-1.026x on 18432 x 7168): no rule.
 M16Plan large_layer_streamk(std::uint32_t m, std::uint32_t n, std::uint32_t k,

@@ -127,7 +127,7 @@ export -f build_tree ab_bench  # the steps that run under bash -c call them too
 #             deep entry's one chunk on 4, 8 and 16 warps and the automatic call, without PDL
 #   large3    8 layers of 104-175 MiB at m = 1, 4, 8 whose deep CTAs of 8 warps fill
 #             2.06-4.24 waves: stream-K's forms, the deep entry on 8 warps, the automatic call
-#   dram8a    item 189's stream-K rule held out: 12 layers of 64-240 MiB at m = 9, 12, 16,
+#   dram8a    item 189's stream-K rule held out: 12 layers of 66-168 MiB at m = 9, 12, 16,
 #             stream-K's forms and the automatic call, with and without PDL
 #   dram8b    item 189's 32-row rule held out: 8 layers of 3456-4224 rows at K of
 #             12288-28672, m = 9, 12, 16, the 32-row and 16-row deep forms, stream-K on one
