@@ -311,7 +311,7 @@ M16Plan spread_if_suited(M16Plan plan, std::uint32_t m, std::uint32_t n, std::ui
 // 3361-4224 rows, K from 12288) where the 16-row form's CTAs fit at once: on the H100 the
 // 32-row form took 1.010-1.049x its time at 12 and 16 tokens (4096 x 12288, Llama-3-8B
 // down, 3584 x 14336: 48-56 MiB); held out (the set dram8b, 9, 12 and 16 tokens, two
-// runs) the 16-row form took 0.946-0.985x the 32-row form's time on six layers of 44-64
+// runs) the 16-row form took 0.946-0.985x the 32-row form's time on six layers of 43-64
 // MiB (4096 x 16384, 64 MiB, among them, left to the 32-row form by the bound),
 // 1.004-1.011x on 3584 x 18944 and 4096 x 28672 (65 and 112 MiB). On an H200 the
 // 32-row form took 0.955x the 16-row form's time (Llama-3-8B down at 16 tokens, record
