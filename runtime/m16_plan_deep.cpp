@@ -276,6 +276,10 @@ std::optional<SkinnyDeepForm> deep_form_if_suited(std::uint32_t m, std::uint32_t
   return form;
 }
 
+bool narrow_dram(std::uint32_t dram_gbps, std::uint32_t sms) {
+  return dram_gbps != 0 && dram_gbps < std::uint64_t{kNarrowDramGbpsPerSm} * sms;
+}
+
 // Item 188 (an H100 80GB HBM3, 132 SMs, 3352 GB/s by its memory clock and bus: 25 GB/s
 // per SM; the default set twice at 1c47b8c, then the `plancheck` set `large` twice, 8
 // layers of 64-448 MiB at m = 1, 4 and 8): where the plan ran stream-K there, the deep
@@ -298,10 +302,6 @@ std::optional<SkinnyDeepForm> deep_form_if_suited(std::uint32_t m, std::uint32_t
 // GB/s per SM is not measured. With PDL the fastest deep form took 0.972-1.095x the time of the
 // plan's stream-K (median 0.999, 33 cases), no rule; above 8 tokens the 32-row form or
 // stream-K.
-bool narrow_dram(std::uint32_t dram_gbps, std::uint32_t sms) {
-  return dram_gbps != 0 && dram_gbps < std::uint64_t{kNarrowDramGbpsPerSm} * sms;
-}
-
 std::optional<SkinnyDeepForm> deep_form_on_narrow_dram(std::uint32_t m, std::uint32_t n,
                                                        std::uint32_t k, std::uint32_t sms,
                                                        std::uint32_t dram_gbps, bool pdl,

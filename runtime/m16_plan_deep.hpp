@@ -30,15 +30,15 @@ std::optional<SkinnyDeepForm> deep_form_if_suited(std::uint32_t m, std::uint32_t
                                                   std::uint32_t k, std::uint32_t sms, bool pdl,
                                                   const SkinnyDeepForm& form);
 
-// Without PDL up to 8 tokens on layers of 64 MiB and more with K of 4096 and more, on a
-// device of under kNarrowDramGbpsPerSm of DRAM bandwidth per SM (dram_gbps 0: not known,
-// none): `form` where it has 4 warps or more and its CTAs fit at once, else CTAs of 8 warps
-// in waves where those fill 80 % of the waves' slots; none elsewhere.
-inline constexpr std::uint32_t kNarrowDramGbpsPerSm = 31;
-
 // Whether a device of `sms` SMs and `dram_gbps` of peak DRAM bandwidth (0: not known) has
-// under kNarrowDramGbpsPerSm per SM (an H100 SXM: 25; an H200: 37).
+// under kNarrowDramGbpsPerSm per SM (an H100 SXM: 25; an H200: 36 as its driver reports it).
+inline constexpr std::uint32_t kNarrowDramGbpsPerSm = 31;
 bool narrow_dram(std::uint32_t dram_gbps, std::uint32_t sms);
+
+// Without PDL up to 8 tokens on layers of 64 MiB and more with K of 4096 and more, on a
+// device of narrow DRAM bandwidth per SM (narrow_dram): `form` where it has 4 warps or more
+// and its CTAs fit at once, else CTAs of 8 warps in waves where those fill 80 % of the
+// waves' slots; none elsewhere.
 std::optional<SkinnyDeepForm> deep_form_on_narrow_dram(std::uint32_t m, std::uint32_t n,
                                                        std::uint32_t k, std::uint32_t sms,
                                                        std::uint32_t dram_gbps, bool pdl,
