@@ -46,6 +46,7 @@
 // caps its registers), SKINNY_CHUNKS_IN_FLIGHT (the words chunk 0 polls together),
 // SKINNY_DEEP_BUFFERS, SKINNY_DEEP_MAX_THREADS and SKINNY_DEEP_MIN_CTAS (the deep kernel's
 // blocks in flight per warp and launch bounds), SKINNY_DEEP_L2_FILL (its loads' L2 fill),
+// SKINNY_DEEP_CLAMP (its loads clamped to the last row and token, not predicated),
 // SKINNY_DEEP_X_BY_HALF (its 16-token build's activations loaded per 64-K half),
 // SKINNY_DEEP_M8_NAN_FLAGS and SKINNY_NAN_FLAGS (the NaN check of the deep kernels' 8-token
 // build and of the chunked kernels);
@@ -93,8 +94,9 @@ constexpr u32 kMmaChains = SKINNY_MMA_CHAINS;
 // 68 registers (ptxas of CUDA 13.0), over the 64 that its CTAs per SM assume
 // (W8A16_GEMM_M16_SKINNY_DEEP_REGISTERS_M8), so that build takes them under a cap of 64:
 // launch bounds of 2 CTAs of 512 threads per SM (4 of 256 for the three-per-SM form),
-// 58 registers, no spill. SKINNY_DEEP_M8_NAN_FLAGS=0 (a tuning point) keeps the 8-token
-// build on the masked add, uncapped (docs/performance.md, item 104).
+// 64 registers with SKINNY_DEEP_CLAMP's loads (58 without), no spill.
+// SKINNY_DEEP_M8_NAN_FLAGS=0 (a tuning point) keeps the 8-token build on the masked add,
+// uncapped (docs/performance.md, item 104).
 #ifndef SKINNY_DEEP_M8_NAN_FLAGS
 #define SKINNY_DEEP_M8_NAN_FLAGS 1
 #endif
@@ -142,14 +144,16 @@ struct WarpBlock {
 
 // kFill256: the loads ask L2 for the aligned 256 bytes around each miss (the deep kernels,
 // whose warps w and w ^ 1 read blocks 2i and 2i + 1 of the same rows together).
-template <u32 kRowGroups, bool kFill256 = false>
+// kClamp: a row past N reads row N - 1 instead of zeros (see SKINNY_DEEP_CLAMP).
+template <u32 kRowGroups, bool kFill256 = false, bool kClamp = false>
 __device__ __forceinline__ void load_weights(WarpBlock<kRowGroups>& blk, const Operands& op,
                                              u32 row0, u32 b, u64 policy, u32 g, u32 t) {
 #pragma unroll
   for (u32 r = 0; r < kRowGroups; ++r)
 #pragma unroll
   for (u32 half = 0; half < 2; ++half) {
-    const u32 row = row0 + 16 * r + g + 8 * half;
+    const u32 row = kClamp ? min(row0 + 16 * r + g + 8 * half, op.n - 1)
+                           : row0 + 16 * r + g + 8 * half;
 #pragma unroll
     for (u32 h = 0; h < 2; ++h) {
 #if defined(METRALE_DIAG_PACKED_ADDRESSES)
@@ -160,16 +164,20 @@ __device__ __forceinline__ void load_weights(WarpBlock<kRowGroups>& blk, const O
 #else
       const u8* p = op.weight + static_cast<u64>(row) * op.k + b * kBlockK + 64 * h + 16 * t;
 #endif
-      blk.w[r][half][h] = row < op.n ? load_stream_16<kFill256>(p, policy) : make_uint4(0, 0, 0, 0);
+      blk.w[r][half][h] = kClamp || row < op.n ? load_stream_16<kFill256>(p, policy)
+                                               : make_uint4(0, 0, 0, 0);
     }
   }
   blk.scale = op.block_scale[static_cast<u64>(row0 / kBlockK) * (op.k / kBlockK) + b];
 }
 
-// Token `token`'s activations 16t .. 16t + 15 of 64-K half h of block b (zero past m).
+// Token `token`'s activations 16t .. 16t + 15 of 64-K half h of block b (zero past m, or
+// with kClamp token m - 1's).
+template <bool kClamp = false>
 __device__ __forceinline__ void load_token_half(uint4 (&x)[2], const Operands& op, u32 token, u32 b,
                                                 u32 h, u32 t) {
-  if (token < op.m) {
+  if (kClamp) token = min(token, op.m - 1);
+  if (kClamp || token < op.m) {
     const u16* src =
         op.input + static_cast<u64>(token) * op.a_row_stride + b * kBlockK + 64 * h + 16 * t;
     x[0] = load_shared_ro_16(src);
@@ -179,13 +187,13 @@ __device__ __forceinline__ void load_token_half(uint4 (&x)[2], const Operands& o
   }
 }
 
-template <u32 kRowGroups>
+template <u32 kRowGroups, bool kClamp = false>
 __device__ __forceinline__ void load_activations(WarpBlock<kRowGroups>& blk, const Operands& op, u32 b, u32 g,
                                                  u32 t) {
 #pragma unroll
   for (u32 tg = 0; tg < kTokenGroups; ++tg)
 #pragma unroll
-    for (u32 h = 0; h < 2; ++h) load_token_half(blk.x[h][tg], op, 8 * tg + g, b, h, t);
+    for (u32 h = 0; h < 2; ++h) load_token_half<kClamp>(blk.x[h][tg], op, 8 * tg + g, b, h, t);
 }
 
 // acc += scale * part, the chains of the block's MMAs added first.
@@ -219,7 +227,7 @@ __device__ __forceinline__ void block_mma(float (&acc)[kRowGroups][kTokenGroups]
 
 // acc += scale * (this block's partial), each 64-K half's activations loaded just before
 // its MMAs. (A template so that the modules that never call it hold no unused function.)
-template <u32 kRowGroups, bool kNanFlags>
+template <u32 kRowGroups, bool kNanFlags, bool kClamp>
 __device__ __forceinline__ void block_mma_x_by_half(float (&acc)[kRowGroups][kTokenGroups][4],
                                                     u32 (&nan_bits)[kRowGroups][2],
                                                     const WarpBlock<kRowGroups>& blk,
@@ -231,7 +239,9 @@ __device__ __forceinline__ void block_mma_x_by_half(float (&acc)[kRowGroups][kTo
   for (u32 h = 0; h < 2; ++h) {
     uint4 x[kTokenGroups][2];
 #pragma unroll
-    for (u32 tg = 0; tg < kTokenGroups; ++tg) load_token_half(x[tg], op, 8 * tg + g, b, h, t);
+    for (u32 tg = 0; tg < kTokenGroups; ++tg) {
+      load_token_half<kClamp>(x[tg], op, 8 * tg + g, b, h, t);
+    }
     mma_half_block<kTokenGroups, kNanFlags>(part[h % kMmaChains], nan_bits[0], blk.w[0][0][h],
                                             blk.w[0][1][h], x);
   }
@@ -322,8 +332,21 @@ __device__ __forceinline__ void stream_at_once(float (&acc)[1][kTokenGroups][4],
 #ifndef SKINNY_DEEP_L2_FILL
 #define SKINNY_DEEP_L2_FILL 1
 #endif
+// The 16-row deep kernel's loads are clamped, not predicated: a row past N reads row N - 1
+// and a token past m token m - 1. Their products land in MMA rows and columns of outputs
+// that are never stored (each output depends on its own row and token alone, NaN check
+// included), and the loads need no predicate, no registers zeroed before each one and no
+// parameters reloaded for the predicated path. Measured on an H100 (docs/performance.md,
+// item 192): 0.88-1.01x the time (median 0.986) on the 16-row deep kernel and 0.96-1.00x
+// on its three-per-SM form's 8-token build, but 1.00-1.05x (median 1.01) on that form's
+// 16-token build (80 registers) and on the 32-row form, which keep the predicated loads,
+// as the chunked kernels do (0.97-1.02x there). SKINNY_DEEP_CLAMP=0 (a tuning point)
+// predicates them all.
+#ifndef SKINNY_DEEP_CLAMP
+#define SKINNY_DEEP_CLAMP 1
+#endif
 
-template <u32 kRowGroups, bool kNanFlags>
+template <u32 kRowGroups, bool kNanFlags, bool kClamp>
 __device__ __forceinline__ void stream_deep(float (&acc)[kRowGroups][kTokenGroups][4],
                                             u32 (&nan_bits)[kRowGroups][2],
                                             const Operands& op, u32 row0, u32 first,
@@ -338,7 +361,8 @@ __device__ __forceinline__ void stream_deep(float (&acc)[kRowGroups][kTokenGroup
 #pragma unroll
   for (u32 s = 0; s < kDeepBuffers; ++s) {
     if (s < count) {
-      load_weights<kRowGroups, kDeepFill256>(buf[s], op, row0, first + s * stride, policy, g, t);
+      load_weights<kRowGroups, kDeepFill256, kClamp>(buf[s], op, row0, first + s * stride, policy,
+                                                     g, t);
     }
   }
   wait_for_preceding_grid();
@@ -351,25 +375,25 @@ __device__ __forceinline__ void stream_deep(float (&acc)[kRowGroups][kTokenGroup
         const u32 b = first + j * stride;
 #if defined(METRALE_DIAG_X_FIRST_BLOCK_ONLY)
         // Diagnostic (wrong results): the first block's activations serve every block.
-        if (j == 0) load_activations(buf[s], op, b, g, t);
+        if (j == 0) load_activations<kRowGroups, kClamp>(buf[s], op, b, g, t);
         else buf[s].x[0][0][0].x ^= j;  // keeps the block's MMAs from being merged away
         block_mma<kRowGroups, kNanFlags>(acc, nan_bits, buf[s]);
 #elif defined(METRALE_DIAG_X_BLOCK_ZERO)
         // Diagnostic (wrong results): every warp reads block 0's activations, which stay
         // in L1: the activations' latency without their L2 traffic.
-        load_activations(buf[s], op, 0, g, t);
+        load_activations<kRowGroups, kClamp>(buf[s], op, 0, g, t);
         block_mma<kRowGroups, kNanFlags>(acc, nan_bits, buf[s]);
 #else
         if constexpr (kRowGroups == 1 && SKINNY_DEEP_X_BY_HALF) {
-          block_mma_x_by_half<kRowGroups, kNanFlags>(acc, nan_bits, buf[s], op, b, g, t);
+          block_mma_x_by_half<kRowGroups, kNanFlags, kClamp>(acc, nan_bits, buf[s], op, b, g, t);
         } else {
-          load_activations(buf[s], op, b, g, t);
+          load_activations<kRowGroups, kClamp>(buf[s], op, b, g, t);
           block_mma<kRowGroups, kNanFlags>(acc, nan_bits, buf[s]);
         }
 #endif
         if (j + kDeepBuffers < count) {
-          load_weights<kRowGroups, kDeepFill256>(buf[s], op, row0, b + kDeepBuffers * stride,
-                                                 policy, g, t);
+          load_weights<kRowGroups, kDeepFill256, kClamp>(buf[s], op, row0,
+                                                         b + kDeepBuffers * stride, policy, g, t);
         }
       }
     }
@@ -392,8 +416,9 @@ __device__ __forceinline__ void store_output(const Operands& op, u32 row0, u32 i
 
 // kWarpBlocks = B blocks per warp requested at once, or 0: the deep form, with B from the
 // grid, ceil(K blocks / (chunks x W)). kRowGroups: the CTA's 16-row groups, every warp on
-// all of them (2 only in the deep form). kNanFlags: mma_half_block's NaN check.
-template <u32 kWarpBlocks, u32 kRowGroups, bool kNanFlags>
+// all of them (2 only in the deep form). kNanFlags: mma_half_block's NaN check. kClamp: the
+// deep form's loads clamped to row N - 1 and token m - 1 (SKINNY_DEEP_CLAMP).
+template <u32 kWarpBlocks, u32 kRowGroups, bool kNanFlags, bool kClamp>
 __device__ __forceinline__ void gemm_skinny(const Operands& op, u64* partials) {
   static_assert(kRowGroups == 1 || (kRowGroups == 2 && kWarpBlocks == 0),
                 "two row groups: deep form only");
@@ -425,8 +450,8 @@ __device__ __forceinline__ void gemm_skinny(const Operands& op, u64* partials) {
   set_zero(acc);
   u32 nan_bits[kRowGroups][2] = {};
   if constexpr (kWarpBlocks == 0) {
-    stream_deep<kRowGroups, kNanFlags>(acc, nan_bits, op, row0, first, warp_blocks, k_blocks,
-                                       warps, policy, g, t);
+    stream_deep<kRowGroups, kNanFlags, kClamp>(acc, nan_bits, op, row0, first, warp_blocks,
+                                               k_blocks, warps, policy, g, t);
   } else {
     stream_at_once<kWarpBlocks, kNanFlags>(acc, nan_bits, op, row0, first, k_blocks, warps, policy,
                                            g, t);
@@ -496,14 +521,14 @@ __device__ __forceinline__ void gemm_skinny(const Operands& op, u64* partials) {
 
 // One kernel per blocks-per-warp form: the registers of a second block would halve the
 // CTAs an SM holds for the one-block form.
-#define SKINNY_KERNEL(name, warp_blocks, row_groups, max_threads, min_ctas, nan_flags)          \
+#define SKINNY_KERNEL(name, warp_blocks, row_groups, max_threads, min_ctas, nan_flags, clamp)   \
   extern "C" __global__ void __launch_bounds__(max_threads, min_ctas)                           \
   name(const u16* __restrict__ input, const u8* __restrict__ weight,                            \
        const float* __restrict__ block_scale, u16* __restrict__ output, u32 m, u32 n, u32 k,    \
        u32 a_row_stride, u32 c_row_stride, u64* __restrict__ partials) {                        \
     /* The next kernel of the stream may launch once every CTA of this one has started. */     \
     allow_dependent_grid();                                                                     \
-    gemm_skinny<warp_blocks, row_groups, nan_flags>(                                            \
+    gemm_skinny<warp_blocks, row_groups, nan_flags, clamp>(                                     \
         Operands{input, weight, block_scale, output, m, n, k, a_row_stride, c_row_stride},      \
         partials);                                                                              \
   }
@@ -524,8 +549,8 @@ __device__ __forceinline__ void gemm_skinny(const Operands& op, u64* partials) {
 #define SKINNY_NAN_FLAGS 1
 #endif
 #if SKINNY_KERNELS & 1
-SKINNY_KERNEL(w8a16_gemm_m16_skinny, 1, 1, 512, SKINNY_MIN_CTAS, SKINNY_NAN_FLAGS != 0)
-SKINNY_KERNEL(w8a16_gemm_m16_skinny2, 2, 1, 512, 1, SKINNY_NAN_FLAGS != 0)
+SKINNY_KERNEL(w8a16_gemm_m16_skinny, 1, 1, 512, SKINNY_MIN_CTAS, SKINNY_NAN_FLAGS != 0, false)
+SKINNY_KERNEL(w8a16_gemm_m16_skinny2, 2, 1, 512, 1, SKINNY_NAN_FLAGS != 0, false)
 #endif
 #if SKINNY_KERNELS & 2
 // fp8x4_nan_flags in the 16-token build: 92 registers against 90, the same allocation per
@@ -534,18 +559,18 @@ SKINNY_KERNEL(w8a16_gemm_m16_skinny2, 2, 1, 512, 1, SKINNY_NAN_FLAGS != 0)
 // item 95).
 SKINNY_KERNEL(w8a16_gemm_m16_skinny_deep, 0, 1, SKINNY_DEEP_MAX_THREADS,
               (SKINNY_DEEP_M8_CAPPED && SKINNY_DEEP_MIN_CTAS < 2 ? 2 : SKINNY_DEEP_MIN_CTAS),
-              (TOKEN_GROUPS == 2 || SKINNY_DEEP_M8_CAPPED))
+              (TOKEN_GROUPS == 2 || SKINNY_DEEP_M8_CAPPED), SKINNY_DEEP_CLAMP != 0)
 // The deep kernel for CTAs of up to 8 warps, three per SM: above 8 tokens its registers
 // are capped at 80 (against 90), so three CTAs of 8 warps fit on an SM instead of two.
 // Under its 80-register cap the flags' NaN check took 0.99-1.08x the time (item 95), so
 // that build keeps the masked add; its 8-token build is the first form's.
 SKINNY_KERNEL(w8a16_gemm_m16_skinny_deep3, 0, 1, 256, SKINNY_DEEP_M8_CAPPED ? 4 : 3,
-              SKINNY_DEEP_M8_CAPPED)
+              SKINNY_DEEP_M8_CAPPED, TOKEN_GROUPS == 1 && SKINNY_DEEP_CLAMP != 0)
 #endif
 #if SKINNY_KERNELS & 4
 // The deep kernel on 32 rows per CTA, every warp on both 16-row groups: a warp's
 // activations serve twice the weight bytes, so above 8 tokens an SM keeps twice the
 // weight bytes in flight at the same warp count (126 registers against 90; the library
 // builds it for 16 tokens only, docs/performance.md item 77).
-SKINNY_KERNEL(w8a16_gemm_m16_skinny_deep32, 0, 2, 512, 1, TOKEN_GROUPS == 2)
+SKINNY_KERNEL(w8a16_gemm_m16_skinny_deep32, 0, 2, 512, 1, TOKEN_GROUPS == 2, false)
 #endif

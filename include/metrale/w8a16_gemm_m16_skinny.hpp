@@ -45,9 +45,10 @@ inline constexpr std::uint32_t W8A16_GEMM_M16_SKINNY_MAX_CLUSTER_CHUNKS = 8;
 inline constexpr std::uint32_t W8A16_GEMM_M16_SKINNY_DEEP_MAX_WARP_BLOCKS = 1024;
 
 // Registers per thread of the deep kernel's builds for m <= 8 and m > 8 on sm_90, rounded
-// up to the allocation unit of 8 (58 under the 8-token build's cap of 64, and 92, with
-// NVRTC 13.0): the CTAs an SM holds, hence the plan's warps per CTA, follow from them. A
-// GPU test checks that the loaded kernels stay within them.
+// up to the allocation unit of 8 (64 under the 8-token build's cap of 64, and 96, with
+// NVRTC 13.0 and the clamped loads of SKINNY_DEEP_CLAMP; 58 and 92 predicated): the CTAs
+// an SM holds, hence the plan's warps per CTA, follow from them. A GPU test checks that
+// the loaded kernels stay within them.
 inline constexpr std::uint32_t W8A16_GEMM_M16_SKINNY_DEEP_REGISTERS_M8 = 64;
 inline constexpr std::uint32_t W8A16_GEMM_M16_SKINNY_DEEP_REGISTERS_M16 = 96;
 
