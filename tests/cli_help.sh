@@ -12,7 +12,9 @@
 # another cache format version only with --include-other-versions.
 # The scripts refuse an unknown argument with exit 2, before they install or build
 # anything; the Python tools refuse an unknown option and say in one line why a file
-# cannot be read. Run by CTest: tests/cli_help.sh METRALE_BINARY.
+# cannot be read, and tools/ptx_compare.py finds that SKINNY_DEEP_CLAMP=0 changes the
+# PTX of the deep kernel's three clamped builds and of no other kernel of its modules.
+# Run by CTest: tests/cli_help.sh METRALE_BINARY.
 set -uo pipefail
 if [[ ${1:-} == -h || ${1:-} == --help || $# -ne 1 ]]; then
   echo "usage: tests/cli_help.sh METRALE_BINARY"
@@ -248,6 +250,38 @@ if command -v python3 >/dev/null; then
   check "tools/ab_summary.py --help" "usage: ab_summary.py" python3 tools/ab_summary.py --help
   check "tools/timeline_summary.py --help" "Summarises the per-CTA timeline" \
     python3 tools/timeline_summary.py --help
+  check "tools/ptx_compare.py --help" "usage: ptx_compare.py" python3 tools/ptx_compare.py --help
+  # The deep kernel's clamped loads (SKINNY_DEEP_CLAMP) change its two builds and its
+  # three-per-SM form's 8-token build, and no other kernel of the three modules.
+  base="$shims/ptx-base" other="$shims/ptx-unclamped"
+  variants=(--target sm_90 --variant w8a16_gemm_m16_skinny_deep
+    --variant w8a16_gemm_m16_skinny --variant w8a16_gemm_m16_skinny_deep32)
+  "$metrale" compile "${variants[@]}" --dump-ptx "$base" >/dev/null 2>&1
+  "$metrale" compile "${variants[@]}" --define SKINNY_DEEP_CLAMP=0 --dump-ptx "$other" \
+    >/dev/null 2>&1
+  out=$(python3 tools/ptx_compare.py "$base" "$other" 2>&1) && rc=0 || rc=$?
+  if [[ $rc -ne 0 || $out != *$'\n'"6 same, 3 differ, 0 missing" ||
+        $out != *"skinny_deep.m16.compute_90.ptx w8a16_gemm_m16_skinny_deep: differs"* ||
+        $out != *"skinny_deep.m8.compute_90.ptx w8a16_gemm_m16_skinny_deep3: differs"* ||
+        $out != *"skinny_deep.m16.compute_90.ptx w8a16_gemm_m16_skinny_deep3: same"* ]]; then
+    fail "tools/ptx_compare.py: SKINNY_DEEP_CLAMP=0 changes the three clamped kernels only" \
+      "$rc" "$out"
+  else
+    echo "ok: tools/ptx_compare.py: SKINNY_DEEP_CLAMP=0 changes the three clamped kernels only"
+  fi
+  out=$(python3 tools/ptx_compare.py "$shims/missing" "$base" 2>&1) && rc=0 || rc=$?
+  missing="ptx_compare.py: cannot read $shims/missing: No such file or directory"
+  if [[ $rc -ne 1 || $out != "$missing" ]]; then
+    fail "tools/ptx_compare.py on a missing directory says so in one line" "$rc" "$out"
+  else
+    echo "ok: tools/ptx_compare.py on a missing directory says so in one line"
+  fi
+  out=$(python3 tools/ptx_compare.py --no-such-option 2>&1) && rc=0 || rc=$?
+  if [[ $rc -ne 2 || $out == *Traceback* ]]; then
+    fail "tools/ptx_compare.py --no-such-option is refused" "$rc" "$out"
+  else
+    echo "ok: tools/ptx_compare.py --no-such-option is refused"
+  fi
   # The record 0eca751 against itself: every ratio 1.000, every case in both.
   record=bench/results/h200-0eca751.json
   out=$(python3 tools/bench_table.py --compare "$record" "$record" 2>&1) && rc=0 || rc=$?
