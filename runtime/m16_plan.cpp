@@ -368,7 +368,7 @@ M16Plan plan_entry(std::uint32_t m, std::uint32_t n, std::uint32_t k, std::uint3
     return one_chunk(*deep, k);
   }
   if (const std::optional<SkinnyDeepForm> deep = deep_form_on_narrow_dram(
-          m, n, k, sms, dram_gbps, launch.programmatic_dependent, form)) {
+          m, n, k, sms, narrow, launch.programmatic_dependent, form)) {
     return one_chunk(*deep, k);
   }
   if (const std::optional<M16Plan> chunked =

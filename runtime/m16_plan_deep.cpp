@@ -304,12 +304,10 @@ bool narrow_dram(std::uint32_t dram_gbps, std::uint32_t sms) {
 // stream-K.
 std::optional<SkinnyDeepForm> deep_form_on_narrow_dram(std::uint32_t m, std::uint32_t n,
                                                        std::uint32_t k, std::uint32_t sms,
-                                                       std::uint32_t dram_gbps, bool pdl,
+                                                       bool narrow, bool pdl,
                                                        const SkinnyDeepForm& form) {
   const std::uint64_t bytes = std::uint64_t{n} * k;
-  if (!narrow_dram(dram_gbps, sms) || pdl || m > 8 || k < 4096 || bytes < kLargeLayerBytes) {
-    return std::nullopt;
-  }
+  if (!narrow || pdl || m > 8 || k < 4096 || bytes < kLargeLayerBytes) return std::nullopt;
   const std::uint64_t ctas = div_ceil(n, 16);
   if (form.warps >= 4 && ctas <= std::uint64_t{sms} * form.ctas_per_sm) return form;
   const SkinnyDeepForm waves{"w8a16_gemm_m16_skinny_deep", 8,

@@ -36,12 +36,12 @@ inline constexpr std::uint32_t kNarrowDramGbpsPerSm = 31;
 bool narrow_dram(std::uint32_t dram_gbps, std::uint32_t sms);
 
 // Without PDL up to 8 tokens on layers of 64 MiB and more with K of 4096 and more, on a
-// device of narrow DRAM bandwidth per SM (narrow_dram): `form` where it has 4 warps or more
-// and its CTAs fit at once, else CTAs of 8 warps in waves where those fill 80 % of the
-// waves' slots; none elsewhere.
+// device of narrow DRAM bandwidth per SM (`narrow`, narrow_dram's answer for the device):
+// `form` where it has 4 warps or more and its CTAs fit at once, else CTAs of 8 warps in
+// waves where those fill 80 % of the waves' slots; none elsewhere.
 std::optional<SkinnyDeepForm> deep_form_on_narrow_dram(std::uint32_t m, std::uint32_t n,
                                                        std::uint32_t k, std::uint32_t sms,
-                                                       std::uint32_t dram_gbps, bool pdl,
+                                                       bool narrow, bool pdl,
                                                        const SkinnyDeepForm& form);
 
 }  // namespace metrale::m16_plan
