@@ -346,6 +346,129 @@ __device__ __forceinline__ void stream_at_once(float (&acc)[1][kTokenGroups][4],
 #define SKINNY_DEEP_CLAMP 1
 #endif
 
+// The clamped deep loop steps pointers instead of recomputing each block's addresses:
+// one per lane row and token, a block of the warp's stride further each step. Recomputed,
+// the addresses took about 40 of the 16-token build's 222 instructions a block (ptxas of
+// CUDA 13.0: 64-bit products of row and K, and the second half's redone because its
+// 32-bit offset might wrap). SKINNY_DEEP_CURSOR=0 (a tuning point) recomputes them.
+#ifndef SKINNY_DEEP_CURSOR
+#define SKINNY_DEEP_CURSOR 0
+#endif
+
+template <u32 kRowGroups>
+struct DeepCursor {
+  const u8* w[kRowGroups][2];  // rows g and g + 8 of each row group, lane offset 16t
+  const float* scale;
+  const u16* x[kTokenGroups];  // tokens g and 8 + g, lane offset 16t
+};
+
+// Rows past N read row N - 1, tokens past m token m - 1 (SKINNY_DEEP_CLAMP).
+template <u32 kRowGroups>
+__device__ __forceinline__ DeepCursor<kRowGroups> deep_cursor(const Operands& op, u32 row0, u32 b,
+                                                              u32 g, u32 t) {
+  DeepCursor<kRowGroups> c;
+#pragma unroll
+  for (u32 r = 0; r < kRowGroups; ++r)
+#pragma unroll
+    for (u32 half = 0; half < 2; ++half) {
+      const u32 row = min(row0 + 16 * r + g + 8 * half, op.n - 1);
+      c.w[r][half] = op.weight + static_cast<u64>(row) * op.k + b * kBlockK + 16 * t;
+    }
+  c.scale = op.block_scale + static_cast<u64>(row0 / kBlockK) * (op.k / kBlockK) + b;
+#pragma unroll
+  for (u32 tg = 0; tg < kTokenGroups; ++tg) {
+    const u32 token = min(8 * tg + g, op.m - 1);
+    c.x[tg] = op.input + static_cast<u64>(token) * op.a_row_stride + b * kBlockK + 16 * t;
+  }
+  return c;
+}
+
+// The weights and scale of the cursor's block, then the cursor `stride` blocks on.
+template <u32 kRowGroups, bool kFill256>
+__device__ __forceinline__ void load_weights_step(WarpBlock<kRowGroups>& blk,
+                                                  DeepCursor<kRowGroups>& c, u32 stride,
+                                                  u64 policy) {
+#pragma unroll
+  for (u32 r = 0; r < kRowGroups; ++r)
+#pragma unroll
+    for (u32 half = 0; half < 2; ++half) {
+#pragma unroll
+      for (u32 h = 0; h < 2; ++h) {
+        blk.w[r][half][h] = load_stream_16<kFill256>(c.w[r][half] + 64 * h, policy);
+      }
+      c.w[r][half] += stride * kBlockK;
+    }
+  blk.scale = __ldg(c.scale);
+  c.scale += stride;
+}
+
+// Token group tg's activations of 64-K half h at the cursor's block.
+template <u32 kRowGroups>
+__device__ __forceinline__ void load_token_half_at(uint4 (&x)[2], const DeepCursor<kRowGroups>& c,
+                                                   u32 tg, u32 h) {
+  const u16* src = c.x[tg] + 64 * h;
+  x[0] = load_shared_ro_16(src);
+  x[1] = load_shared_ro_16(src + 8);
+}
+
+template <u32 kRowGroups>
+__device__ __forceinline__ void step_tokens(DeepCursor<kRowGroups>& c, u32 stride) {
+#pragma unroll
+  for (u32 tg = 0; tg < kTokenGroups; ++tg) c.x[tg] += stride * kBlockK;
+}
+
+// stream_deep with the clamped loads on stepped pointers: the weights' cursor runs
+// kDeepBuffers blocks ahead of the activations'.
+template <u32 kRowGroups, bool kNanFlags>
+__device__ __forceinline__ void stream_deep_stepped(float (&acc)[kRowGroups][kTokenGroups][4],
+                                                    u32 (&nan_bits)[kRowGroups][2],
+                                                    const Operands& op, u32 row0, u32 first,
+                                                    u32 count, u32 stride, u64 policy, u32 g,
+                                                    u32 t) {
+  constexpr u32 kDeepBuffers = SKINNY_DEEP_BUFFERS;
+  constexpr bool kDeepFill256 = SKINNY_DEEP_L2_FILL != 0;
+  DeepCursor<kRowGroups> wc = deep_cursor<kRowGroups>(op, row0, first, g, t);
+  DeepCursor<kRowGroups> xc = wc;
+  WarpBlock<kRowGroups> buf[kDeepBuffers];
+#pragma unroll
+  for (u32 s = 0; s < kDeepBuffers; ++s) {
+    if (s < count) load_weights_step<kRowGroups, kDeepFill256>(buf[s], wc, stride, policy);
+  }
+  wait_for_preceding_grid();
+#pragma unroll 1
+  for (u32 j0 = 0; j0 < count; j0 += kDeepBuffers) {
+#pragma unroll
+    for (u32 s = 0; s < kDeepBuffers; ++s) {
+      const u32 j = j0 + s;
+      if (j < count) {
+        if constexpr (kRowGroups == 1 && SKINNY_DEEP_X_BY_HALF) {
+          float part[kMmaChains][kTokenGroups][4];
+          set_zero(part);
+#pragma unroll
+          for (u32 h = 0; h < 2; ++h) {
+            uint4 x[kTokenGroups][2];
+#pragma unroll
+            for (u32 tg = 0; tg < kTokenGroups; ++tg) load_token_half_at(x[tg], xc, tg, h);
+            mma_half_block<kTokenGroups, kNanFlags>(part[h % kMmaChains], nan_bits[0],
+                                                    buf[s].w[0][0][h], buf[s].w[0][1][h], x);
+          }
+          add_scaled(acc[0], part, buf[s].scale);
+        } else {
+#pragma unroll
+          for (u32 tg = 0; tg < kTokenGroups; ++tg)
+#pragma unroll
+            for (u32 h = 0; h < 2; ++h) load_token_half_at(buf[s].x[h][tg], xc, tg, h);
+          block_mma<kRowGroups, kNanFlags>(acc, nan_bits, buf[s]);
+        }
+        step_tokens(xc, stride);
+        if (j + kDeepBuffers < count) {
+          load_weights_step<kRowGroups, kDeepFill256>(buf[s], wc, stride, policy);
+        }
+      }
+    }
+  }
+}
+
 template <u32 kRowGroups, bool kNanFlags, bool kClamp>
 __device__ __forceinline__ void stream_deep(float (&acc)[kRowGroups][kTokenGroups][4],
                                             u32 (&nan_bits)[kRowGroups][2],
@@ -355,6 +478,14 @@ __device__ __forceinline__ void stream_deep(float (&acc)[kRowGroups][kTokenGroup
   // This warp's blocks: first + j stride for j < warp_blocks, below K.
   const u32 count =
       first < k_blocks ? min(warp_blocks, (k_blocks - first + stride - 1) / stride) : 0;
+#if SKINNY_DEEP_CURSOR && !defined(METRALE_DIAG_X_FIRST_BLOCK_ONLY) && \
+    !defined(METRALE_DIAG_X_BLOCK_ZERO) && !defined(METRALE_DIAG_PACKED_ADDRESSES)
+  if constexpr (kClamp) {
+    stream_deep_stepped<kRowGroups, kNanFlags>(acc, nan_bits, op, row0, first, count, stride,
+                                               policy, g, t);
+    return;
+  }
+#endif
   constexpr u32 kDeepBuffers = SKINNY_DEEP_BUFFERS;
   constexpr bool kDeepFill256 = SKINNY_DEEP_L2_FILL != 0;
   WarpBlock<kRowGroups> buf[kDeepBuffers];
