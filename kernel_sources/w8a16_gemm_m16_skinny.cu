@@ -384,7 +384,8 @@ __device__ __forceinline__ DeepCursor<kRowGroups> deep_cursor(const Operands& op
 }
 
 // The weights and scale of the cursor's block, then the cursor `stride` blocks on.
-template <u32 kRowGroups, bool kFill256>
+// kOrdered: coherent loads, which stay ahead of griddepcontrol.wait (load_stream_16).
+template <u32 kRowGroups, bool kFill256, bool kOrdered = false>
 __device__ __forceinline__ void load_weights_step(WarpBlock<kRowGroups>& blk,
                                                   DeepCursor<kRowGroups>& c, u32 stride,
                                                   u64 policy) {
@@ -394,11 +395,15 @@ __device__ __forceinline__ void load_weights_step(WarpBlock<kRowGroups>& blk,
     for (u32 half = 0; half < 2; ++half) {
 #pragma unroll
       for (u32 h = 0; h < 2; ++h) {
-        blk.w[r][half][h] = load_stream_16<kFill256>(c.w[r][half] + 64 * h, policy);
+        blk.w[r][half][h] = load_stream_16<kFill256, kOrdered>(c.w[r][half] + 64 * h, policy);
       }
       c.w[r][half] += stride * kBlockK;
     }
-  blk.scale = __ldg(c.scale);
+  if constexpr (kOrdered) {
+    asm volatile("ld.global.f32 %0, [%1];" : "=f"(blk.scale) : "l"(c.scale));
+  } else {
+    blk.scale = __ldg(c.scale);
+  }
   c.scale += stride;
 }
 
@@ -431,8 +436,12 @@ __device__ __forceinline__ void stream_deep_stepped(float (&acc)[kRowGroups][kTo
   DeepCursor<kRowGroups> xc = wc;
   WarpBlock<kRowGroups> buf[kDeepBuffers];
 #pragma unroll
+  // Coherent loads: with .nc ones ptxas 13.0 scheduled griddepcontrol.wait above them,
+  // which took the weights' head start under PDL away (1.05-1.20x the time with PDL).
   for (u32 s = 0; s < kDeepBuffers; ++s) {
-    if (s < count) load_weights_step<kRowGroups, kDeepFill256>(buf[s], wc, stride, policy);
+    if (s < count) {
+      load_weights_step<kRowGroups, kDeepFill256, kDeepFill256>(buf[s], wc, stride, policy);
+    }
   }
   wait_for_preceding_grid();
 #pragma unroll 1
