@@ -47,6 +47,7 @@
 // SKINNY_DEEP_BUFFERS, SKINNY_DEEP_MAX_THREADS and SKINNY_DEEP_MIN_CTAS (the deep kernel's
 // blocks in flight per warp and launch bounds), SKINNY_DEEP_L2_FILL (its loads' L2 fill),
 // SKINNY_DEEP_CLAMP (its loads clamped to the last row and token, not predicated),
+// SKINNY_DEEP_CURSOR (its clamped loop on stepped pointers),
 // SKINNY_DEEP_X_BY_HALF (its 16-token build's activations loaded per 64-K half),
 // SKINNY_DEEP_M8_NAN_FLAGS and SKINNY_NAN_FLAGS (the NaN check of the deep kernels' 8-token
 // build and of the chunked kernels);
@@ -346,13 +347,16 @@ __device__ __forceinline__ void stream_at_once(float (&acc)[1][kTokenGroups][4],
 #define SKINNY_DEEP_CLAMP 1
 #endif
 
-// The clamped deep loop steps pointers instead of recomputing each block's addresses:
-// one per lane row and token, a block of the warp's stride further each step. Recomputed,
-// the addresses took about 40 of the 16-token build's 222 instructions a block (ptxas of
-// CUDA 13.0: 64-bit products of row and K, and the second half's redone because its
-// 32-bit offset might wrap). SKINNY_DEEP_CURSOR=0 (a tuning point) recomputes them.
+// The clamped deep loop of the 8-token build steps pointers instead of recomputing each
+// block's addresses: one per lane row and token, a block of the warp's stride further each
+// step (ptxas of CUDA 13.0: 188 against 196 instructions a block, 202 against 222 in the
+// 16-token build, the same registers). Measured on an H100 (docs/performance.md, item
+// 194): at one and 8 tokens the deep forms on 4 and 8 warps and the three-per-SM form
+// took 0.93-1.00x the time (median 0.97-0.99), at 16 tokens 0.95-1.05x (median 1.00;
+// 16 warps on DeepSeek-V3 q_b and Llama-3-8B gate_up 1.03-1.04x), hence the 8-token build
+// only. SKINNY_DEEP_CURSOR=0 / 1 (a tuning point) sets it for both builds.
 #ifndef SKINNY_DEEP_CURSOR
-#define SKINNY_DEEP_CURSOR 0
+#define SKINNY_DEEP_CURSOR (TOKEN_GROUPS == 1)
 #endif
 
 template <u32 kRowGroups>

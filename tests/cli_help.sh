@@ -269,6 +269,20 @@ if command -v python3 >/dev/null; then
   else
     echo "ok: tools/ptx_compare.py: SKINNY_DEEP_CLAMP=0 changes the three clamped kernels only"
   fi
+  # The stepped deep loop (SKINNY_DEEP_CURSOR) is the 8-token build's alone: turned off it
+  # changes that build's two clamped kernels, and no other.
+  other="$shims/ptx-unstepped"
+  "$metrale" compile "${variants[@]}" --define SKINNY_DEEP_CURSOR=0 --dump-ptx "$other" \
+    >/dev/null 2>&1
+  out=$(python3 tools/ptx_compare.py "$base" "$other" 2>&1) && rc=0 || rc=$?
+  if [[ $rc -ne 0 || $out != *$'\n'"7 same, 2 differ, 0 missing" ||
+        $out != *"skinny_deep.m8.compute_90.ptx w8a16_gemm_m16_skinny_deep: differs"* ||
+        $out != *"skinny_deep.m8.compute_90.ptx w8a16_gemm_m16_skinny_deep3: differs"* ]]; then
+    fail "tools/ptx_compare.py: SKINNY_DEEP_CURSOR=0 changes the 8-token deep kernels only" \
+      "$rc" "$out"
+  else
+    echo "ok: tools/ptx_compare.py: SKINNY_DEEP_CURSOR=0 changes the 8-token deep kernels only"
+  fi
   out=$(python3 tools/ptx_compare.py "$shims/missing" "$base" 2>&1) && rc=0 || rc=$?
   missing="ptx_compare.py: cannot read $shims/missing: No such file or directory"
   if [[ $rc -ne 1 || $out != "$missing" ]]; then
