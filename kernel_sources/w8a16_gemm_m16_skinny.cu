@@ -352,9 +352,9 @@ __device__ __forceinline__ void stream_at_once(float (&acc)[1][kTokenGroups][4],
 // step (ptxas of CUDA 13.0: 188 against 196 instructions a block, 202 against 222 in the
 // 16-token build, the same registers). Measured on an H100 (docs/performance.md, item
 // 194): at one and 8 tokens the deep forms on 4 and 8 warps and the three-per-SM form
-// took 0.93-1.00x the time (median 0.97-0.99), at 16 tokens 0.95-1.05x (median 1.00;
-// 16 warps on DeepSeek-V3 q_b and Llama-3-8B gate_up 1.03-1.04x), hence the 8-token build
-// only. SKINNY_DEEP_CURSOR=0 / 1 (a tuning point) sets it for both builds.
+// took 0.93-1.00x the time (medians 0.95-0.99), at 16 tokens 0.97-1.05x (medians
+// 0.99-1.01; 16 warps on DeepSeek-V3 q_b and Llama-3-8B gate_up 1.03-1.04x), hence the
+// 8-token build only. SKINNY_DEEP_CURSOR=0 / 1 (a tuning point) sets it for both builds.
 #ifndef SKINNY_DEEP_CURSOR
 #define SKINNY_DEEP_CURSOR (TOKEN_GROUPS == 1)
 #endif
