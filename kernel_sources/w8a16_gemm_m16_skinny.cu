@@ -227,12 +227,12 @@ __device__ __forceinline__ void block_mma(float (&acc)[kRowGroups][kTokenGroups]
 }
 
 // acc += scale * (this block's partial), each 64-K half's activations loaded just before
-// its MMAs. (A template so that the modules that never call it hold no unused function.)
-template <u32 kRowGroups, bool kNanFlags, bool kClamp>
+// its MMAs: load_x(x, tg, h) loads token group tg's of half h.
+template <u32 kRowGroups, bool kNanFlags, typename LoadX>
 __device__ __forceinline__ void block_mma_x_by_half(float (&acc)[kRowGroups][kTokenGroups][4],
                                                     u32 (&nan_bits)[kRowGroups][2],
                                                     const WarpBlock<kRowGroups>& blk,
-                                                    const Operands& op, u32 b, u32 g, u32 t) {
+                                                    LoadX load_x) {
   static_assert(kRowGroups == 1, "one 16-row group");
   float part[kMmaChains][kTokenGroups][4];
   set_zero(part);
@@ -240,9 +240,7 @@ __device__ __forceinline__ void block_mma_x_by_half(float (&acc)[kRowGroups][kTo
   for (u32 h = 0; h < 2; ++h) {
     uint4 x[kTokenGroups][2];
 #pragma unroll
-    for (u32 tg = 0; tg < kTokenGroups; ++tg) {
-      load_token_half<kClamp>(x[tg], op, 8 * tg + g, b, h, t);
-    }
+    for (u32 tg = 0; tg < kTokenGroups; ++tg) load_x(x[tg], tg, h);
     mma_half_block<kTokenGroups, kNanFlags>(part[h % kMmaChains], nan_bits[0], blk.w[0][0][h],
                                             blk.w[0][1][h], x);
   }
@@ -439,9 +437,9 @@ __device__ __forceinline__ void stream_deep_stepped(float (&acc)[kRowGroups][kTo
   DeepCursor<kRowGroups> wc = deep_cursor<kRowGroups>(op, row0, first, g, t);
   DeepCursor<kRowGroups> xc = wc;
   WarpBlock<kRowGroups> buf[kDeepBuffers];
-#pragma unroll
   // Coherent loads: with .nc ones ptxas 13.0 scheduled griddepcontrol.wait above them,
   // which took the weights' head start under PDL away (1.05-1.20x the time with PDL).
+#pragma unroll
   for (u32 s = 0; s < kDeepBuffers; ++s) {
     if (s < count) {
       load_weights_step<kRowGroups, kDeepFill256, kDeepFill256>(buf[s], wc, stride, policy);
@@ -455,17 +453,9 @@ __device__ __forceinline__ void stream_deep_stepped(float (&acc)[kRowGroups][kTo
       const u32 j = j0 + s;
       if (j < count) {
         if constexpr (kRowGroups == 1 && SKINNY_DEEP_X_BY_HALF) {
-          float part[kMmaChains][kTokenGroups][4];
-          set_zero(part);
-#pragma unroll
-          for (u32 h = 0; h < 2; ++h) {
-            uint4 x[kTokenGroups][2];
-#pragma unroll
-            for (u32 tg = 0; tg < kTokenGroups; ++tg) load_token_half_at(x[tg], xc, tg, h);
-            mma_half_block<kTokenGroups, kNanFlags>(part[h % kMmaChains], nan_bits[0],
-                                                    buf[s].w[0][0][h], buf[s].w[0][1][h], x);
-          }
-          add_scaled(acc[0], part, buf[s].scale);
+          block_mma_x_by_half<kRowGroups, kNanFlags>(
+              acc, nan_bits, buf[s],
+              [&](uint4(&x)[2], u32 tg, u32 h) { load_token_half_at(x, xc, tg, h); });
         } else {
 #pragma unroll
           for (u32 tg = 0; tg < kTokenGroups; ++tg)
@@ -529,7 +519,10 @@ __device__ __forceinline__ void stream_deep(float (&acc)[kRowGroups][kTokenGroup
         block_mma<kRowGroups, kNanFlags>(acc, nan_bits, buf[s]);
 #else
         if constexpr (kRowGroups == 1 && SKINNY_DEEP_X_BY_HALF) {
-          block_mma_x_by_half<kRowGroups, kNanFlags, kClamp>(acc, nan_bits, buf[s], op, b, g, t);
+          block_mma_x_by_half<kRowGroups, kNanFlags>(
+              acc, nan_bits, buf[s], [&](uint4(&x)[2], u32 tg, u32 h) {
+                load_token_half<kClamp>(x, op, 8 * tg + g, b, h, t);
+              });
         } else {
           load_activations<kRowGroups, kClamp>(buf[s], op, b, g, t);
           block_mma<kRowGroups, kNanFlags>(acc, nan_bits, buf[s]);
