@@ -219,16 +219,19 @@ __device__ __forceinline__ u64 l2_evict_last_policy() {
 // 16 bytes of weights, read once: no L1 allocation, L2 policy as above. With kFill256,
 // L2 fills the whole aligned 256 bytes around a miss (the level::prefetch_size qualifier):
 // where two warps read the two 128-byte halves of the same 256 bytes at about the same
-// time, DRAM sees one 256-byte read instead of two of 128. kOrdered (with kFill256): a
-// coherent load, not .nc, for loads issued ahead of griddepcontrol.wait: ptxas 13.0 may
-// schedule the wait above an .nc load (no grid writes what it reads), and did so in the
-// deep kernel's stepped loop (SKINNY_DEEP_CURSOR), but keeps a coherent load above it.
+// time, DRAM sees one 256-byte read instead of two of 128. kOrdered: a coherent load, not
+// .nc, for loads issued ahead of griddepcontrol.wait: ptxas 13.0 may schedule the wait
+// above an .nc load (no grid writes what it reads), and did so in the deep kernel's
+// stepped loop (SKINNY_DEEP_CURSOR), but keeps a coherent load above it.
 template <bool kFill256 = false, bool kOrdered = false>
 __device__ __forceinline__ uint4 load_stream_16(const void* p, u64 policy) {
-  static_assert(!kOrdered || kFill256, "the ordered load has the 256-byte fill");
   uint4 v;
-  if constexpr (kOrdered) {
+  if constexpr (kOrdered && kFill256) {
     asm volatile("ld.global.L1::no_allocate.L2::cache_hint.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "l"(p), "l"(policy));
+  } else if constexpr (kOrdered) {
+    asm volatile("ld.global.L1::no_allocate.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
                  : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
                  : "l"(p), "l"(policy));
   } else if constexpr (kFill256) {

@@ -442,7 +442,7 @@ __device__ __forceinline__ void stream_deep_stepped(float (&acc)[kRowGroups][kTo
 #pragma unroll
   for (u32 s = 0; s < kDeepBuffers; ++s) {
     if (s < count) {
-      load_weights_step<kRowGroups, kDeepFill256, kDeepFill256>(buf[s], wc, stride, policy);
+      load_weights_step<kRowGroups, kDeepFill256, true>(buf[s], wc, stride, policy);
     }
   }
   wait_for_preceding_grid();
