@@ -283,6 +283,39 @@ if command -v python3 >/dev/null; then
   else
     echo "ok: tools/ptx_compare.py: SKINNY_DEEP_CURSOR=0 changes the 8-token deep kernels only"
   fi
+  # tools/sass_wait_order.py on listings in cuobjdump's form: weight loads ahead of the
+  # wait pass, a wait ahead of them fails, a skipped kernel is not checked.
+  check "tools/sass_wait_order.py --help" "usage: sass_wait_order.py" \
+    python3 tools/sass_wait_order.py --help
+  sass_line() { printf '        /*%04x*/ %s ;  /* 0x0 */\n' "$1" "$2"; }
+  {
+    printf '\t\tFunction : k_ok\n'
+    sass_line 16 '@P2 LDG.E.NA.LTC256B.128 R8, desc[UR4][R2.64]'
+    sass_line 32 'ACQBULK'
+    sass_line 48 'LDG.E.128.CONSTANT R24, desc[UR4][R58.64]'
+    printf '\t\tFunction : k_late\n'
+    sass_line 16 'ACQBULK'
+    sass_line 32 '@P2 LDG.E.NA.LTC256B.128.CONSTANT R8, desc[UR4][R2.64]'
+  } >"$shims/sass.txt"
+  out=$(python3 tools/sass_wait_order.py "$shims/sass.txt" 2>&1) && rc=0 || rc=$?
+  if [[ $rc -ne 1 || $out != *"k_ok: ok (1 ahead of the wait)"* ||
+        $out != *"k_late: waits first"* ]]; then
+    fail "tools/sass_wait_order.py: a wait ahead of the weight loads fails" "$rc" "$out"
+  else
+    echo "ok: tools/sass_wait_order.py: a wait ahead of the weight loads fails"
+  fi
+  out=$(python3 tools/sass_wait_order.py --skip k_late <"$shims/sass.txt" 2>&1) && rc=0 || rc=$?
+  if [[ $rc -ne 0 || $out != *"k_late: skipped"* ]]; then
+    fail "tools/sass_wait_order.py --skip lists a kernel unchecked" "$rc" "$out"
+  else
+    echo "ok: tools/sass_wait_order.py --skip lists a kernel unchecked"
+  fi
+  out=$(python3 tools/sass_wait_order.py </dev/null 2>&1) && rc=0 || rc=$?
+  if [[ $rc -ne 2 || $out != *"no function in the input"* ]]; then
+    fail "tools/sass_wait_order.py on no listing says so, exit 2" "$rc" "$out"
+  else
+    echo "ok: tools/sass_wait_order.py on no listing says so, exit 2"
+  fi
   out=$(python3 tools/ptx_compare.py "$shims/missing" "$base" 2>&1) && rc=0 || rc=$?
   missing="ptx_compare.py: cannot read $shims/missing: No such file or directory"
   if [[ $rc -ne 1 || $out != "$missing" ]]; then

@@ -314,7 +314,9 @@ for s in "${steps[@]}"; do
       step sass bash -c "rm -rf $BUILD/sass && $BUILD/tools/metrale compile --target sm_90 --out $BUILD/sass/cache --dump-cubin $BUILD/sass >/dev/null &&
         for f in $BUILD/sass/*w8a16_gemm_m16*.cubin; do
           echo \"\$f: HMMA \$(cuobjdump --dump-sass \$f | grep -c HMMA), LDG.128 \$(cuobjdump --dump-sass \$f | grep -c 'LDG.E.*128'), LDL/STL \$(cuobjdump --dump-sass \$f | grep -cE 'LDL|STL')\"
-        done" ;;
+        done &&
+        cuobjdump --dump-sass $BUILD/sass/*.cubin |
+          python3 tools/sass_wait_order.py --skip w8a16_gemm_m16_streamk" ;;
     sanitize)  # SANITIZE_CASES: doctest case filter (default: the determinism case, every
                # entry, and the cluster handoff's comparison, about 2.5 min in all; the
                # whole suite under memcheck runs past one call's 10 minutes)
