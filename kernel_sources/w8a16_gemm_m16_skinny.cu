@@ -424,26 +424,19 @@ __device__ __forceinline__ void step_tokens(DeepCursor<kRowGroups>& c, u32 strid
   for (u32 tg = 0; tg < kTokenGroups; ++tg) c.x[tg] += stride * kBlockK;
 }
 
-// stream_deep with the clamped loads on stepped pointers: the weights' cursor runs
-// kDeepBuffers blocks ahead of the activations'.
-template <u32 kRowGroups, bool kNanFlags>
-__device__ __forceinline__ void stream_deep_stepped(float (&acc)[kRowGroups][kTokenGroups][4],
-                                                    u32 (&nan_bits)[kRowGroups][2],
-                                                    const Operands& op, u32 row0, u32 first,
-                                                    u32 count, u32 stride, u64 policy, u32 g,
-                                                    u32 t) {
+// The deep form's block loop: a warp's `count` blocks, first + j stride for j < count, one
+// after another, kDeepBuffers of them in flight. load(blk, b, ahead) requests block b's
+// weights and scale (ahead: before the wait for the preceding grid); run(blk, j, b) loads
+// the warp's block j, block b, activations and adds its MMAs, after the wait. Block j's
+// registers are refilled with block j + kDeepBuffers's weights as soon as its MMAs have
+// read them.
+template <u32 kRowGroups, typename Load, typename Run>
+__device__ __forceinline__ void deep_blocks(u32 count, u32 first, u32 stride, Load load, Run run) {
   constexpr u32 kDeepBuffers = SKINNY_DEEP_BUFFERS;
-  constexpr bool kDeepFill256 = SKINNY_DEEP_L2_FILL != 0;
-  DeepCursor<kRowGroups> wc = deep_cursor<kRowGroups>(op, row0, first, g, t);
-  DeepCursor<kRowGroups> xc = wc;
   WarpBlock<kRowGroups> buf[kDeepBuffers];
-  // Coherent loads: with .nc ones ptxas 13.0 scheduled griddepcontrol.wait above them,
-  // which took the weights' head start under PDL away (1.05-1.20x the time with PDL).
 #pragma unroll
   for (u32 s = 0; s < kDeepBuffers; ++s) {
-    if (s < count) {
-      load_weights_step<kRowGroups, kDeepFill256, true>(buf[s], wc, stride, policy);
-    }
+    if (s < count) load(buf[s], first + s * stride, true);
   }
   wait_for_preceding_grid();
 #pragma unroll 1
@@ -452,24 +445,50 @@ __device__ __forceinline__ void stream_deep_stepped(float (&acc)[kRowGroups][kTo
     for (u32 s = 0; s < kDeepBuffers; ++s) {
       const u32 j = j0 + s;
       if (j < count) {
+        const u32 b = first + j * stride;
+        run(buf[s], j, b);
+        if (j + kDeepBuffers < count) load(buf[s], b + kDeepBuffers * stride, false);
+      }
+    }
+  }
+}
+
+// The deep loop on stepped pointers: the weights' cursor runs kDeepBuffers blocks ahead
+// of the activations'. The loads ahead of the wait are coherent: with .nc ones ptxas 13.0
+// scheduled griddepcontrol.wait above them, which took the weights' head start under PDL
+// away (1.05-1.20x the time with PDL).
+template <u32 kRowGroups, bool kNanFlags>
+__device__ __forceinline__ void stream_deep_stepped(float (&acc)[kRowGroups][kTokenGroups][4],
+                                                    u32 (&nan_bits)[kRowGroups][2],
+                                                    const Operands& op, u32 row0, u32 first,
+                                                    u32 count, u32 stride, u64 policy, u32 g,
+                                                    u32 t) {
+  constexpr bool kDeepFill256 = SKINNY_DEEP_L2_FILL != 0;
+  DeepCursor<kRowGroups> wc = deep_cursor<kRowGroups>(op, row0, first, g, t);
+  DeepCursor<kRowGroups> xc = wc;
+  deep_blocks<kRowGroups>(
+      count, first, stride,
+      [&](WarpBlock<kRowGroups>& blk, u32, bool ahead) {
+        if (ahead) {
+          load_weights_step<kRowGroups, kDeepFill256, true>(blk, wc, stride, policy);
+        } else {
+          load_weights_step<kRowGroups, kDeepFill256>(blk, wc, stride, policy);
+        }
+      },
+      [&](WarpBlock<kRowGroups>& blk, u32, u32) {
         if constexpr (kRowGroups == 1 && SKINNY_DEEP_X_BY_HALF) {
           block_mma_x_by_half<kRowGroups, kNanFlags>(
-              acc, nan_bits, buf[s],
+              acc, nan_bits, blk,
               [&](uint4(&x)[2], u32 tg, u32 h) { load_token_half_at(x, xc, tg, h); });
         } else {
 #pragma unroll
           for (u32 tg = 0; tg < kTokenGroups; ++tg)
 #pragma unroll
-            for (u32 h = 0; h < 2; ++h) load_token_half_at(buf[s].x[h][tg], xc, tg, h);
-          block_mma<kRowGroups, kNanFlags>(acc, nan_bits, buf[s]);
+            for (u32 h = 0; h < 2; ++h) load_token_half_at(blk.x[h][tg], xc, tg, h);
+          block_mma<kRowGroups, kNanFlags>(acc, nan_bits, blk);
         }
         step_tokens(xc, stride);
-        if (j + kDeepBuffers < count) {
-          load_weights_step<kRowGroups, kDeepFill256>(buf[s], wc, stride, policy);
-        }
-      }
-    }
-  }
+      });
 }
 
 template <u32 kRowGroups, bool kNanFlags, bool kClamp>
@@ -481,6 +500,7 @@ __device__ __forceinline__ void stream_deep(float (&acc)[kRowGroups][kTokenGroup
   // This warp's blocks: first + j stride for j < warp_blocks, below K.
   const u32 count =
       first < k_blocks ? min(warp_blocks, (k_blocks - first + stride - 1) / stride) : 0;
+  // The diagnostic modes below address blocks their own way: they keep the recomputed form.
 #if SKINNY_DEEP_CURSOR && !defined(METRALE_DIAG_X_FIRST_BLOCK_ONLY) && \
     !defined(METRALE_DIAG_X_BLOCK_ZERO) && !defined(METRALE_DIAG_PACKED_ADDRESSES)
   if constexpr (kClamp) {
@@ -489,52 +509,36 @@ __device__ __forceinline__ void stream_deep(float (&acc)[kRowGroups][kTokenGroup
     return;
   }
 #endif
-  constexpr u32 kDeepBuffers = SKINNY_DEEP_BUFFERS;
   constexpr bool kDeepFill256 = SKINNY_DEEP_L2_FILL != 0;
-  WarpBlock<kRowGroups> buf[kDeepBuffers];
-#pragma unroll
-  for (u32 s = 0; s < kDeepBuffers; ++s) {
-    if (s < count) {
-      load_weights<kRowGroups, kDeepFill256, kClamp>(buf[s], op, row0, first + s * stride, policy,
-                                                     g, t);
-    }
-  }
-  wait_for_preceding_grid();
-#pragma unroll 1
-  for (u32 j0 = 0; j0 < count; j0 += kDeepBuffers) {
-#pragma unroll
-    for (u32 s = 0; s < kDeepBuffers; ++s) {
-      const u32 j = j0 + s;
-      if (j < count) {
-        const u32 b = first + j * stride;
+  deep_blocks<kRowGroups>(
+      count, first, stride,
+      [&](WarpBlock<kRowGroups>& blk, u32 b, bool) {
+        load_weights<kRowGroups, kDeepFill256, kClamp>(blk, op, row0, b, policy, g, t);
+      },
+      [&](WarpBlock<kRowGroups>& blk, u32 j, u32 b) {
 #if defined(METRALE_DIAG_X_FIRST_BLOCK_ONLY)
         // Diagnostic (wrong results): the first block's activations serve every block.
-        if (j == 0) load_activations<kRowGroups, kClamp>(buf[s], op, b, g, t);
-        else buf[s].x[0][0][0].x ^= j;  // keeps the block's MMAs from being merged away
-        block_mma<kRowGroups, kNanFlags>(acc, nan_bits, buf[s]);
+        if (j == 0) load_activations<kRowGroups, kClamp>(blk, op, b, g, t);
+        else blk.x[0][0][0].x ^= j;  // keeps the block's MMAs from being merged away
+        block_mma<kRowGroups, kNanFlags>(acc, nan_bits, blk);
 #elif defined(METRALE_DIAG_X_BLOCK_ZERO)
         // Diagnostic (wrong results): every warp reads block 0's activations, which stay
         // in L1: the activations' latency without their L2 traffic.
-        load_activations<kRowGroups, kClamp>(buf[s], op, 0, g, t);
-        block_mma<kRowGroups, kNanFlags>(acc, nan_bits, buf[s]);
+        (void)j, (void)b;
+        load_activations<kRowGroups, kClamp>(blk, op, 0, g, t);
+        block_mma<kRowGroups, kNanFlags>(acc, nan_bits, blk);
 #else
         if constexpr (kRowGroups == 1 && SKINNY_DEEP_X_BY_HALF) {
           block_mma_x_by_half<kRowGroups, kNanFlags>(
-              acc, nan_bits, buf[s], [&](uint4(&x)[2], u32 tg, u32 h) {
+              acc, nan_bits, blk, [&](uint4(&x)[2], u32 tg, u32 h) {
                 load_token_half<kClamp>(x, op, 8 * tg + g, b, h, t);
               });
         } else {
-          load_activations<kRowGroups, kClamp>(buf[s], op, b, g, t);
-          block_mma<kRowGroups, kNanFlags>(acc, nan_bits, buf[s]);
+          load_activations<kRowGroups, kClamp>(blk, op, b, g, t);
+          block_mma<kRowGroups, kNanFlags>(acc, nan_bits, blk);
         }
 #endif
-        if (j + kDeepBuffers < count) {
-          load_weights<kRowGroups, kDeepFill256, kClamp>(buf[s], op, row0,
-                                                         b + kDeepBuffers * stride, policy, g, t);
-        }
-      }
-    }
-  }
+      });
 }
 
 // The CTA's partial of output idx (token idx / 16, row idx % 16): its warps' values in
