@@ -251,38 +251,34 @@ if command -v python3 >/dev/null; then
   check "tools/timeline_summary.py --help" "Summarises the per-CTA timeline" \
     python3 tools/timeline_summary.py --help
   check "tools/ptx_compare.py --help" "usage: ptx_compare.py" python3 tools/ptx_compare.py --help
-  # The deep kernel's clamped loads (SKINNY_DEEP_CLAMP) change its two builds and its
-  # three-per-SM form's 8-token build, and no other kernel of the three modules.
-  base="$shims/ptx-base" other="$shims/ptx-unclamped"
+  # ptx_scope LABEL DEFINE COUNT LINE...: against the default build, DEFINE changes the PTX
+  # as tools/ptx_compare.py counts it (COUNT) with each LINE in its output.
+  base="$shims/ptx-base"
   variants=(--target sm_90 --variant w8a16_gemm_m16_skinny_deep
     --variant w8a16_gemm_m16_skinny --variant w8a16_gemm_m16_skinny_deep32)
   "$metrale" compile "${variants[@]}" --dump-ptx "$base" >/dev/null 2>&1
-  "$metrale" compile "${variants[@]}" --define SKINNY_DEEP_CLAMP=0 --dump-ptx "$other" \
-    >/dev/null 2>&1
-  out=$(python3 tools/ptx_compare.py "$base" "$other" 2>&1) && rc=0 || rc=$?
-  if [[ $rc -ne 0 || $out != *$'\n'"6 same, 3 differ, 0 missing" ||
-        $out != *"skinny_deep.m16.compute_90.ptx w8a16_gemm_m16_skinny_deep: differs"* ||
-        $out != *"skinny_deep.m8.compute_90.ptx w8a16_gemm_m16_skinny_deep3: differs"* ||
-        $out != *"skinny_deep.m16.compute_90.ptx w8a16_gemm_m16_skinny_deep3: same"* ]]; then
-    fail "tools/ptx_compare.py: SKINNY_DEEP_CLAMP=0 changes the three clamped kernels only" \
-      "$rc" "$out"
-  else
-    echo "ok: tools/ptx_compare.py: SKINNY_DEEP_CLAMP=0 changes the three clamped kernels only"
-  fi
+  ptx_scope() {
+    local label=$1 define=$2 count=$3 other="$shims/ptx-${2%%=*}" out rc line ok=1
+    shift 3
+    "$metrale" compile "${variants[@]}" --define "$define" --dump-ptx "$other" >/dev/null 2>&1
+    out=$(python3 tools/ptx_compare.py "$base" "$other" 2>&1) && rc=0 || rc=$?
+    [[ $rc -eq 0 && $out == *$'\n'"$count" ]] || ok=0
+    for line in "$@"; do [[ $out == *"$line"* ]] || ok=0; done
+    if ((ok)); then echo "ok: $label"; else fail "$label" "$rc" "$out"; fi
+  }
+  # The deep kernel's clamped loads (SKINNY_DEEP_CLAMP) change its two builds and its
+  # three-per-SM form's 8-token build, and no other kernel of the three modules.
+  ptx_scope "tools/ptx_compare.py: SKINNY_DEEP_CLAMP=0 changes the three clamped kernels only" \
+    SKINNY_DEEP_CLAMP=0 "6 same, 3 differ, 0 missing" \
+    "skinny_deep.m16.compute_90.ptx w8a16_gemm_m16_skinny_deep: differs" \
+    "skinny_deep.m8.compute_90.ptx w8a16_gemm_m16_skinny_deep3: differs" \
+    "skinny_deep.m16.compute_90.ptx w8a16_gemm_m16_skinny_deep3: same"
   # The stepped deep loop (SKINNY_DEEP_CURSOR) is the 8-token build's alone: turned off it
   # changes that build's two clamped kernels, and no other.
-  other="$shims/ptx-unstepped"
-  "$metrale" compile "${variants[@]}" --define SKINNY_DEEP_CURSOR=0 --dump-ptx "$other" \
-    >/dev/null 2>&1
-  out=$(python3 tools/ptx_compare.py "$base" "$other" 2>&1) && rc=0 || rc=$?
-  if [[ $rc -ne 0 || $out != *$'\n'"7 same, 2 differ, 0 missing" ||
-        $out != *"skinny_deep.m8.compute_90.ptx w8a16_gemm_m16_skinny_deep: differs"* ||
-        $out != *"skinny_deep.m8.compute_90.ptx w8a16_gemm_m16_skinny_deep3: differs"* ]]; then
-    fail "tools/ptx_compare.py: SKINNY_DEEP_CURSOR=0 changes the 8-token deep kernels only" \
-      "$rc" "$out"
-  else
-    echo "ok: tools/ptx_compare.py: SKINNY_DEEP_CURSOR=0 changes the 8-token deep kernels only"
-  fi
+  ptx_scope "tools/ptx_compare.py: SKINNY_DEEP_CURSOR=0 changes the 8-token deep kernels only" \
+    SKINNY_DEEP_CURSOR=0 "7 same, 2 differ, 0 missing" \
+    "skinny_deep.m8.compute_90.ptx w8a16_gemm_m16_skinny_deep: differs" \
+    "skinny_deep.m8.compute_90.ptx w8a16_gemm_m16_skinny_deep3: differs"
   # tools/sass_wait_order.py on listings in cuobjdump's form: weight loads ahead of the
   # wait pass, a wait ahead of them fails, a skipped kernel is not checked.
   check "tools/sass_wait_order.py --help" "usage: sass_wait_order.py" \
