@@ -310,13 +310,16 @@ for s in "${steps[@]}"; do
         rm -rf \$c; echo '--- one job: each module alone'; $BUILD/tools/metrale compile --target sm_90 --jobs 1 --out \$c | sort -n -k4
         rm -rf \$c; echo \"one process, 1 job, fill_random alone: \$(t $BUILD/tools/metrale compile --target sm_90 --jobs 1 --variant fill_random --out \$c) ms\"
         if [ -x /usr/bin/time ]; then rm -rf \$c; /usr/bin/time -v $BUILD/tools/metrale compile --target sm_90 --jobs 15 --out \$c 2>&1 | grep -E 'Elapsed|context switches|page faults|Percent of CPU|Maximum resident'; fi" ;;
-    sass)
-      step sass bash -c "rm -rf $BUILD/sass && $BUILD/tools/metrale compile --target sm_90 --out $BUILD/sass/cache --dump-cubin $BUILD/sass >/dev/null &&
-        for f in $BUILD/sass/*w8a16_gemm_m16*.cubin; do
-          echo \"\$f: HMMA \$(cuobjdump --dump-sass \$f | grep -c HMMA), LDG.128 \$(cuobjdump --dump-sass \$f | grep -c 'LDG.E.*128'), LDL/STL \$(cuobjdump --dump-sass \$f | grep -cE 'LDL|STL')\"
-        done &&
-        cuobjdump --dump-sass $BUILD/sass/*.cubin |
-          python3 tools/sass_wait_order.py --skip w8a16_gemm_m16_streamk" ;;
+    sass)  # one listing per module in $OUT/sass (cuobjdump reads one file a call)
+      step sass bash -c "rm -rf $BUILD/sass $OUT/sass && mkdir -p $OUT/sass &&
+        $BUILD/tools/metrale compile --target sm_90 --out $BUILD/sass/cache --dump-cubin $BUILD/sass >/dev/null &&
+        for f in $BUILD/sass/*.cubin; do
+          s=$OUT/sass/\$(basename \$f .cubin).sass
+          cuobjdump --dump-sass \$f > \$s || exit 1
+          [[ \$f == *w8a16_gemm_m16* ]] &&
+            echo \"\$f: HMMA \$(grep -c HMMA \$s), LDG.128 \$(grep -c 'LDG.E.*128' \$s), LDL/STL \$(grep -cE 'LDL|STL' \$s)\"
+        done
+        python3 tools/sass_wait_order.py --skip w8a16_gemm_m16_streamk $OUT/sass/*.sass" ;;
     sanitize)  # SANITIZE_CASES: doctest case filter (default: the determinism case, every
                # entry, and the cluster handoff's comparison, about 2.5 min in all; the
                # whole suite under memcheck runs past one call's 10 minutes)

@@ -77,6 +77,9 @@ def main():
     if not found:
         print("sass_wait_order.py: no function in the input (cuobjdump --dump-sass output?)",
               file=sys.stderr)
+        # What was read instead says whether the tool failed or its listing form changed.
+        for line in [line for line in lines if line.strip()][:5]:
+            print(f"  {line.strip()[:100]}", file=sys.stderr)
         return 2
     failed = 0
     for name, opcodes in found:
