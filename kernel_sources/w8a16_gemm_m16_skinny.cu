@@ -352,7 +352,8 @@ __device__ __forceinline__ void stream_at_once(float (&acc)[1][kTokenGroups][4],
 // 194): at one and 8 tokens the deep forms on 4 and 8 warps and the three-per-SM form
 // took 0.93-1.00x the time (medians 0.95-0.99), at 16 tokens 0.97-1.05x (medians
 // 0.99-1.01; 16 warps on DeepSeek-V3 q_b and Llama-3-8B gate_up 1.03-1.04x), hence the
-// 8-token build only. SKINNY_DEEP_CURSOR=0 / 1 (a tuning point) sets it for both builds.
+// 8-token build only. SKINNY_DEEP_CURSOR=0 / 1 (a tuning point) sets it for both builds;
+// 2 also for the 16-token build's CTAs of fewer than 16 warps (a branch on the warps).
 #ifndef SKINNY_DEEP_CURSOR
 #define SKINNY_DEEP_CURSOR (TOKEN_GROUPS == 1)
 #endif
@@ -504,9 +505,12 @@ __device__ __forceinline__ void stream_deep(float (&acc)[kRowGroups][kTokenGroup
 #if SKINNY_DEEP_CURSOR && !defined(METRALE_DIAG_X_FIRST_BLOCK_ONLY) && \
     !defined(METRALE_DIAG_X_BLOCK_ZERO) && !defined(METRALE_DIAG_PACKED_ADDRESSES)
   if constexpr (kClamp) {
-    stream_deep_stepped<kRowGroups, kNanFlags>(acc, nan_bits, op, row0, first, count, stride,
-                                               policy, g, t);
-    return;
+    // SKINNY_DEEP_CURSOR=2: the 16-token build steps its pointers below 16 warps only.
+    if (SKINNY_DEEP_CURSOR != 2 || kTokenGroups == 1 || stride < 16) {
+      stream_deep_stepped<kRowGroups, kNanFlags>(acc, nan_bits, op, row0, first, count, stride,
+                                                 policy, g, t);
+      return;
+    }
   }
 #endif
   constexpr bool kDeepFill256 = SKINNY_DEEP_L2_FILL != 0;
