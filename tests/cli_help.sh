@@ -306,11 +306,14 @@ if command -v python3 >/dev/null; then
   else
     echo "ok: tools/sass_wait_order.py --skip lists a kernel unchecked"
   fi
-  out=$(python3 tools/sass_wait_order.py </dev/null 2>&1) && rc=0 || rc=$?
-  if [[ $rc -ne 2 || $out != *"no function in the input"* ]]; then
-    fail "tools/sass_wait_order.py on no listing says so, exit 2" "$rc" "$out"
+  out=$(printf 'cuobjdump fatal : no listing\n' | python3 tools/sass_wait_order.py 2>&1) &&
+    rc=0 || rc=$?
+  if [[ $rc -ne 2 || $out != *"no function in the input"* ||
+        $out != *"cuobjdump fatal : no listing"* ]]; then
+    fail "tools/sass_wait_order.py on no listing says so and shows what it read, exit 2" \
+      "$rc" "$out"
   else
-    echo "ok: tools/sass_wait_order.py on no listing says so, exit 2"
+    echo "ok: tools/sass_wait_order.py on no listing says so and shows what it read, exit 2"
   fi
   out=$(python3 tools/ptx_compare.py "$shims/missing" "$base" 2>&1) && rc=0 || rc=$?
   missing="ptx_compare.py: cannot read $shims/missing: No such file or directory"
