@@ -132,6 +132,9 @@ export -f build_tree ab_bench  # the steps that run under bash -c call them too
 #   dram8b    item 189's 32-row rule held out: 8 layers of 3456-4224 rows at K of
 #             12288-28672, m = 9, 12, 16, the 32-row and 16-row deep forms, stream-K on one
 #             CTA per SM and the automatic call, with and without PDL
+#   pdlmid    the PDL choice above 8 tokens on 24-64 MiB layers (item 196's lead): Qwen3-32B
+#             qkv and DeepSeek-V3 q_b, where stream-K on one CTA per SM led, and 11 layers
+#             of 30-60 MiB held out, at m = 8, 12, 16; the deep and stream-K PDL forms
 plancheck_set() {  # plancheck_set M ENTRIES SHAPES: a named set's bench options
   local entry shape
   PLANCHECK_SET_OPTIONS="--m ${PLANCHECK_M:-$1}"
@@ -238,6 +241,12 @@ plancheck_options() {  # plancheck_options SET: PLANCHECK_SET_OPTIONS for SET, e
        skinny_deep/8+pdl auto+pdl" \
       "3712x12288 3968x16384 4096x16384 4224x12288 4096x28672 3584x18944 3456x13312
        3840x12800" ;;
+    pdlmid) plancheck_set 8,12,16 \
+      "auto+pdl streamk.c1+pdl streamk.s3+pdl streamk+pdl skinny_deep/2+pdl
+       skinny_deep/4+pdl skinny_deep/4.sp+pdl skinny_deep/8+pdl skinny_deep3/2+pdl
+       skinny_deep3/8+pdl" \
+      "10240x5120 24576x1536 8192x5120 12288x5120 16384x2048 20480x1536 28672x1536
+       32768x1536 7168x7168 9216x4096 6144x6144 16384x3584 12288x3072" ;;
     *) return 1 ;;
   esac
 }
