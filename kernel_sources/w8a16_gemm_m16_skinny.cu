@@ -455,6 +455,24 @@ __device__ __forceinline__ void deep_blocks(u32 count, u32 first, u32 stride, Lo
   }
 }
 
+// acc += the block's MMAs, its activations loaded by load_x(x, tg, h) (token group tg's of
+// 64-K half h): per half just before that half's MMAs (SKINNY_DEEP_X_BY_HALF, one row
+// group), else all of them first.
+template <u32 kRowGroups, bool kNanFlags, typename LoadX>
+__device__ __forceinline__ void deep_block_mma(float (&acc)[kRowGroups][kTokenGroups][4],
+                                               u32 (&nan_bits)[kRowGroups][2],
+                                               WarpBlock<kRowGroups>& blk, LoadX load_x) {
+  if constexpr (kRowGroups == 1 && SKINNY_DEEP_X_BY_HALF) {
+    block_mma_x_by_half<kRowGroups, kNanFlags>(acc, nan_bits, blk, load_x);
+  } else {
+#pragma unroll
+    for (u32 tg = 0; tg < kTokenGroups; ++tg)
+#pragma unroll
+      for (u32 h = 0; h < 2; ++h) load_x(blk.x[h][tg], tg, h);
+    block_mma<kRowGroups, kNanFlags>(acc, nan_bits, blk);
+  }
+}
+
 // The deep loop on stepped pointers: the weights' cursor runs kDeepBuffers blocks ahead
 // of the activations'. The loads ahead of the wait are coherent: with .nc ones ptxas 13.0
 // scheduled griddepcontrol.wait above them, which took the weights' head start under PDL
@@ -478,17 +496,9 @@ __device__ __forceinline__ void stream_deep_stepped(float (&acc)[kRowGroups][kTo
         }
       },
       [&](WarpBlock<kRowGroups>& blk, u32, u32) {
-        if constexpr (kRowGroups == 1 && SKINNY_DEEP_X_BY_HALF) {
-          block_mma_x_by_half<kRowGroups, kNanFlags>(
-              acc, nan_bits, blk,
-              [&](uint4(&x)[2], u32 tg, u32 h) { load_token_half_at(x, xc, tg, h); });
-        } else {
-#pragma unroll
-          for (u32 tg = 0; tg < kTokenGroups; ++tg)
-#pragma unroll
-            for (u32 h = 0; h < 2; ++h) load_token_half_at(blk.x[h][tg], xc, tg, h);
-          block_mma<kRowGroups, kNanFlags>(acc, nan_bits, blk);
-        }
+        deep_block_mma<kRowGroups, kNanFlags>(
+            acc, nan_bits, blk,
+            [&](uint4(&x)[2], u32 tg, u32 h) { load_token_half_at(x, xc, tg, h); });
         step_tokens(xc, stride);
       });
 }
@@ -533,15 +543,10 @@ __device__ __forceinline__ void stream_deep(float (&acc)[kRowGroups][kTokenGroup
         load_activations<kRowGroups, kClamp>(blk, op, 0, g, t);
         block_mma<kRowGroups, kNanFlags>(acc, nan_bits, blk);
 #else
-        if constexpr (kRowGroups == 1 && SKINNY_DEEP_X_BY_HALF) {
-          block_mma_x_by_half<kRowGroups, kNanFlags>(
-              acc, nan_bits, blk, [&](uint4(&x)[2], u32 tg, u32 h) {
-                load_token_half<kClamp>(x, op, 8 * tg + g, b, h, t);
-              });
-        } else {
-          load_activations<kRowGroups, kClamp>(blk, op, b, g, t);
-          block_mma<kRowGroups, kNanFlags>(acc, nan_bits, blk);
-        }
+        deep_block_mma<kRowGroups, kNanFlags>(
+            acc, nan_bits, blk, [&](uint4(&x)[2], u32 tg, u32 h) {
+              load_token_half<kClamp>(x, op, 8 * tg + g, b, h, t);
+            });
 #endif
       });
 }
