@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """Checks that kernels request their weights before they wait for the preceding grid.
 
-    cuobjdump --dump-sass MODULE.cubin ... | tools/sass_wait_order.py [--skip NAME]... [FILE...]
+    tools/sass_wait_order.py [--skip NAME]... [LISTING...]    (default: standard input)
+
+A listing is `cuobjdump --dump-sass MODULE.cubin` output, one cuobjdump call per cubin:
+given several cubins in one call, cuobjdump 13.0 printed no listing.
 
 Under programmatic dependent launch a kernel issues its first weight loads, which depend
 on nothing, and only then waits for the preceding kernel (`griddepcontrol.wait`, SASS
