@@ -352,11 +352,12 @@ __device__ __forceinline__ void stream_at_once(float (&acc)[1][kTokenGroups][4],
 // 194): at one and 8 tokens the deep forms on 4 and 8 warps and the three-per-SM form
 // took 0.93-1.00x the time (medians 0.95-0.99), at 16 tokens 0.97-1.05x (medians
 // 0.99-1.01; 16 warps on DeepSeek-V3 q_b and Llama-3-8B gate_up 1.03-1.04x), hence the
-// 8-token build only. SKINNY_DEEP_CURSOR=0 / 1 (a tuning point) sets it for both builds;
-// 2 also for the 16-token build's CTAs of fewer than 16 warps (a branch on the warps: above
-// 8 tokens medians 0.974-0.996x the time on 2-8 warps, 1.004x on 16, on an H100, item 195).
+// 8-token build. The 16-token build steps them on CTAs of fewer than 16 warps only (a
+// branch on the warps: above 8 tokens medians 0.974-0.996x the time on 2-8 warps, 1.004x
+// on 16, on an H100, item 195): SKINNY_DEEP_CURSOR=2, the default. 0 / 1 (tuning points)
+// recompute / step in both builds on every CTA.
 #ifndef SKINNY_DEEP_CURSOR
-#define SKINNY_DEEP_CURSOR (TOKEN_GROUPS == 1)
+#define SKINNY_DEEP_CURSOR 2
 #endif
 
 template <u32 kRowGroups>

@@ -273,12 +273,14 @@ if command -v python3 >/dev/null; then
     "skinny_deep.m16.compute_90.ptx w8a16_gemm_m16_skinny_deep: differs" \
     "skinny_deep.m8.compute_90.ptx w8a16_gemm_m16_skinny_deep3: differs" \
     "skinny_deep.m16.compute_90.ptx w8a16_gemm_m16_skinny_deep3: same"
-  # The stepped deep loop (SKINNY_DEEP_CURSOR) is the 8-token build's alone: turned off it
-  # changes that build's two clamped kernels, and no other.
-  ptx_scope "tools/ptx_compare.py: SKINNY_DEEP_CURSOR=0 changes the 8-token deep kernels only" \
-    SKINNY_DEEP_CURSOR=0 "7 same, 2 differ, 0 missing" \
+  # The stepped deep loop (SKINNY_DEEP_CURSOR) is the clamped kernels': turned off it
+  # changes the 8-token build's two and the 16-token build's deep kernel, and no other.
+  ptx_scope "tools/ptx_compare.py: SKINNY_DEEP_CURSOR=0 changes the clamped deep kernels only" \
+    SKINNY_DEEP_CURSOR=0 "6 same, 3 differ, 0 missing" \
     "skinny_deep.m8.compute_90.ptx w8a16_gemm_m16_skinny_deep: differs" \
-    "skinny_deep.m8.compute_90.ptx w8a16_gemm_m16_skinny_deep3: differs"
+    "skinny_deep.m8.compute_90.ptx w8a16_gemm_m16_skinny_deep3: differs" \
+    "skinny_deep.m16.compute_90.ptx w8a16_gemm_m16_skinny_deep: differs" \
+    "skinny_deep.m16.compute_90.ptx w8a16_gemm_m16_skinny_deep3: same"
   # tools/sass_wait_order.py on listings in cuobjdump's form: weight loads ahead of the
   # wait pass, a wait ahead of them fails, a skipped kernel is not checked.
   check "tools/sass_wait_order.py --help" "usage: sass_wait_order.py" \
