@@ -351,8 +351,8 @@ __device__ __forceinline__ void stream_at_once(float (&acc)[1][kTokenGroups][4],
 // 16-token build, the same registers). Measured on an H100 (docs/performance.md, item
 // 194): at one and 8 tokens the deep forms on 4 and 8 warps and the three-per-SM form
 // took 0.93-1.00x the time (medians 0.95-0.99), at 16 tokens 0.97-1.05x (medians
-// 0.99-1.01; 16 warps on DeepSeek-V3 q_b and Llama-3-8B gate_up 1.03-1.04x), hence the
-// 8-token build. The 16-token build steps them on CTAs of fewer than 16 warps only (a
+// 0.99-1.01; 16 warps on DeepSeek-V3 q_b and Llama-3-8B gate_up 1.03-1.04x), hence every
+// CTA of the 8-token build and, in the 16-token build, CTAs of fewer than 16 warps only (a
 // branch on the warps: above 8 tokens medians 0.974-0.996x the time on 2-8 warps, 1.004x
 // on 16, on an H100, item 195): SKINNY_DEEP_CURSOR=2, the default. 0 / 1 (tuning points)
 // recompute / step in both builds on every CTA.
