@@ -21,6 +21,8 @@
 #   SANITIZE_CASES='-tc=*bit-identical*' tools/device_run.sh build sanitize   (default: the
 #     determinism case and the cluster handoff's comparison)
 #   PACK_OUT=1 packs every file of $OUT but summary.txt into $OUT/out.tgz at the end.
+#   The bench step samples the SM clock and the power draw meanwhile ($OUT/bench-clocks.csv,
+#   summed up in one line after it).
 #   Other knobs, each step's own: PROBE_ARGS, PLANCHECK_ARGS, PLANCHECK_RUNS, PLANCHECK_SET,
 #   PLANCHECK_M, PLANCHECK_SHAPES (the plancheck step and its sets: below),
 #   TIMELINE_ARGS, RINGDIAG_ARGS, RINGDIAG_DEFINES,
@@ -87,6 +89,25 @@ ab_bench() {  # ab_bench METRALE_BINARY BENCH_OPTION...: the bench's rows, no ba
   grep -E '^[A-Za-z0-9].*: N=|^ +[0-9]+ +w8a16|WRONG|ERROR|error' <<<"$out"
   ((rc == 124)) && echo "ab: the bench ran past ${AB_TIMEOUT:-300} s and was stopped"
   ((rc == 0)) || echo "ab: the bench exited $rc"
+}
+# clock_sampler_start FILE / clock_sampler_stop FILE: nvidia-smi writes the SM and memory
+# clocks, the power draw and the clock-event reasons every 100 ms to FILE in between; the
+# stop prints the SM clock's range and the largest draw (the reasons' field is named
+# clocks_throttle_reasons before driver 535).
+clock_sampler_start() {
+  local reasons=clocks_event_reasons.active
+  nvidia-smi --query-gpu=$reasons --format=csv >/dev/null 2>&1 || reasons=clocks_throttle_reasons.active
+  nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,$reasons \
+    --format=csv,nounits -lms 100 >"$1" 2>&1 &
+  sampler_pid=$!
+}
+clock_sampler_stop() {
+  kill "$sampler_pid" 2>/dev/null
+  wait "$sampler_pid" 2>/dev/null
+  sort -t, -k2,2n "$1" | awk -F', *' '$2 ~ /^[0-9]+$/ { sm[++n] = $2; if ($4 > pw) pw = $4; why[$6]++ }
+    END { if (!n) { print "clocks: no samples"; exit }
+          printf "clocks: %d samples, SM %d / %d / %d MHz (min / median / max), most power %.0f W;", n, sm[1], sm[int((n + 1) / 2)], sm[n], pw
+          for (r in why) printf " reasons %s: %d", r, why[r]; print "" }'
 }
 export -f build_tree ab_bench  # the steps that run under bash -c call them too
 
@@ -340,8 +361,11 @@ for s in "${steps[@]}"; do
           grep -qE 'test cases: +[1-9]' <<<\"\$out\" || { echo 'no test case ran'; exit 1; }
           exit \$rc"
       done ;;
-    bench)
-      step bench "$BUILD/tools/metrale" bench --json "$OUT/bench.json" ${BENCH_ARGS:-} ;;
+    bench)  # with the SM clock and the board's power sampled through the run (bench-clocks.csv):
+            # a kernel that slows the clock shows there, not in its time alone
+      clock_sampler_start "$OUT/bench-clocks.csv"
+      step bench "$BUILD/tools/metrale" bench --json "$OUT/bench.json" ${BENCH_ARGS:-}
+      clock_sampler_stop "$OUT/bench-clocks.csv" ;;
     profile)  # the split-K entry's SASS, then ncu counters and stall reasons of the first
               # launch of each kernel in PROFILE_KERNEL (comma-separated, default any w8a16_gemm*)
       step profile bash -c "rm -rf $BUILD/prof && $BUILD/tools/metrale compile --target sm_90 --variant w8a16_gemm_m16_splitk --out $BUILD/prof/cache --dump-cubin $BUILD/prof >/dev/null &&
