@@ -5,7 +5,7 @@
 #   tools/device_run.sh [STEP...]     steps: build tests ci info sass startup sanitize bench
 #                                     profile ringdiag ktime ab abtree probe plancheck timeline
 #                                     compilescale compilecontention hostcost benchcheck
-#                                     sanitizebench multigpu
+#                                     sanitizebench multigpu clocks
 #                                     (default: build tests info sass)
 #   BENCH_ARGS="--shape 4096x4096 --m 16" tools/device_run.sh build bench
 #     (for a record add --commit with the SHA written out where the call is made: the
@@ -23,6 +23,10 @@
 #   PACK_OUT=1 packs every file of $OUT but summary.txt into $OUT/out.tgz at the end.
 #   The bench step samples the SM clock and the power draw meanwhile ($OUT/bench-clocks.csv,
 #   summed up in one line after it).
+#   CLOCK_ENTRIES='E1,E2' CLOCK_ARGS='--shape 28672x4096 --m 1;--shape 28672x4096 --m 16' \
+#     tools/device_run.sh build clocks   (each entry on each ';'-set alone, every graph
+#     replayed 3 s before it is timed, the SM clock and power per half second: the bench's
+#     ceiling, the read kernel at the layer's size, then the entry)
 #   Other knobs, each step's own: PROBE_ARGS, PLANCHECK_ARGS, PLANCHECK_RUNS, PLANCHECK_SET,
 #   PLANCHECK_M, PLANCHECK_SHAPES (the plancheck step and its sets: below),
 #   TIMELINE_ARGS, RINGDIAG_ARGS, RINGDIAG_DEFINES,
@@ -40,7 +44,7 @@ if [[ ${1:-} == -h || ${1:-} == --help ]]; then
 fi
 known_steps=(build tests ci info sass startup sanitize bench profile ringdiag ktime ab abtree
   probe plancheck timeline compilescale compilecontention hostcost benchcheck sanitizebench
-  multigpu)
+  multigpu clocks)
 steps=("$@")
 ((${#steps[@]})) || steps=(build tests info sass)
 # A typo found only when its turn comes would cost the build and every step before it.
@@ -360,6 +364,23 @@ for s in "${steps[@]}"; do
           rc=\$?; printf '%s\n' \"\$out\"
           grep -qE 'test cases: +[1-9]' <<<\"\$out\" || { echo 'no test case ran'; exit 1; }
           exit \$rc"
+      done ;;
+    clocks)
+      IFS=, read -ra clock_entries <<<"${CLOCK_ENTRIES:-w8a16_gemm_m16_streamk.c1}"
+      IFS=';' read -ra clock_sets <<<"${CLOCK_ARGS:---shape 28672x4096 --m 1}"
+      n=0
+      for e in "${clock_entries[@]}"; do
+        for a in "${clock_sets[@]}"; do
+          n=$((n + 1))
+          clock_sampler_start "$OUT/clocks-$n.csv"
+          # shellcheck disable=SC2086  # a set is options split on spaces
+          step "clocks-$n" "$BUILD/tools/metrale" bench --no-baselines --no-host-cost \
+            --warm-ms 3000 --replays 15 --entry "$e" $a
+          clock_sampler_stop "$OUT/clocks-$n.csv"
+          awk -F', *' '$2 ~ /^[0-9]+$/ { i = int(n / 5); n++; c[i] += $2; w[i] += $4; k[i]++ }
+            END { for (j = 0; j * 5 < n; j++) printf "  %4.1f s  SM %4.0f MHz  %3.0f W\n", j / 2, c[j] / k[j], w[j] / k[j] }' \
+            "$OUT/clocks-$n.csv"
+        done
       done ;;
     bench)  # with the SM clock and the board's power sampled through the run (bench-clocks.csv):
             # a kernel that slows the clock shows there, not in its time alone
