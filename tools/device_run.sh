@@ -95,12 +95,13 @@ ab_bench() {  # ab_bench METRALE_BINARY BENCH_OPTION...: the bench's rows, no ba
   ((rc == 0)) || echo "ab: the bench exited $rc"
 }
 # clock_sampler_start FILE / clock_sampler_stop FILE: nvidia-smi writes the SM and memory
-# clocks, the power draw and the clock-event reasons every 100 ms to FILE in between; the
-# stop prints the SM clock's range and the largest draw (the reasons' field is named
-# clocks_throttle_reasons before driver 535).
+# clocks, the power draw, the temperature and the clock-event reasons every 100 ms to FILE
+# in between (the reasons' field is clocks_throttle_reasons before driver 535); the stop
+# prints the SM clock's range, the largest draw and how many samples had each reason.
 clock_sampler_start() {
   local reasons=clocks_event_reasons.active
-  nvidia-smi --query-gpu=$reasons --format=csv >/dev/null 2>&1 || reasons=clocks_throttle_reasons.active
+  nvidia-smi --query-gpu=$reasons --format=csv >/dev/null 2>&1 ||
+    reasons=clocks_throttle_reasons.active
   nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,$reasons \
     --format=csv,nounits -lms 100 >"$1" 2>&1 &
   sampler_pid=$!
@@ -108,10 +109,22 @@ clock_sampler_start() {
 clock_sampler_stop() {
   kill "$sampler_pid" 2>/dev/null
   wait "$sampler_pid" 2>/dev/null
-  sort -t, -k2,2n "$1" | awk -F', *' '$2 ~ /^[0-9]+$/ { sm[++n] = $2; if ($4 > pw) pw = $4; why[$6]++ }
-    END { if (!n) { print "clocks: no samples"; exit }
-          printf "clocks: %d samples, SM %d / %d / %d MHz (min / median / max), most power %.0f W;", n, sm[1], sm[int((n + 1) / 2)], sm[n], pw
-          for (r in why) printf " reasons %s: %d", r, why[r]; print "" }'
+  sort -t, -k2,2n "$1" | awk -F', *' '
+    $2 ~ /^[0-9]+$/ { sm[++n] = $2; if ($4 > pw) pw = $4; why[$6]++ }
+    END {
+      if (!n) { print "clocks: no samples"; exit }
+      printf "clocks: %d samples, SM %d / %d / %d MHz (min / median / max), most power %.0f W;",
+        n, sm[1], sm[int((n + 1) / 2)], sm[n], pw
+      for (r in why) printf " reasons %s: %d", r, why[r]
+      print ""
+    }'
+}
+# clock_timeline FILE: the samples of clock_sampler_start as means per half second.
+clock_timeline() {
+  awk -F', *' '
+    $2 ~ /^[0-9]+$/ { i = int(n / 5); n++; c[i] += $2; w[i] += $4; k[i]++ }
+    END { for (j = 0; j * 5 < n; j++)
+            printf "  %4.1f s  SM %4.0f MHz  %3.0f W\n", j / 2, c[j] / k[j], w[j] / k[j] }' "$1"
 }
 export -f build_tree ab_bench  # the steps that run under bash -c call them too
 
@@ -377,9 +390,7 @@ for s in "${steps[@]}"; do
           step "clocks-$n" "$BUILD/tools/metrale" bench --no-baselines --no-host-cost \
             --warm-ms 3000 --replays 15 --entry "$e" $a
           clock_sampler_stop "$OUT/clocks-$n.csv"
-          awk -F', *' '$2 ~ /^[0-9]+$/ { i = int(n / 5); n++; c[i] += $2; w[i] += $4; k[i]++ }
-            END { for (j = 0; j * 5 < n; j++) printf "  %4.1f s  SM %4.0f MHz  %3.0f W\n", j / 2, c[j] / k[j], w[j] / k[j] }' \
-            "$OUT/clocks-$n.csv"
+          clock_timeline "$OUT/clocks-$n.csv"
         done
       done ;;
     bench)  # with the SM clock and the board's power sampled through the run (bench-clocks.csv):
