@@ -26,7 +26,8 @@
 #   CLOCK_ENTRIES='E1,E2' CLOCK_ARGS='--shape 28672x4096 --m 1;--shape 28672x4096 --m 16' \
 #     tools/device_run.sh build clocks   (each entry on each ';'-set alone, every graph
 #     replayed 3 s before it is timed, the SM clock and power per half second: the bench's
-#     ceiling, the read kernel at the layer's size, then the entry)
+#     ceiling, the read kernel at the layer's size, then the entry; CLOCK_BASELINES=1 adds
+#     cuBLAS BF16 and cuBLASLt FP8, each warmed the same way)
 #   Other knobs, each step's own: PROBE_ARGS, PLANCHECK_ARGS, PLANCHECK_RUNS, PLANCHECK_SET,
 #   PLANCHECK_M, PLANCHECK_SHAPES (the plancheck step and its sets: below),
 #   TIMELINE_ARGS, RINGDIAG_ARGS, RINGDIAG_DEFINES,
@@ -381,13 +382,15 @@ for s in "${steps[@]}"; do
     clocks)
       IFS=, read -ra clock_entries <<<"${CLOCK_ENTRIES:-w8a16_gemm_m16_streamk.c1}"
       IFS=';' read -ra clock_sets <<<"${CLOCK_ARGS:---shape 28672x4096 --m 1}"
+      clock_baselines=(--no-baselines)
+      [[ ${CLOCK_BASELINES:-0} == 1 ]] && clock_baselines=()
       n=0
       for e in "${clock_entries[@]}"; do
         for a in "${clock_sets[@]}"; do
           n=$((n + 1))
           clock_sampler_start "$OUT/clocks-$n.csv"
           # shellcheck disable=SC2086  # a set is options split on spaces
-          step "clocks-$n" "$BUILD/tools/metrale" bench --no-baselines --no-host-cost \
+          step "clocks-$n" "$BUILD/tools/metrale" bench "${clock_baselines[@]}" --no-host-cost \
             --warm-ms 3000 --replays 15 --entry "$e" $a
           clock_sampler_stop "$OUT/clocks-$n.csv"
           clock_timeline "$OUT/clocks-$n.csv"
