@@ -24,10 +24,11 @@
 #   The bench step samples the SM clock and the power draw meanwhile ($OUT/bench-clocks.csv,
 #   summed up in one line after it).
 #   CLOCK_ENTRIES='E1,E2' CLOCK_ARGS='--shape 28672x4096 --m 1;--shape 28672x4096 --m 16' \
-#     tools/device_run.sh build clocks   (each entry on each ';'-set alone, every graph
-#     replayed 3 s before it is timed, the SM clock and power per half second: the bench's
-#     ceiling, the read kernel at the layer's size, then the entry; CLOCK_BASELINES=1 adds
-#     cuBLAS BF16 and cuBLASLt FP8, each warmed the same way)
+#     tools/device_run.sh build clocks   (each entry on each ';'-set alone, its graphs
+#     replayed 3 s before they are timed, the SM clock and power per half second appended
+#     to clocks-N.log: the bench's ceiling and the read kernel at the layer's size (warmed
+#     0.5 and 0.1 s), then the entry; CLOCK_BASELINES=1 adds cuBLAS BF16 and cuBLASLt FP8
+#     after it, each warmed 3 s too)
 #   Other knobs, each step's own: PROBE_ARGS, PLANCHECK_ARGS, PLANCHECK_RUNS, PLANCHECK_SET,
 #   PLANCHECK_M, PLANCHECK_SHAPES (the plancheck step and its sets: below),
 #   TIMELINE_ARGS, RINGDIAG_ARGS, RINGDIAG_DEFINES,
@@ -392,8 +393,10 @@ for s in "${steps[@]}"; do
           # shellcheck disable=SC2086  # a set is options split on spaces
           step "clocks-$n" "$BUILD/tools/metrale" bench "${clock_baselines[@]}" --no-host-cost \
             --warm-ms 3000 --replays 15 --entry "$e" $a
-          clock_sampler_stop "$OUT/clocks-$n.csv"
-          clock_timeline "$OUT/clocks-$n.csv"
+          # Not in a pipeline: the stop waits for the sampler, a child of this shell.
+          clock_sampler_stop "$OUT/clocks-$n.csv" >>"$OUT/clocks-$n.log"
+          clock_timeline "$OUT/clocks-$n.csv" >>"$OUT/clocks-$n.log"
+          sed -n '/^clocks: /,$p' "$OUT/clocks-$n.log"
         done
       done ;;
     bench)  # with the SM clock and the board's power sampled through the run (bench-clocks.csv):
