@@ -167,6 +167,10 @@ export -f build_tree ab_bench  # the steps that run under bash -c call them too
 #             deep entry's one chunk on 4, 8 and 16 warps and the automatic call, without PDL
 #   large3    8 layers of 104-175 MiB at m = 1, 4, 8 whose deep CTAs of 8 warps fill
 #             2.06-4.24 waves: stream-K's forms, the deep entry on 8 warps, the automatic call
+#   large4    item 200's lead: 14 layers of 64-140 MiB at m = 1, 4, 8 where the deep entry's
+#             CTAs of 4 or 8 warps fit at once but get more blocks per warp than item 88's
+#             rule allows (stream-K on an H200): its 4- and 8-warp forms, stream-K's, the
+#             automatic call, without PDL
 #   dram8a    item 189's stream-K rule held out: 12 layers of 66-168 MiB at m = 9, 12, 16,
 #             stream-K's forms and the automatic call, with and without PDL
 #   dram8b    item 189's 32-row rule held out: 8 layers of 3456-4224 rows at K of
@@ -272,6 +276,10 @@ plancheck_options() {  # plancheck_options SET: PLANCHECK_SET_OPTIONS for SET, e
       "streamk streamk.c1 streamk.s3 skinny_deep/8 auto" \
       "17408x7168 19456x7168 20480x7168 22528x6144 26624x4096 30720x4096 35840x5120
        17920x8192" ;;
+    large4) plancheck_set 1,4,8 \
+      "skinny_deep/4 skinny_deep/8 streamk.c1 streamk.s3 auto" \
+      "9216x8192 11264x8192 12288x8192 14336x8192 10240x6656 8192x14336 6656x16384
+       5632x16384 6144x16384 7168x14336 5120x14336 5120x20480 6144x20480 7168x20480" ;;
     dram8a) plancheck_set 9,12,16 \
       "streamk streamk.c1 streamk.s3 auto streamk+pdl streamk.c1+pdl streamk.s3+pdl auto+pdl" \
       "20480x4096 22016x4096 30720x4096 24576x5120 27648x5120 18432x7168 19200x3584
