@@ -22,7 +22,7 @@
 #     determinism case and the cluster handoff's comparison)
 #   PACK_OUT=1 packs every file of $OUT but summary.txt into $OUT/out.tgz at the end.
 #   The bench step samples the SM clock and the power draw meanwhile ($OUT/bench-clocks.csv,
-#   summed up in one line after it).
+#   summed up in one line at the end of bench.log).
 #   CLOCK_ENTRIES='E1,E2' CLOCK_ARGS='--shape 28672x4096 --m 1;--shape 28672x4096 --m 16' \
 #     tools/device_run.sh build clocks   (each entry on each ';'-set alone, its graphs
 #     replayed 3 s before they are timed, the SM clock and power per half second appended
@@ -127,6 +127,16 @@ clock_timeline() {
     $2 ~ /^[0-9]+$/ { i = int(n / 5); n++; c[i] += $2; w[i] += $4; k[i]++ }
     END { for (j = 0; j * 5 < n; j++)
             printf "  %4.1f s  SM %4.0f MHz  %3.0f W\n", j / 2, c[j] / k[j], w[j] / k[j] }' "$1"
+}
+# clock_report CSV LOG [timeline]: stops the sampler and appends its summary line (and with
+# `timeline` the half-second means) to a step's LOG, then prints what it appended. Not to be
+# called in a pipeline: the stop waits for the sampler, a child of this shell.
+clock_report() {
+  local lines
+  lines=$(wc -l <"$2")
+  clock_sampler_stop "$1" >>"$2"
+  [[ ${3:-} == timeline ]] && clock_timeline "$1" >>"$2"
+  tail -n +"$((lines + 1))" "$2"
 }
 export -f build_tree ab_bench  # the steps that run under bash -c call them too
 
@@ -401,17 +411,14 @@ for s in "${steps[@]}"; do
           # shellcheck disable=SC2086  # a set is options split on spaces
           step "clocks-$n" "$BUILD/tools/metrale" bench "${clock_baselines[@]}" --no-host-cost \
             --warm-ms 3000 --replays 15 --entry "$e" $a
-          # Not in a pipeline: the stop waits for the sampler, a child of this shell.
-          clock_sampler_stop "$OUT/clocks-$n.csv" >>"$OUT/clocks-$n.log"
-          clock_timeline "$OUT/clocks-$n.csv" >>"$OUT/clocks-$n.log"
-          sed -n '/^clocks: /,$p' "$OUT/clocks-$n.log"
+          clock_report "$OUT/clocks-$n.csv" "$OUT/clocks-$n.log" timeline
         done
       done ;;
     bench)  # with the SM clock and the board's power sampled through the run (bench-clocks.csv):
             # a kernel that slows the clock shows there, not in its time alone
       clock_sampler_start "$OUT/bench-clocks.csv"
       step bench "$BUILD/tools/metrale" bench --json "$OUT/bench.json" ${BENCH_ARGS:-}
-      clock_sampler_stop "$OUT/bench-clocks.csv" ;;
+      clock_report "$OUT/bench-clocks.csv" "$OUT/bench.log" ;;
     profile)  # the split-K entry's SASS, then ncu counters and stall reasons of the first
               # launch of each kernel in PROFILE_KERNEL (comma-separated, default any w8a16_gemm*)
       step profile bash -c "rm -rf $BUILD/prof && $BUILD/tools/metrale compile --target sm_90 --variant w8a16_gemm_m16_splitk --out $BUILD/prof/cache --dump-cubin $BUILD/prof >/dev/null &&
