@@ -181,6 +181,8 @@ export -f build_tree ab_bench  # the steps that run under bash -c call them too
 #             CTAs of 4 or 8 warps fit at once but get more blocks per warp than item 88's
 #             rule allows (stream-K on an H200): its 4- and 8-warp forms, stream-K's, the
 #             automatic call, without PDL
+#   large5    large4 held out: 12 other layers of 76-150 MiB at m = 1, 2, 6 whose deep CTAs
+#             of 4 or 8 warps fit at once with 13-24 blocks per warp, the same entries
 #   dram8a    item 189's stream-K rule held out: 12 layers of 66-168 MiB at m = 9, 12, 16,
 #             stream-K's forms and the automatic call, with and without PDL
 #   dram8b    item 189's 32-row rule held out: 8 layers of 3456-4224 rows at K of
@@ -290,6 +292,10 @@ plancheck_options() {  # plancheck_options SET: PLANCHECK_SET_OPTIONS for SET, e
       "skinny_deep/4 skinny_deep/8 streamk.c1 streamk.s3 auto" \
       "9216x8192 11264x8192 12288x8192 14336x8192 10240x6656 8192x14336 6656x16384
        5632x16384 6144x16384 7168x14336 5120x14336 5120x20480 6144x20480 7168x20480" ;;
+    large5) plancheck_set 1,2,6 \
+      "skinny_deep/4 skinny_deep/8 streamk.c1 streamk.s3 auto" \
+      "13312x7168 11776x10240 8704x9216 15360x6656 16384x7168 12288x10240 7680x13312
+       6656x18432 4608x20480 5632x24576 7680x20480 8192x16384" ;;
     dram8a) plancheck_set 9,12,16 \
       "streamk streamk.c1 streamk.s3 auto streamk+pdl streamk.c1+pdl streamk.s3+pdl auto+pdl" \
       "20480x4096 22016x4096 30720x4096 24576x5120 27648x5120 18432x7168 19200x3584
