@@ -204,6 +204,8 @@ plancheck_set() {  # plancheck_set M ENTRIES SHAPES: a named set's bench options
 # The PDL forms that sets below8c to below8g time.
 below8_pdl_forms="skinny/8+pdl skinny/8.sp+pdl skinny/8.cl+pdl skinny_deep/16+pdl
   skinny_deep/16.sp+pdl skinny_deep/8+pdl skinny_deep/8.sp+pdl auto+pdl"
+# The forms that sets large4 and large5 time (one list: large5 holds large4 out).
+large_deep_forms="skinny_deep/4 skinny_deep/8 streamk.c1 streamk.s3 auto"
 plancheck_options() {  # plancheck_options SET: PLANCHECK_SET_OPTIONS for SET, else status 1
   case $1 in
     default) plancheck_set 2,4,6,8,10,12,14,16 "" \
@@ -288,12 +290,10 @@ plancheck_options() {  # plancheck_options SET: PLANCHECK_SET_OPTIONS for SET, e
       "streamk streamk.c1 streamk.s3 skinny_deep/8 auto" \
       "17408x7168 19456x7168 20480x7168 22528x6144 26624x4096 30720x4096 35840x5120
        17920x8192" ;;
-    large4) plancheck_set 1,4,8 \
-      "skinny_deep/4 skinny_deep/8 streamk.c1 streamk.s3 auto" \
+    large4) plancheck_set 1,4,8 "$large_deep_forms" \
       "9216x8192 11264x8192 12288x8192 14336x8192 10240x6656 8192x14336 6656x16384
        5632x16384 6144x16384 7168x14336 5120x14336 5120x20480 6144x20480 7168x20480" ;;
-    large5) plancheck_set 1,2,6 \
-      "skinny_deep/4 skinny_deep/8 streamk.c1 streamk.s3 auto" \
+    large5) plancheck_set 1,2,6 "$large_deep_forms" \
       "13312x7168 11776x10240 8704x9216 15360x6656 16384x7168 12288x10240 7680x13312
        6656x18432 4608x20480 5632x24576 7680x20480 8192x16384" ;;
     dram8a) plancheck_set 9,12,16 \
