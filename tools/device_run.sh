@@ -177,7 +177,7 @@ export -f build_tree ab_bench  # the steps that run under bash -c call them too
 #             deep entry's one chunk on 4, 8 and 16 warps and the automatic call, without PDL
 #   large3    8 layers of 104-175 MiB at m = 1, 4, 8 whose deep CTAs of 8 warps fill
 #             2.06-4.24 waves: stream-K's forms, the deep entry on 8 warps, the automatic call
-#   large4    item 200's lead: 14 layers of 64-140 MiB at m = 1, 4, 8 where the deep entry's
+#   large4    item 200's lead: 14 layers of 65-140 MiB at m = 1, 4, 8 where the deep entry's
 #             CTAs of 4 or 8 warps fit at once but get more blocks per warp than item 88's
 #             rule allows (stream-K on an H200): its 4- and 8-warp forms, stream-K's, the
 #             automatic call, without PDL
