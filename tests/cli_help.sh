@@ -237,6 +237,18 @@ if [[ $rc -ne 2 || $out != *"PLANCHECK_SET 'no-such-set' (see --help)"* || -e $s
 else
   echo "ok: an unknown PLANCHECK_SET is refused with exit 2, before any step"
 fi
+# REQUIRE_CARD stops the script before any step on another card.
+printf '#!/bin/sh\necho "NVIDIA H100 80GB HBM3"\n' >"$shims/nvidia-smi"
+chmod +x "$shims/nvidia-smi"
+out=$(env PATH="$shims:$PATH" OUT="$shims/out" REQUIRE_CARD=H200 \
+  bash tools/device_run.sh build 2>&1) && rc=0 || rc=$?
+if [[ $rc -ne 3 || $out != *"'NVIDIA H100 80GB HBM3'; no step run"* || -e $shims/out ||
+  -e $shims/called ]]; then
+  fail "REQUIRE_CARD=H200 on an H100 runs no step, exit 3" "$rc" "$out"
+else
+  echo "ok: REQUIRE_CARD=H200 on an H100 runs no step, exit 3"
+fi
+rm "$shims/nvidia-smi"
 # tests/help_only.sh is sourced by the scripts: run on its own it would do nothing and
 # exit 0, so it refuses to.
 out=$(bash tests/help_only.sh --help 2>&1) && rc=0 || rc=$?

@@ -20,6 +20,8 @@
 #     as an ignored path: `git archive COMMIT | tar -x -C ab-base`)
 #   SANITIZE_CASES='-tc=*bit-identical*' tools/device_run.sh build sanitize   (default: the
 #     determinism case and the cluster handoff's comparison)
+#   REQUIRE_CARD=H200 runs no step (exit 3) unless nvidia-smi's name for the GPU holds
+#     that text.
 #   PACK_OUT=1 packs every file of $OUT but summary.txt into $OUT/out.tgz at the end.
 #   The bench step samples the SM clock and the power draw meanwhile ($OUT/bench-clocks.csv,
 #   summed up in one line at the end of bench.log).
@@ -325,6 +327,17 @@ if [[ " ${steps[*]} " == *" plancheck "* ]]; then
       exit 2
     fi
   done
+fi
+# Figures that stand only on one card (the H200 of the targets) must not come from
+# another: the machine given for a kind is not always that kind's card.
+if [[ -n ${REQUIRE_CARD:-} ]]; then
+  card=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>&1 | head -n 1)
+  if [[ $card != *"$REQUIRE_CARD"* ]]; then
+    echo "tools/device_run.sh: REQUIRE_CARD=$REQUIRE_CARD, but this machine's GPU is" \
+      "'$card'; no step run" >&2
+    exit 3
+  fi
+  echo "card: $card"
 fi
 mkdir -p "$OUT"
 
