@@ -332,7 +332,7 @@ fi
 # another: the machine given for a kind is not always that kind's card.
 if [[ -n ${REQUIRE_CARD:-} ]]; then
   card=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1)
-  if [[ -z $card || $card != *"$REQUIRE_CARD"* ]]; then
+  if [[ $card != *"$REQUIRE_CARD"* ]]; then
     seen=${card:+"this machine's GPU is '$card'"}
     echo "tools/device_run.sh: REQUIRE_CARD=$REQUIRE_CARD, but ${seen:-nvidia-smi names no GPU};" \
       "no step run" >&2
