@@ -20,6 +20,8 @@
 #     as an ignored path: `git archive COMMIT | tar -x -C ab-base`)
 #   SANITIZE_CASES='-tc=*bit-identical*' tools/device_run.sh build sanitize   (default: the
 #     determinism case and the cluster handoff's comparison)
+#   The build step builds the CLI, and the GPU test binary where sanitize or multigpu
+#     follows (tests and ci build the whole tree themselves).
 #   REQUIRE_CARD=H200 runs no step (exit 3) unless nvidia-smi's name for the GPU holds
 #     that text.
 #   PACK_OUT=1 packs every file of $OUT but summary.txt into $OUT/out.tgz at the end.
@@ -84,9 +86,10 @@ step() {  # step NAME COMMAND...: runs, logs to $OUT/NAME.log, records status an
   return "$rc"
 }
 
-build_tree() {  # build_tree SOURCE_DIR BUILD_DIR: configure and build one checkout
+build_tree() {  # build_tree SOURCE_DIR BUILD_DIR TARGET...: configure one checkout, build
+               # the targets (device time: the CLI alone is about half the tree's compiles)
   cmake -S "$1" -B "$2" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMETRALE_WERROR=ON >/dev/null &&
-    cmake --build "$2" -j"$(nproc)"
+    cmake --build "$2" -j"$(nproc)" --target "${@:3}"
 }
 
 ab_bench() {  # ab_bench METRALE_BINARY BENCH_OPTION...: the bench's rows, no baselines;
@@ -346,7 +349,10 @@ for s in "${steps[@]}"; do
   case $s in
     build)
       nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv >"$OUT/gpu.txt" 2>&1
-      step build build_tree . "$BUILD" ;;
+      build_targets=(metrale)
+      [[ " ${steps[*]} " == *" sanitize "* || " ${steps[*]} " == *" multigpu "* ]] &&
+        build_targets+=(metrale_gpu_tests)
+      step build build_tree . "$BUILD" "${build_targets[@]}" ;;
     tests)
       step tests env METRALE_BUILD_DIR="$BUILD" bash tests/run.sh ;;
     ci)  # the CI script on this machine: tests, install, examples against the package.
@@ -480,7 +486,7 @@ for s in "${steps[@]}"; do
              # turn, AB_RUNS times (2), on AB_ARGS; tools/ab_summary.py compares them
              # ('-' = the older tree, 'this' = this one)
       step abtree bash -c "
-        build_tree \"${AB_TREE:?AB_TREE names the older tree}\" \"$AB_TREE/build-abtree\" >/dev/null || exit 1
+        build_tree \"${AB_TREE:?AB_TREE names the older tree}\" \"$AB_TREE/build-abtree\" metrale >/dev/null || exit 1
         for run in \$(seq ${AB_RUNS:-2}); do
           for tree in - this; do
             bin=$BUILD/tools/metrale; [ \$tree = - ] && bin=\"$AB_TREE/build-abtree/tools/metrale\"
