@@ -53,6 +53,7 @@ known_steps=(build tests ci info sass startup sanitize bench profile ringdiag kt
   multigpu clocks)
 steps=("$@")
 ((${#steps[@]})) || steps=(build tests info sass)
+runs_step() { [[ " ${steps[*]} " == *" $1 "* ]]; }  # runs_step NAME: this call runs NAME
 # A typo found only when its turn comes would cost the build and every step before it.
 for s in "${steps[@]}"; do
   known=0
@@ -320,7 +321,7 @@ plancheck_options() {  # plancheck_options SET: PLANCHECK_SET_OPTIONS for SET, e
   esac
 }
 # A set's name is checked before any step runs, as the steps' are.
-if [[ " ${steps[*]} " == *" plancheck "* ]]; then
+if runs_step plancheck; then
   plancheck_sets_text=${PLANCHECK_SET:-}
   read -ra plancheck_sets <<<"${plancheck_sets_text//,/ }"
   ((${#plancheck_sets[@]})) || plancheck_sets=(default)
@@ -350,8 +351,7 @@ for s in "${steps[@]}"; do
     build)
       nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv >"$OUT/gpu.txt" 2>&1
       build_targets=(metrale)
-      [[ " ${steps[*]} " == *" sanitize "* || " ${steps[*]} " == *" multigpu "* ]] &&
-        build_targets+=(metrale_gpu_tests)
+      { runs_step sanitize || runs_step multigpu; } && build_targets+=(metrale_gpu_tests)
       step build build_tree . "$BUILD" "${build_targets[@]}" ;;
     tests)
       step tests env METRALE_BUILD_DIR="$BUILD" bash tests/run.sh ;;
